@@ -1,0 +1,80 @@
+"""Backend selection: ``auto`` (GPU if usable, else CPU with a warning),
+``cpu`` or ``gpu`` (an error with the reason when no GPU is usable)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..config import BackendChoice
+from ..errors import BackendError
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array module and the DP kernels that go with it."""
+
+    name: str
+    xp: object
+    align_batch: Callable
+    reason: str = ""
+
+    def to_host(self, a) -> np.ndarray:
+        return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def probe_gpu() -> tuple[bool, str]:
+    """Whether CuPy can run kernels here, and why not."""
+    try:
+        import cupy
+    except ImportError:
+        return False, "CuPy is not installed (pip install 'msagpu[gpu]')"
+    except Exception as exc:  # a broken CUDA install raises many kinds
+        return False, f"CuPy failed to import: {exc}"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return False, f"no usable CUDA device: {exc}"
+    if count < 1:
+        return False, "no CUDA device visible"
+    return True, f"{count} CUDA device(s)"
+
+
+def cpu_backend(reason: str = "") -> Backend:
+    from . import cpu
+
+    return Backend("cpu", np, cpu.align_batch, reason)
+
+
+def gpu_backend(reason: str = "") -> Backend:
+    import cupy
+
+    from . import gpu
+
+    return Backend("gpu", cupy, gpu.align_batch, reason)
+
+
+def select_backend(choice: BackendChoice | str = BackendChoice.auto) -> Backend:
+    """The backend for ``choice``; ``auto`` warns when it falls back to the CPU."""
+    choice = BackendChoice(choice)
+    if choice is BackendChoice.cpu:
+        return cpu_backend("requested")
+    ok, reason = probe_gpu()
+    if ok:
+        return gpu_backend(reason)
+    if choice is BackendChoice.gpu:
+        raise BackendError(f"--backend gpu requested but no GPU is usable: {reason}")
+    warnings.warn(f"using the CPU backend: {reason}", RuntimeWarning, stacklevel=2)
+    return cpu_backend(reason)
+
+
+def set_threads(threads: int | None) -> None:
+    """Cap the CPU threads numba uses."""
+    if threads is None:
+        return
+    import numba
+
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))

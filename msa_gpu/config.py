@@ -1,0 +1,64 @@
+"""AlignerConfig: every knob of an alignment run, frozen and validated."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .alphabet import SeqType
+
+
+class TreeMethod(str, enum.Enum):
+    upgma = "upgma"
+    nj = "nj"
+
+
+class BackendChoice(str, enum.Enum):
+    auto = "auto"
+    cpu = "cpu"
+    gpu = "gpu"
+
+
+@dataclass(frozen=True)
+class AlignerConfig:
+    """Settings of one alignment run.
+
+    ``gap_open``/``gap_extend``/``matrix`` left as ``None`` take the defaults
+    of the detected sequence type (see `defaults_for`).
+    """
+
+    seqtype: SeqType = SeqType.auto
+    backend: BackendChoice = BackendChoice.auto
+    tree: TreeMethod = TreeMethod.upgma
+    matrix: str | None = None
+    gap_open: float | None = None
+    gap_extend: float | None = None
+    terminal_open: float = 0.0
+    terminal_extend: float = 1.0
+    matrix_offset: float | None = None
+    retree: int = 1
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("seqtype", "backend", "tree"):
+            enum_type = type(getattr(AlignerConfig, name))
+            object.__setattr__(self, name, enum_type(getattr(self, name)))
+        for name in ("gap_open", "gap_extend"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+        for name in ("terminal_open", "terminal_extend"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1]")
+        if self.retree < 0 or self.retree > 10:
+            raise ValueError("retree must lie in 0..10")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("threads must be >= 1")
+
+
+#: Defaults per alphabet: (matrix, gap open, gap extend, matrix offset), in
+#: the matrix's own units. Tuned on BAliBASE 3 (see benchmarks/results).
+DEFAULTS = {
+    "protein": ("BLOSUM62", 11.0, 0.6, 0.0),
+    "nucleotide": ("NUC.4.4", 12.0, 1.0, 0.0),
+}

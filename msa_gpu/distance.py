@@ -1,0 +1,92 @@
+"""Stage 1: pairwise distances.
+
+k-mer distances count the distinct k-mers two sequences share, on a reduced
+alphabet for protein (Dayhoff's six groups). The sharing counts come from one
+product of 0/1 k-mer presence matrices, run with ``xp`` (NumPy or CuPy);
+the counts are exact integers, so both backends give the same distances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .types import DistanceMatrix, Sequences
+
+# Dayhoff groups over "ARNDCQEGHILKMFPSTWYVBZX": AGPST, C, DENQ, HKR, ILMV, FWY
+_DAYHOFF = np.array(
+    [0, 3, 2, 2, 1, 2, 2, 0, 3, 4, 4, 3, 4, 5, 0, 0, 0, 5, 5, 4, 2, 2, 0], dtype=np.int64
+)
+# nucleotides "ATGCSWRYKMBVHDN": A, T, G, C; ambiguity codes count as A
+_NUC4 = np.array([0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+
+
+def kmer_ids(codes: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
+    """Integer ids of the overlapping k-mers of one encoded sequence.
+
+    >>> kmer_ids(np.array([0, 1, 2]), np.array([0, 1, 2]), 2).tolist()
+    [1, 5]
+    """
+    g = groups[codes]
+    base = int(groups.max()) + 1
+    if g.size < k:
+        return np.zeros(0, dtype=np.int64)
+    windows = np.lib.stride_tricks.sliding_window_view(g, k)
+    return windows @ (base ** np.arange(k - 1, -1, -1, dtype=np.int64))
+
+
+def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
+    """Matrix of distinct k-mers shared by each pair (int64, on the host)."""
+    n = len(ids)
+    owner = np.repeat(np.arange(n), [len(x) for x in ids])
+    flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    owner_d, flat_d = xp.asarray(owner), xp.asarray(flat)
+    _, col = xp.unique(flat_d, return_inverse=True)
+    present = xp.zeros((n, int(col.max()) + 1 if col.size else 1), dtype=xp.float32)
+    present[owner_d, col.ravel()] = 1.0
+    shared = present @ present.T  # exact: integers far below 2**24
+    return np.rint(_to_host(shared)).astype(np.int64)
+
+
+def _to_host(a) -> np.ndarray:
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _kmer_distances(shared: np.ndarray) -> np.ndarray:
+    """1 - shared / min(distinct_i, distinct_j), symmetric, zero diagonal."""
+    own = np.diag(shared).astype(np.float64)
+    denom = np.maximum(np.minimum(own[:, None], own[None, :]), 1.0)
+    d = 1.0 - shared / denom
+    d = np.clip(d, 0.0, 1.0)
+    np.fill_diagonal(d, 0.0)
+    return np.minimum(d, d.T)
+
+
+def kmer_distance(seqs: Sequences, xp=np, k: int | None = None) -> DistanceMatrix:
+    """k-mer distances: protein 6-mers on Dayhoff groups, nucleotide 6-mers.
+
+    Sequences shorter than ``k`` use a shorter k for the whole set.
+    """
+    groups = _DAYHOFF if seqs.alphabet.name == "protein" else _NUC4
+    k = 6 if k is None else k
+    k = max(1, min(k, int(seqs.lengths.min())))
+    ids = [kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes]
+    return DistanceMatrix(_kmer_distances(_shared_kmers(ids, xp)), f"kmer{k}")
+
+
+def alignment_distance(codes: np.ndarray, gap: int, xp=np) -> DistanceMatrix:
+    """Distances from an alignment: 1 - identities / aligned residue pairs.
+
+    ``codes`` is an (n_seqs, n_cols) code matrix with ``gap`` for gaps.
+    """
+    c = xp.asarray(codes)
+    n = c.shape[0]
+    onehot = xp.zeros((n, c.shape[1], gap + 1), dtype=xp.float32)
+    onehot[xp.arange(n)[:, None], xp.arange(c.shape[1])[None, :], c] = 1.0
+    resid = 1.0 - onehot[:, :, gap]
+    onehot = onehot[:, :, :gap].reshape(n, -1)
+    ident = np.rint(_to_host(onehot @ onehot.T)).astype(np.int64)
+    pairs = np.rint(_to_host(resid @ resid.T)).astype(np.int64)
+    d = 1.0 - ident / np.maximum(pairs, 1)
+    d[pairs == 0] = 1.0
+    np.fill_diagonal(d, 0.0)
+    return DistanceMatrix(np.minimum(d, d.T), "identity")

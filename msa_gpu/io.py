@@ -1,0 +1,219 @@
+"""The only module that reads or writes files (Biopython underneath).
+
+Output goes to a temporary file in the target's folder and is renamed into
+place, so a failure never leaves a partial file.
+"""
+
+from __future__ import annotations
+
+import enum
+import gzip
+import io as _io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from Bio import AlignIO, SeqIO
+from Bio.Align import MultipleSeqAlignment
+from Bio.Seq import Seq
+from Bio.SeqRecord import SeqRecord
+
+from .alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode
+from .errors import InputError
+from .types import Sequences
+
+ENCODING = "utf-8"
+ERRORS = "surrogateescape"  # names round-trip byte for byte
+
+
+class OutFormat(str, enum.Enum):
+    fasta = "fasta"
+    clustal = "clustal"
+    phylip = "phylip"
+    stockholm = "stockholm"
+    msf = "msf"
+
+
+EXTENSIONS = {
+    ".fa": OutFormat.fasta, ".fasta": OutFormat.fasta, ".fas": OutFormat.fasta,
+    ".afa": OutFormat.fasta, ".fna": OutFormat.fasta, ".faa": OutFormat.fasta,
+    ".aln": OutFormat.clustal, ".clustal": OutFormat.clustal,
+    ".phy": OutFormat.phylip, ".phylip": OutFormat.phylip,
+    ".sto": OutFormat.stockholm, ".stk": OutFormat.stockholm,
+    ".msf": OutFormat.msf,
+}
+
+
+def format_for(path: str | os.PathLike | None, outfmt: OutFormat | None) -> OutFormat:
+    """The output format: ``outfmt`` if given, else from the file extension,
+    else FASTA.
+
+    >>> format_for("x.aln", None).value
+    'clustal'
+    >>> format_for("x.txt", None).value
+    'fasta'
+    """
+    if outfmt is not None:
+        return OutFormat(outfmt)
+    if path is None or str(path) == "-":
+        return OutFormat.fasta
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return EXTENSIONS.get(suffixes[-1] if suffixes else "", OutFormat.fasta)
+
+
+def _read_text(path: str | os.PathLike) -> str:
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{path}: corrupt gzip data ({exc})") from None
+    return data.decode(ENCODING, ERRORS)
+
+
+def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes]]:
+    """Titles (everything after '>') and residues (gaps and whitespace
+    removed) of a FASTA text."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(f"{source}: no sequences found")
+    if not stripped.startswith(">"):
+        first = stripped.splitlines()[0][:40]
+        raise InputError(f"{source}: not FASTA (first line {first!r} does not start with '>')")
+    names, raw = [], []
+    for rec in SeqIO.parse(_io.StringIO(stripped), "fasta"):
+        residues = str(rec.seq).encode(ENCODING, ERRORS)
+        residues = residues.translate(None, GAP_CHARS + b" \t\r")
+        if not residues:
+            raise InputError(f"{source}: sequence {rec.description!r} is empty")
+        names.append(rec.description)
+        raw.append(residues)
+    return names, raw
+
+
+def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqType.auto) -> Sequences:
+    """Validate and encode named residues into `Sequences`."""
+    if not names:
+        raise InputError("no sequences found")
+    seqtype = SeqType(seqtype)
+    if seqtype is SeqType.auto:
+        seqtype = detect(raw)
+    alphabet = alphabet_for(seqtype)
+    codes = encode(names, raw, alphabet)
+    return Sequences(tuple(names), tuple(raw), tuple(codes), seqtype, alphabet)
+
+
+def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto) -> Sequences:
+    """Read unaligned FASTA from a path, ``-`` (stdin) or a gzip file."""
+    names, raw = parse_fasta(_read_text(path), str(path))
+    return make_sequences(names, raw, seqtype)
+
+
+def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
+    """Read an aligned FASTA file: titles and gapped rows (as bytes)."""
+    text = _read_text(path)
+    if not text.lstrip().startswith(">"):
+        raise InputError(f"{path}: not FASTA")
+    names, rows = [], []
+    for rec in SeqIO.parse(_io.StringIO(text.lstrip()), "fasta"):
+        names.append(rec.description)
+        rows.append(str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r"))
+    if not names:
+        raise InputError(f"{path}: no sequences found")
+    return names, rows
+
+
+def _records(names: list[str], rows: list[bytes], full_names: bool) -> list[SeqRecord]:
+    recs = []
+    for name, row in zip(names, rows):
+        ident = name if full_names else (name.split(None, 1)[0] if name.strip() else name)
+        recs.append(SeqRecord(Seq(row.decode("ascii")), id=ident, description=""))
+    return recs
+
+
+def _write_msf(handle, recs: list[SeqRecord], seqtype: SeqType) -> None:
+    """GCG MSF (Biopython reads MSF but does not write it)."""
+
+    def checksum(s: str) -> int:
+        return sum(((i % 57) + 1) * ord(c) for i, c in enumerate(s.upper())) % 10000
+
+    length = len(recs[0].seq) if recs else 0
+    kind = "P" if seqtype is SeqType.protein else "N"
+    rows = [str(r.seq).replace("-", ".") for r in recs]
+    total = sum(checksum(r) for r in rows) % 10000
+    width = max([len(r.id) for r in recs] + [10])
+    handle.write("!!AA_MULTIPLE_ALIGNMENT 1.0\n" if kind == "P" else "!!NA_MULTIPLE_ALIGNMENT 1.0\n")
+    handle.write(f"\n  msagpu.msf  MSF: {length}  Type: {kind}  Check: {total}  ..\n\n")
+    for r, row in zip(recs, rows):
+        handle.write(f" Name: {r.id:<{width}}  Len: {length}  Check: {checksum(row)}  Weight: 1.00\n")
+    handle.write("\n//\n\n")
+    for start in range(0, length, 50):
+        for r, row in zip(recs, rows):
+            chunk = row[start:start + 50]
+            blocks = " ".join(chunk[k:k + 10] for k in range(0, len(chunk), 10))
+            handle.write(f"{r.id:<{width}}  {blocks}\n")
+        handle.write("\n")
+
+
+def write_alignment(
+    names: list[str],
+    rows: list[bytes],
+    path: str | os.PathLike | None,
+    fmt: OutFormat,
+    seqtype: SeqType = SeqType.protein,
+) -> None:
+    """Write an alignment to ``path`` (stdout when None or ``-``) through a
+    temporary file and a rename."""
+    fmt = OutFormat(fmt)
+    recs = _records(names, rows, full_names=fmt is OutFormat.fasta)
+    if fmt is OutFormat.phylip and len({r.id for r in recs}) != len(recs):
+        raise InputError("PHYLIP output needs distinct names (first words)")
+
+    def emit(handle) -> None:
+        if fmt is OutFormat.fasta:
+            SeqIO.write(recs, handle, "fasta")
+        elif fmt is OutFormat.msf:
+            _write_msf(handle, recs, seqtype)
+        else:
+            name = {"phylip": "phylip-relaxed"}.get(fmt.value, fmt.value)
+            AlignIO.write(MultipleSeqAlignment(recs), handle, name)
+
+    write_text(path, emit)
+
+
+def write_text(path: str | os.PathLike | None, emit) -> None:
+    """Call ``emit(handle)`` on stdout, or on a temporary file renamed to
+    ``path`` once ``emit`` has succeeded."""
+    if path is None or str(path) == "-":
+        out = _io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
+        emit(out)
+        out.flush()
+        out.detach()
+        return
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding=ENCODING, errors=ERRORS, newline="\n") as handle:
+            emit(handle)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_core(path: str | os.PathLike) -> str:
+    """A core mask: one line of 0/1."""
+    text = _read_text(path).strip()
+    if not text or set(text) - {"0", "1"}:
+        raise InputError(f"{path}: a core mask must be one line of 0 and 1")
+    return text

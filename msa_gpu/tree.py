@@ -1,0 +1,120 @@
+"""Stage 2: guide trees (UPGMA through SciPy, neighbour joining), sequence
+weights and Newick output."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import squareform
+
+from .types import DistanceMatrix, GuideTree
+
+
+def upgma(dm: DistanceMatrix) -> GuideTree:
+    """UPGMA (average linkage) tree; branch lengths are height differences."""
+    n = len(dm)
+    if n == 1:
+        return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
+    z = linkage(squareform(dm.values, checks=False), method="average")
+    return _tree_from_linkage(z, n)
+
+
+def _tree_from_linkage(z: np.ndarray, n: int) -> GuideTree:
+    children = z[:, :2].astype(np.int64)
+    height = np.concatenate([np.zeros(n), z[:, 2] / 2.0])
+    parent_h = height[n:]
+    lengths = parent_h[:, None] - height[children]
+    return GuideTree(n, children, lengths)
+
+
+def nj(dm: DistanceMatrix) -> GuideTree:
+    """Neighbour joining (Saitou & Nei), rooted at the middle of the last
+    branch. Ties go to the lowest pair of indices."""
+    n = len(dm)
+    if n == 1:
+        return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
+    return _nj(dm.values.copy(), n)
+
+
+def _nj(d: np.ndarray, n: int) -> GuideTree:
+    active = list(range(n))
+    node_of = np.arange(n)
+    children, lengths = [], []
+    next_node = n
+    while len(active) > 2:
+        r = len(active)
+        sub = d[np.ix_(active, active)]
+        total = sub.sum(axis=1)
+        q = (r - 2) * sub - total[:, None] - total[None, :]
+        np.fill_diagonal(q, np.inf)
+        a, b = np.unravel_index(int(np.argmin(q)), q.shape)
+        ia, ib = active[a], active[b]
+        la = 0.5 * sub[a, b] + (total[a] - total[b]) / (2 * (r - 2))
+        lb = sub[a, b] - la
+        children.append((node_of[ia], node_of[ib]))
+        lengths.append((max(la, 0.0), max(lb, 0.0)))
+        new_d = 0.5 * (d[ia] + d[ib] - d[ia, ib])
+        d[ia, :] = new_d
+        d[:, ia] = new_d
+        d[ia, ia] = 0.0
+        node_of[ia] = next_node
+        next_node += 1
+        active.remove(ib)
+    ia, ib = active
+    half = max(d[ia, ib], 0.0) / 2.0
+    children.append((node_of[ia], node_of[ib]))
+    lengths.append((half, half))
+    return GuideTree(n, np.array(children), np.array(lengths))
+
+
+def leaf_order(tree: GuideTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A leaf order in which every subtree is contiguous: returns the order and,
+    for each node, its [start, stop) range in that order."""
+    n = tree.n_leaves
+    size = np.ones(2 * n - 1, dtype=np.int64)
+    for k, (a, b) in enumerate(tree.children):
+        size[n + k] = size[a] + size[b]
+    start = np.zeros(2 * n - 1, dtype=np.int64)
+    for k in range(n - 2, -1, -1):  # parents before children
+        a, b = tree.children[k]
+        start[a] = start[n + k]
+        start[b] = start[n + k] + size[a]
+    order = np.empty(n, dtype=np.int64)
+    order[start[:n]] = np.arange(n)
+    return order, start, start + size
+
+
+def sequence_weights(tree: GuideTree) -> np.ndarray:
+    """ClustalW-style weights: each branch's length is shared equally among
+    the leaves below it; returned as integers 1..1000 (fixed point)."""
+    n = tree.n_leaves
+    if n == 1:
+        return np.ones(1, dtype=np.int64)
+    order, start, stop = leaf_order(tree)
+    diff = np.zeros(n + 1)
+    for k, (a, b) in enumerate(tree.children):
+        for child, length in ((a, tree.lengths[k, 0]), (b, tree.lengths[k, 1])):
+            diff[start[child]] += length / (stop[child] - start[child])
+            diff[stop[child]] -= length / (stop[child] - start[child])
+    w_in_order = np.cumsum(diff)[:n]
+    w = np.empty(n)
+    w[order] = w_in_order
+    if w.max() <= 0:
+        return np.full(n, 1000, dtype=np.int64)
+    return np.maximum(np.rint(w / w.max() * 1000), 1).astype(np.int64)
+
+
+def to_newick(tree: GuideTree, names: list[str]) -> str:
+    """The tree in Newick, names quoted where Newick needs it."""
+
+    def label(name: str) -> str:
+        if any(c in name for c in " ():;,[]'\t"):
+            return "'" + name.replace("'", "''") + "'"
+        return name
+
+    n = tree.n_leaves
+    text = [label(nm) for nm in names] + [""] * (n - 1)
+    for k, (a, b) in enumerate(tree.children):
+        la, lb = tree.lengths[k]
+        text[n + k] = f"({text[a]}:{la:.6g},{text[b]}:{lb:.6g})"
+    return text[2 * n - 2] + ";"

@@ -1,0 +1,173 @@
+"""The small frozen types that cross stage boundaries.
+
+``Sequences -> DistanceMatrix -> GuideTree -> MergeSchedule -> Alignment -> AlignResult``
+
+Each checks its invariants when it is built, so a later stage can trust it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .alphabet import Alphabet, SeqType
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """Unaligned input: names, the original residue bytes (gaps removed,
+    case kept) and their integer codes."""
+
+    names: tuple[str, ...]
+    raw: tuple[bytes, ...]
+    codes: tuple[np.ndarray, ...]
+    seqtype: SeqType
+    alphabet: Alphabet
+
+    def __post_init__(self) -> None:
+        if not (len(self.names) == len(self.raw) == len(self.codes)):
+            raise ValueError("names, raw and codes differ in length")
+        if self.seqtype is SeqType.auto:
+            raise ValueError("Sequences needs a resolved sequence type")
+        for name, r, c in zip(self.names, self.raw, self.codes):
+            if len(r) != len(c):
+                raise ValueError(f"sequence {name!r}: codes and residues differ in length")
+            if len(r) == 0:
+                raise ValueError(f"sequence {name!r} is empty")
+        for c in self.codes:
+            c.setflags(write=False)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.array([len(c) for c in self.codes], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class DistanceMatrix:
+    """Symmetric pairwise distances with a zero diagonal, in input order."""
+
+    values: np.ndarray
+    method: str
+
+    def __post_init__(self) -> None:
+        v = np.asarray(self.values, dtype=np.float64)
+        if v.ndim != 2 or v.shape[0] != v.shape[1]:
+            raise ValueError("a distance matrix must be square")
+        if not np.all(np.isfinite(v)) or (v < 0).any():
+            raise ValueError("distances must be finite and non-negative")
+        if not np.array_equal(v, v.T) or np.diag(v).any():
+            raise ValueError("distances must be symmetric with a zero diagonal")
+        object.__setattr__(self, "values", _frozen(v))
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+
+@dataclass(frozen=True)
+class GuideTree:
+    """A rooted binary tree as flat arrays.
+
+    Leaves are ``0..n-1``; row ``k`` of ``children`` creates internal node
+    ``n + k`` from two earlier nodes, with branch ``lengths[k]``. The root is
+    ``2n - 2``.
+    """
+
+    n_leaves: int
+    children: np.ndarray  # int64 (n-1, 2)
+    lengths: np.ndarray  # float64 (n-1, 2)
+
+    def __post_init__(self) -> None:
+        n = self.n_leaves
+        ch = np.asarray(self.children, dtype=np.int64).reshape(-1, 2)
+        ln = np.asarray(self.lengths, dtype=np.float64).reshape(-1, 2)
+        if n < 1 or ch.shape[0] != n - 1 or ln.shape != ch.shape:
+            raise ValueError("a tree of n leaves needs n-1 merge rows")
+        if ch.size:
+            made = n + np.arange(n - 1)
+            if (ch < 0).any() or (ch >= made[:, None]).any():
+                raise ValueError("each merge must join two earlier nodes")
+            if np.bincount(ch.ravel(), minlength=2 * n - 1)[: 2 * n - 2].max() != 1:
+                raise ValueError("each node must be merged exactly once")
+        object.__setattr__(self, "children", _frozen(ch))
+        object.__setattr__(self, "lengths", _frozen(np.maximum(ln, 0.0)))
+
+
+@dataclass(frozen=True)
+class MergeSchedule:
+    """Tree merges grouped into levels: every merge of a level has both of its
+    children finished by earlier levels. ``levels[h]`` holds merge rows."""
+
+    levels: tuple[np.ndarray, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", tuple(_frozen(np.asarray(l, dtype=np.int64)) for l in self.levels))
+
+    @property
+    def n_merges(self) -> int:
+        return sum(len(l) for l in self.levels)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """An alignment as an integer trace: ``trace[s, c]`` is the 0-based residue
+    index of sequence ``s`` in column ``c``, or -1 for a gap."""
+
+    trace: np.ndarray  # int32 (n_seqs, n_cols)
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.trace)
+        if t.ndim != 2:
+            raise ValueError("a trace must be two-dimensional")
+        object.__setattr__(self, "trace", _frozen(t.astype(np.int32, copy=False)))
+
+    @property
+    def n_cols(self) -> int:
+        return self.trace.shape[1]
+
+    def check(self, seqs: Sequences) -> None:
+        """Raise unless every row lists its sequence's residues in order and
+        no column is all gaps."""
+        t = self.trace
+        if t.shape[0] != len(seqs):
+            raise ValueError("alignment and sequences differ in count")
+        for s, length in enumerate(seqs.lengths):
+            row = t[s][t[s] >= 0]
+            if row.size != length or not np.array_equal(row, np.arange(length)):
+                raise ValueError(f"row {seqs.names[s]!r} does not hold its residues in order")
+        if t.shape[0] and ((t < 0).all(axis=0)).any():
+            raise ValueError("alignment has an all-gap column")
+
+    def rows(self, seqs: Sequences, gap: bytes = b"-") -> list[bytes]:
+        """The gapped rows as bytes, original characters and case kept."""
+        out = []
+        for s, raw in enumerate(seqs.raw):
+            src = np.frombuffer(raw + gap, dtype=np.uint8)
+            idx = np.where(self.trace[s] >= 0, self.trace[s], len(raw))
+            out.append(src[idx].tobytes())
+        return out
+
+
+@dataclass(frozen=True)
+class AlignResult:
+    """Everything one alignment produced, stages included for inspection."""
+
+    sequences: Sequences
+    alignment: Alignment
+    distances: DistanceMatrix
+    guide_tree: GuideTree
+    schedule: MergeSchedule
+    backend: str
+    timings: dict = field(default_factory=dict)
+
+    def rows(self) -> list[bytes]:
+        return self.alignment.rows(self.sequences)
