@@ -12,7 +12,7 @@ from .config import DEFAULTS, AlignerConfig, TreeMethod
 from .distance import alignment_distance, kmer_distance
 from .progressive import alignment_codes, progressive_align
 from .schedule import merge_schedule
-from .scoring import GapScheme, matrix_fixed
+from .scoring import SCALE, GapScheme, matrix_fixed
 from .tree import nj, sequence_weights, upgma
 from .types import AlignResult, DistanceMatrix, GuideTree, Sequences
 
@@ -25,6 +25,7 @@ class _Context:
     alphabet_size: int
     matrix: object
     gaps: tuple[int, int, int, int]
+    gap_pair: int = 0
 
     @property
     def xp(self):
@@ -65,7 +66,8 @@ class Aligner:
         off = cfg.matrix_offset if cfg.matrix_offset is not None else offset
         m = matrix_fixed(cfg.matrix or matrix, seqs.alphabet.letters, off)
         xp = self.backend.xp
-        return _Context(self.backend, seqs.alphabet.size, xp.asarray(m), gaps.fixed())
+        return _Context(self.backend, seqs.alphabet.size, xp.asarray(m), gaps.fixed(),
+                        int(round(cfg.gap_pair * SCALE)))
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         return nj(dm) if self.config.tree is TreeMethod.nj else upgma(dm)

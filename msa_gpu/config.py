@@ -37,6 +37,7 @@ class AlignerConfig:
     terminal_extend: float = 1.0
     matrix_offset: float | None = None
     retree: int = 1
+    gap_pair: float = 0.0
     threads: int | None = None
 
     def __post_init__(self) -> None:

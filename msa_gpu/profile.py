@@ -56,11 +56,16 @@ def profile_stats(p: Profile, alphabet_size: int, xp) -> ProfileStats:
     return ProfileStats(counts, total, resid, both)
 
 
-def column_scores(a: ProfileStats, b: ProfileStats, matrix, xp):
-    """S[i, j] = sum_xy countA[i,x] M[x,y] countB[j,y] / (WA * WB), floored;
-    int64 matrix products, exact on both backends."""
+def column_scores(a: ProfileStats, b: ProfileStats, matrix, xp, gap_pair: int = 0):
+    """S[i, j] = sum_xy countA[i,x] M[x,y] countB[j,y] / (WA * WB), floored,
+    less ``gap_pair`` for each weighted pair of a residue facing an existing
+    gap; int64 matrix products, exact on both backends."""
     num = (a.counts @ matrix) @ b.counts.T
-    return (num // (a.total * b.total)).astype(xp.int32)
+    s = num // (a.total * b.total)
+    if gap_pair:
+        ga, gb = FRAC_ONE - a.resid, FRAC_ONE - b.resid
+        s -= (ga[:, None] * b.resid[None, :] + a.resid[:, None] * gb[None, :]) * gap_pair // (FRAC_ONE * FRAC_ONE)
+    return s.astype(xp.int32)
 
 
 def gap_params(rows: ProfileStats, cols: ProfileStats, gaps: tuple[int, int, int, int], xp):
@@ -78,7 +83,8 @@ def gap_params(rows: ProfileStats, cols: ProfileStats, gaps: tuple[int, int, int
 
     def side(stats: ProfileStats, other: ProfileStats):
         L = int(stats.resid.shape[0])
-        out = xp.zeros((L + 1, 3), dtype=xp.int64)
+        out = xp.zeros((L + 1, 4), dtype=xp.int64)
+        out[1:, 3] = stats.resid
         open_ = go * stats.both
         open_[0] = open_[0] * tgo // FRAC_ONE
         open_[L] = open_[L] * tgo // FRAC_ONE

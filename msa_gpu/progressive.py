@@ -40,7 +40,7 @@ def build_batch(pairs: list[tuple[Profile, Profile]], ctx) -> PairBatch:
     for a, b in pairs:
         sa = profile_stats(a, ctx.alphabet_size, xp)
         sb = profile_stats(b, ctx.alphabet_size, xp)
-        S.append(column_scores(sa, sb, ctx.matrix, xp).ravel())
+        S.append(column_scores(sa, sb, ctx.matrix, xp, ctx.gap_pair).ravel())
         r, c = gap_params(sa, sb, ctx.gaps, xp)
         rows.append(r)
         cols.append(c)

@@ -23,7 +23,7 @@ def _align_one(S, rp, cp, m, n, D, out):
             e = NEG_INF
             if i > 0:
                 ext = rp[i, 2] if (j == 0 or j == n) else rp[i, 1]
-                opened = Hrow[j] - cp[j, 0]
+                opened = Hrow[j] - (cp[j, 0] * rp[i, 3]) // 1024
                 extended = Erow[j]
                 if opened >= extended:
                     e = opened - ext
@@ -33,7 +33,7 @@ def _align_one(S, rp, cp, m, n, D, out):
             fj = NEG_INF
             if j > 0:
                 ext = cp[j, 2] if (i == 0 or i == m) else cp[j, 1]
-                opened = hleft - rp[i, 0]
+                opened = hleft - (rp[i, 0] * cp[j, 3]) // 1024
                 if opened >= f:
                     fj = opened - ext
                     bits |= 8

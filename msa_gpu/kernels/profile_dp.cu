@@ -6,13 +6,14 @@
 //
 // Per pair p (A has m columns, rows i; B has n columns, cols j):
 //   S      int32[m*n] at s_off[p]         column-pair scores
-//   rowp   int32[(m+1)*3] at row_off[p]   [openH(i), extV_inner(i), extV_term(i)]
-//   colp   int32[(n+1)*3] at col_off[p]   [openV(j), extH_inner(j), extH_term(j)]
+//   rowp   int32[(m+1)*4] at row_off[p]   [openH(i), extV_inner(i), extV_term(i), resA(i)]
+//   colp   int32[(n+1)*4] at col_off[p]   [openV(j), extH_inner(j), extH_term(j), resB(j)]
 //   dirs   uint8[(m+1)*(n+1)] at dir_off[p]
 //   path   uint8[m+n] at path_off[p]      moves, written from the end backwards
 // Recurrences (no close cost; E consumes A, F consumes B):
-//   E[i][j] = max(H[i-1][j] - openV[j], E[i-1][j]) - extV(i, j)
-//   F[i][j] = max(H[i][j-1] - openH[i], F[i][j-1]) - extH(i, j)
+//   E[i][j] = max(H[i-1][j] - openV[j] * resA[i] / 1024, E[i-1][j]) - extV(i, j)
+//   F[i][j] = max(H[i][j-1] - openH[i] * resB[j] / 1024, F[i][j-1]) - extH(i, j)
+// (resA, resB: residue fractions of the column a run starts on, 1024 = all)
 //   H[i][j] = max(H[i-1][j-1] + S[i-1][j-1], E[i][j], F[i][j])
 // extV uses the terminal value on j == 0 or j == n, extH on i == 0 or i == m.
 // dirs bits 0-1: H source (0 diag, 1 E, 2 F); bit 2: E opened; bit 3: F opened.
@@ -33,8 +34,8 @@ extern "C" __global__ void profile_dp(
     const int p = blockIdx.x;
     const int m = dims[2 * p], n = dims[2 * p + 1];
     const int* Sp = S + s_off[p];
-    const int* rp = rowp + 3 * row_off[p];
-    const int* cp = colp + 3 * col_off[p];
+    const int* rp = rowp + 4 * row_off[p];
+    const int* cp = colp + 4 * col_off[p];
     unsigned char* D = dirs + dir_off[p];
     // scratch: H diagonals (3 x (m+1)), E (2 x (m+1)), F (2 x (m+1))
     int* base = scratch + 7 * row_off[p];
@@ -55,15 +56,15 @@ extern "C" __global__ void profile_dp(
             int e = NEG_INF, f = NEG_INF, h;
             unsigned char bits = 0;
             if (i > 0) {
-                const int ext = (j == 0 || j == n) ? rp[3 * i + 2] : rp[3 * i + 1];
-                const int opened = Hp[i - 1] - cp[3 * j];
+                const int ext = (j == 0 || j == n) ? rp[4 * i + 2] : rp[4 * i + 1];
+                const int opened = Hp[i - 1] - (cp[4 * j] * rp[4 * i + 3]) / 1024;
                 const int extended = Ep[i - 1];
                 if (opened >= extended) { e = opened - ext; bits |= 4; }
                 else { e = extended - ext; }
             }
             if (j > 0) {
-                const int ext = (i == 0 || i == m) ? cp[3 * j + 2] : cp[3 * j + 1];
-                const int opened = Hp[i] - rp[3 * i];
+                const int ext = (i == 0 || i == m) ? cp[4 * j + 2] : cp[4 * j + 1];
+                const int opened = Hp[i] - (rp[4 * i] * cp[4 * j + 3]) / 1024;
                 const int extended = Fp[i];
                 if (opened >= extended) { f = opened - ext; bits |= 8; }
                 else { f = extended - ext; }

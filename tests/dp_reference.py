@@ -1,0 +1,56 @@
+"""An independent, slow, pure-Python statement of the profile DP, used only
+by the tests: full three-state Gotoh over every path, and a path re-scorer."""
+
+NEG = float("-inf")
+
+
+def _open_v(rp, cp, i, j):
+    return (cp[j][0] * rp[i][3]) // 1024
+
+
+def _open_h(rp, cp, i, j):
+    return (rp[i][0] * cp[j][3]) // 1024
+
+
+def best_score(S, rp, cp, m, n):
+    H = [[NEG] * (n + 1) for _ in range(m + 1)]
+    E = [[NEG] * (n + 1) for _ in range(m + 1)]
+    F = [[NEG] * (n + 1) for _ in range(m + 1)]
+    H[0][0] = 0
+    for i in range(m + 1):
+        for j in range(n + 1):
+            if i > 0:
+                ext = rp[i][2] if j in (0, n) else rp[i][1]
+                E[i][j] = max(H[i - 1][j] - _open_v(rp, cp, i, j), E[i - 1][j]) - ext
+            if j > 0:
+                ext = cp[j][2] if i in (0, m) else cp[j][1]
+                F[i][j] = max(H[i][j - 1] - _open_h(rp, cp, i, j), F[i][j - 1]) - ext
+            if i or j:
+                diag = H[i - 1][j - 1] + S[i - 1][j - 1] if i and j else NEG
+                H[i][j] = max(diag, E[i][j], F[i][j])
+    return H[m][n]
+
+
+def rescore(path, S, rp, cp, m, n):
+    """Score of a forward path of moves (0 both, 1 A only, 2 B only)."""
+    i = j = 0
+    total = 0
+    prev = 0
+    for mv in path:
+        if mv == 0:
+            total += S[i][j]
+            i += 1
+            j += 1
+        elif mv == 1:
+            i += 1
+            if prev != 1:
+                total -= _open_v(rp, cp, i, j)
+            total -= rp[i][2] if j in (0, n) else rp[i][1]
+        else:
+            j += 1
+            if prev != 2:
+                total -= _open_h(rp, cp, i, j)
+            total -= cp[j][2] if i in (0, m) else cp[j][1]
+        prev = mv
+    assert (i, j) == (m, n)
+    return total

@@ -1,0 +1,101 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import squareform
+
+from msa_gpu.schedule import merge_schedule
+from msa_gpu.tree import leaf_order, nj, sequence_weights, to_newick, upgma
+from msa_gpu.types import DistanceMatrix, GuideTree
+
+
+def _additive(tree_lengths: np.ndarray, children: np.ndarray, n: int) -> np.ndarray:
+    """Path-length distances of a tree given as flat arrays."""
+    parent = {}
+    for k, (a, b) in enumerate(children):
+        parent[a] = (n + k, tree_lengths[k, 0])
+        parent[b] = (n + k, tree_lengths[k, 1])
+
+    def path(x):
+        out, acc = {x: 0.0}, 0.0
+        while x in parent:
+            x, l = parent[x]
+            acc += l
+            out[x] = acc
+        return out
+
+    paths = [path(i) for i in range(n)]
+    d = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            common = set(paths[i]) & set(paths[j])
+            d[i, j] = min(paths[i][c] + paths[j][c] for c in common)
+    return d
+
+
+def _splits(tree: GuideTree) -> set:
+    n = tree.n_leaves
+    order, start, stop = leaf_order(tree)
+    out = set()
+    for node in range(n, 2 * n - 1):
+        side = frozenset(order[start[node]:stop[node]].tolist())
+        other = frozenset(range(n)) - side
+        if 1 < len(side) < n - 1:
+            out.add(min(side, other, key=lambda s: sorted(s)))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(4, 12), st.integers(0, 2**31 - 1))
+def test_nj_recovers_additive_trees(n, seed):
+    rng = np.random.default_rng(seed)
+    # a random rooted tree with random positive lengths
+    nodes = list(range(n))
+    children, lengths = [], []
+    nxt = n
+    while len(nodes) > 1:
+        a, b = rng.choice(len(nodes), 2, replace=False)
+        children.append((nodes[a], nodes[b]))
+        lengths.append(rng.uniform(0.05, 1.0, 2))
+        nodes = [x for i, x in enumerate(nodes) if i not in (a, b)] + [nxt]
+        nxt += 1
+    truth = GuideTree(n, np.array(children), np.array(lengths))
+    d = _additive(truth.lengths, truth.children, n)
+    est = nj(DistanceMatrix(np.round(d, 12), "test"))
+    assert _splits(est) == _splits(truth)
+    assert np.allclose(_additive(est.lengths, est.children, n), d, atol=1e-9)
+
+
+def test_upgma_matches_scipy_average_linkage():
+    rng = np.random.default_rng(1)
+    x = rng.random((9, 3))
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    t = upgma(DistanceMatrix(d, "t"))
+    z = linkage(squareform(d, checks=False), "average")
+    assert np.array_equal(t.children, z[:, :2].astype(int))
+    assert (t.lengths >= 0).all()
+
+
+def test_weights_downweight_close_relatives():
+    # leaves 0 and 1 nearly identical, 2 distant
+    t = GuideTree(3, np.array([[0, 1], [2, 3]]), np.array([[0.01, 0.01], [1.0, 0.5]]))
+    w = sequence_weights(t)
+    assert w[2] == 1000 and w[0] == w[1] < w[2]
+    # by hand: leaf 0 gets 0.01 + 0.5/2 = 0.26 against leaf 2's 1.0
+    assert w[0] == round(0.26 / 1.0 * 1000)
+
+
+def test_schedule_levels_respect_dependencies():
+    t = GuideTree(5, np.array([[0, 1], [5, 2], [3, 4], [6, 7]]), np.ones((4, 2)))
+    levels = [l.tolist() for l in merge_schedule(t).levels]
+    assert levels == [[0, 2], [1], [3]]
+
+
+def test_newick_quotes_awkward_names():
+    t = GuideTree(2, np.array([[0, 1]]), np.array([[0.5, 0.25]]))
+    assert to_newick(t, ["a b", "c"]) == "('a b':0.5,c:0.25);"
+
+
+def test_guide_tree_rejects_bad_rows():
+    with pytest.raises(ValueError):
+        GuideTree(3, np.array([[0, 1], [1, 2]]), np.ones((2, 2)))
