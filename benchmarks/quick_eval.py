@@ -20,7 +20,7 @@ CFG = {}
 
 def one(tfa: Path):
     seqs = read_sequences(tfa)
-    res = Aligner(AlignerConfig(backend="cpu", threads=1, **CFG)).align(seqs)
+    res = Aligner(AlignerConfig(**{"backend": "cpu", "threads": 1, **CFG})).align(seqs)
     ref = tfa.with_suffix(".ref.fa")
     rn, rr = read_aligned(ref)
     sc = sp_tc(list(seqs.names), res.rows(), rn, rr, read_core(tfa.with_suffix(".core")))
@@ -29,16 +29,20 @@ def one(tfa: Path):
 
 def main(argv):
     root = Path(argv[0])
-    every = 1
+    every, workers = 1, 2
     for a in argv[1:]:
         k, v = a.split("=")
         if k == "every":
             every = int(v)
+        elif k == "workers":
+            workers = int(v)
+        elif k == "backend":
+            CFG[k] = v
         else:
             CFG[k] = type(getattr(AlignerConfig(), k) if getattr(AlignerConfig(), k) is not None else 1.0)(v) if k not in ("tree",) else v
     files = sorted(root.glob("RV*/*.tfa"))[::every]
     t = time.time()
-    with Pool(2, initializer=CFG.update, initargs=(dict(CFG),)) as pool:
+    with Pool(workers, initializer=CFG.update, initargs=(dict(CFG),)) as pool:
         rows = pool.map(one, files, chunksize=1)
     per = defaultdict(list)
     for s, _, sp, tc in rows:
