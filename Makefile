@@ -19,12 +19,16 @@ venv: $(VENV)/.installed
 
 run: $(VENV)/.installed
 	@mkdir -p out
+	@echo "aligning $(EXAMPLE).tfa (BAliBASE 3 BB11001) ..."
 	$(VENV)/bin/msagpu align $(EXAMPLE).tfa -o out/BB11001.aln.fa
 	@echo "alignment written to out/BB11001.aln.fa"
 	$(VENV)/bin/msagpu score out/BB11001.aln.fa $(EXAMPLE).ref.fa --core $(EXAMPLE).core
 
+# pytest exit 5 means no test ran: treat it as a failure, pass others through
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -q
+	@$(PY) -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$rc
 
 clean:
 	rm -rf $(VENV) out

@@ -1,0 +1,95 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import gpu_available
+from msa_gpu.cli import app
+
+runner = CliRunner()
+
+
+def run(*args, input=None):
+    return runner.invoke(app, [str(a) for a in args], input=input)
+
+
+def test_align_to_stdout_is_fasta_in_input_order(refs):
+    res = run("align", refs / "BB11001.tfa", "--backend", "cpu")
+    assert res.exit_code == 0
+    names = [l[1:] for l in res.stdout.splitlines() if l.startswith(">")]
+    assert names == ["1aab_", "1j46_A", "1k99_A", "2lef_A"]
+
+
+def test_align_writes_format_from_extension_and_tree(refs, tmp_path):
+    out, tree = tmp_path / "o.aln", tmp_path / "t.nwk"
+    res = run("align", refs / "BB11001.tfa", "-o", out, "--tree-out", tree, "--backend", "cpu", "--tree", "nj")
+    assert res.exit_code == 0, res.output
+    assert out.read_text().startswith("CLUSTAL")
+    newick = tree.read_text().strip()
+    assert newick.endswith(";") and all(n in newick for n in ["1aab_", "1j46_A", "1k99_A", "2lef_A"])
+
+
+def test_outfmt_overrides_extension(refs, tmp_path):
+    out = tmp_path / "o.aln"
+    assert run("align", refs / "BB11001.tfa", "-o", out, "--outfmt", "stockholm", "--backend", "cpu").exit_code == 0
+    assert out.read_text().startswith("# STOCKHOLM")
+
+
+def test_stdin_input():
+    res = run("align", "-", "--backend", "cpu", input=">a\nACGTACGT\n>b\nACGACGT\n")
+    assert res.exit_code == 0 and res.stdout.count(">") == 2
+
+
+def test_bad_input_one_line_error_and_no_output(tmp_path):
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">ok\nMKV\n>broken\nMK#V\n")
+    out = tmp_path / "out.fa"
+    res = run("align", bad, "-o", out, "--backend", "cpu")
+    assert res.exit_code == 2
+    assert res.stderr.strip() == "msagpu: error: sequence 'broken': invalid protein character '#' at position 3"
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad]
+
+
+def test_missing_file_and_empty_input(tmp_path):
+    res = run("align", tmp_path / "nope.fa")
+    assert res.exit_code == 2 and "cannot read" in res.stderr
+    empty = tmp_path / "e.fa"
+    empty.write_text("")
+    res = run("align", empty)
+    assert res.exit_code == 2 and "no sequences" in res.stderr
+
+
+@pytest.mark.skipif(gpu_available(), reason="needs a machine without a GPU")
+def test_gpu_backend_fails_clearly_without_gpu(refs):
+    res = run("align", refs / "BB11001.tfa", "--backend", "gpu")
+    assert res.exit_code == 3 and "no GPU is usable" in res.stderr
+
+
+@pytest.mark.skipif(gpu_available(), reason="needs a machine without a GPU")
+def test_auto_backend_says_why_it_falls_back(refs):
+    res = run("align", refs / "BB11001.tfa")
+    assert res.exit_code == 0 and "using the CPU backend" in res.stderr
+
+
+def test_score_text_and_json(refs):
+    ref = refs / "BB11001.ref.fa"
+    res = run("score", ref, ref, "--core", refs / "BB11001.core")
+    assert res.exit_code == 0 and res.stdout.split() == ["SP", "1.0000", "TC", "1.0000"]
+    res = run("score", ref, ref, "--json")
+    data = json.loads(res.stdout)
+    assert data["sp"] == 1.0 and data["pairs"] > 0
+
+
+def test_score_rejects_mismatched_sequences(refs, tmp_path):
+    other = tmp_path / "o.fa"
+    other.write_text(">1aab_\nAAAA\n")
+    res = run("score", other, refs / "BB11001.ref.fa")
+    assert res.exit_code == 2 and "msagpu: error:" in res.stderr
+
+
+def test_console_script_entry_point(refs):
+    proc = subprocess.run([sys.executable, "-m", "msa_gpu", "align", str(refs / "BB11001.tfa"), "--backend", "cpu",
+                           "--outfmt", "msf"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "MSF:" in proc.stdout

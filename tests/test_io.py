@@ -1,0 +1,95 @@
+import gzip
+import io
+
+import numpy as np
+import pytest
+from Bio import AlignIO
+from Bio import Align
+
+from msa_gpu.alphabet import SeqType
+from msa_gpu.errors import InputError
+from msa_gpu.io import OutFormat, format_for, make_sequences, read_sequences, write_alignment
+
+FASTA = ">seq one|x=1  \tdesc\nMKV-LA\naa\n>s2\nmkvla\n"
+
+
+def test_read_keeps_names_case_and_strips_gaps(tmp_path):
+    p = tmp_path / "in.fa"
+    p.write_text(FASTA)
+    s = read_sequences(p)
+    assert s.names == ("seq one|x=1  \tdesc", "s2")
+    assert s.raw == (b"MKVLAaa", b"mkvla")
+    assert s.seqtype is SeqType.protein
+
+
+def test_gzip_and_stdin(tmp_path, monkeypatch):
+    p = tmp_path / "in.fa.gz"
+    p.write_bytes(gzip.compress(FASTA.encode()))
+    assert read_sequences(p).raw[0] == b"MKVLAaa"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(FASTA.encode())))
+    assert read_sequences("-").names[1] == "s2"
+
+
+def test_non_ascii_names_round_trip_byte_for_byte(tmp_path):
+    raw = ">caf\xc3\xa9 \xff\xfe odd\nACGT\n>b\nACGA\n".encode("latin-1")
+    p = tmp_path / "in.fa"
+    p.write_bytes(raw)
+    s = read_sequences(p)
+    out = tmp_path / "out.fa"
+    write_alignment(list(s.names), [b"ACGT", b"ACGA"], out, OutFormat.fasta, s.seqtype)
+    assert out.read_bytes().split(b"\n")[0] == b">caf\xc3\xa9 \xff\xfe odd"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "no sequences"),
+    ("ACGT\n", "not FASTA"),
+    (">a\nMK1V\n", "sequence 'a': invalid protein character '1' at position 3"),
+    (">a\nACGT\n>b\n---\n", "sequence 'b' is empty"),
+])
+def test_bad_input_messages(tmp_path, text, message):
+    p = tmp_path / "in.fa"
+    p.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_sequences(p)
+
+
+def test_detection_and_override():
+    assert make_sequences(["a"], [b"ACGUACGU"]).seqtype is SeqType.rna
+    assert make_sequences(["a"], [b"acgtnacgt"]).seqtype is SeqType.dna
+    assert make_sequences(["a"], [b"ACGT"], SeqType.protein).seqtype is SeqType.protein
+    with pytest.raises(InputError, match="invalid nucleotide character 'E' at position 2"):
+        make_sequences(["a"], [b"AEGT"], SeqType.dna)
+
+
+@pytest.mark.parametrize("name, fmt", [("x.fa", "fasta"), ("x.afa", "fasta"), ("x.aln", "clustal"),
+                                       ("x.clustal", "clustal"), ("x.phy", "phylip"), ("x.sto", "stockholm"),
+                                       ("x.msf", "msf"), ("x.unknown", "fasta"), (None, "fasta")])
+def test_format_from_extension(name, fmt):
+    assert format_for(name, None).value == fmt
+
+
+ROWS = [b"MKV-LAaa", b"mkvlla--", b"-KVLLAAA"]
+NAMES = ["alpha desc", "beta", "gamma"]
+
+
+@pytest.mark.parametrize("fmt, biopython", [("clustal", "clustal"), ("phylip", "phylip-relaxed"),
+                                            ("stockholm", "stockholm"), ("msf", "msf"), ("fasta", "fasta")])
+def test_every_format_reads_back_with_biopython(tmp_path, fmt, biopython):
+    out = tmp_path / "out"
+    write_alignment(NAMES, ROWS, out, OutFormat(fmt))
+    if biopython == "msf":  # only the newer Bio.Align API reads MSF
+        aln = Align.read(str(out), "msf")
+        ids, rows = [s.id for s in aln.sequences], [aln[i] for i in range(len(ROWS))]
+    else:
+        aln = AlignIO.read(str(out), biopython)
+        ids, rows = [r.description if fmt == "fasta" else r.id for r in aln], [str(r.seq) for r in aln]
+    assert [r.upper().replace(".", "-") for r in rows] == [r.decode().upper() for r in ROWS]
+    assert ids[1:] == ["beta", "gamma"]
+    assert ids[0] == ("alpha desc" if fmt == "fasta" else "alpha")
+
+
+def test_failed_write_leaves_no_file(tmp_path):
+    out = tmp_path / "out.phy"
+    with pytest.raises(InputError):
+        write_alignment(["a x", "a y"], [b"AC", b"AC"], out, OutFormat.phylip)
+    assert list(tmp_path.iterdir()) == []
