@@ -26,6 +26,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -107,6 +108,8 @@ class AlignerInfo:
         Why it is unavailable.
     label : str
         Name shown in tables when it differs from ``name`` (``mafft linsi``).
+    path : str
+        The binary that runs (subprocess peers).
     """
 
     name: str
@@ -120,6 +123,7 @@ class AlignerInfo:
     env: dict[str, str] = field(default_factory=dict)
     reason: str = ""
     label: str = ""
+    path: str = ""
 
     @property
     def grace(self) -> float:
@@ -130,6 +134,8 @@ class AlignerInfo:
         """JSON-ready description (the environment only as the added keys)."""
         d = dict(name=self.name, label=self.label or self.name, available=self.available, version=self.version,
                  how=self.how, in_process=self.in_process, threads=self.threads)
+        if self.path:
+            d["path"] = self.path
         if self.env:
             d["env"] = dict(self.env)
         if not self.available:
@@ -355,7 +361,10 @@ def probe(name: str, opts: RunOptions) -> AlignerInfo:
     if fn is None:
         return AlignerInfo(name, False, reason=f"not available: unknown aligner (known: {', '.join(KNOWN)})")
     tools = ToolPath(Path(opts.peer_prefix).resolve() if opts.peer_prefix else None)
-    return fn(opts, tools)
+    info = fn(opts, tools)
+    if info.argv and not info.path:
+        info.path = info.argv[0]
+    return info
 
 
 # --------------------------------------------------------------------------- measuring
@@ -409,34 +418,15 @@ class ChildResult:
     timed_out: bool
 
 
-#: A minimal launcher, run as ``python -I -S -c LAUNCHER REPORT CMD...``: it
-#: forks, execs CMD, reaps it with ``os.wait4`` and writes "status seconds
-#: maxrss" to REPORT. Forking from this small interpreter (about 5 MB) rather
-#: than from the worker matters: on Linux a child's ``ru_maxrss`` starts from
-#: the RSS high-water mark of the process it was forked from.
-LAUNCHER = """\
-import os, sys, time
-report, argv = sys.argv[1], sys.argv[2:]
-t = time.perf_counter()
-pid = os.fork()
-if pid == 0:
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as exc:
-        sys.stderr.write("cannot run %s: %s\\n" % (argv[0], exc))
-    os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-t = time.perf_counter() - t
-with open(report, "w") as fh:
-    fh.write("%d %.6f %d\\n" % (os.waitstatus_to_exitcode(status), t, usage.ru_maxrss))
-"""
+#: The fork-exec launcher script (see its docstring for why it exists).
+LAUNCHER = Path(__file__).resolve().with_name("launch.py")
 
 
 def run_measured(argv: list[str], *, env: dict[str, str], cwd: str | Path, stdout, stderr,
                  timeout: float) -> ChildResult:
     """Run a command, killing its whole process group after ``timeout`` seconds.
 
-    The command is started by `LAUNCHER`, which times it from fork to
+    The command is started by the `LAUNCHER` script, which times it from fork to
     ``os.wait4`` and takes its resource usage from there, so neither the
     launcher's start-up nor the worker's memory is charged to the command.
 
@@ -455,13 +445,11 @@ def run_measured(argv: list[str], *, env: dict[str, str], cwd: str | Path, stdou
         ``peak_rss_kb`` is the command's ``ru_maxrss`` (KiB); it includes the
         command's waited-for descendants.
     """
-    import sys
-
     report = Path(cwd) / ".rusage"
     lock = threading.Lock()
     state = {"reaped": False, "timed_out": False}
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", LAUNCHER, str(report), *argv], env=env,
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(LAUNCHER), str(report), *argv], env=env,
                             cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                             start_new_session=True)
 

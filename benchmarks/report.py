@@ -178,7 +178,7 @@ def _label(a: dict) -> str:
 
 def _cell(sp: float | None, tc: float | None, n_ok: int = 0, n: int = 0) -> str:
     if sp is None:
-        return "-"
+        return f"- (0/{n})" if n else "-"
     text = f"{sp:.3f}/{tc:.3f}"
     return text + (f" ({n_ok}/{n})" if n_ok != n else "")
 

@@ -1,0 +1,61 @@
+"""The benchmark harness end to end on one tiny BAliBASE family.
+
+The family is references/BB11001 (BAliBASE 3.0 RV11, copied from the
+project's benchmark data); the test builds a one-set benchmark folder from it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from msa_gpu.io import read_aligned, read_core
+from msa_gpu.score import sp_tc
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_balibase_harness_msagpu_and_missing_aligner(tmp_path, refs):
+    data = tmp_path / "tinybench"
+    (data / "RV11").mkdir(parents=True)
+    for suffix in (".tfa", ".ref.fa", ".core"):
+        shutil.copy(refs / f"BB11001{suffix}", data / "RV11" / f"BB11001{suffix}")
+    out = tmp_path / "results"
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "balibase", "--data", str(data),
+         "--aligners", "msagpu,nosuchaligner", "--backend", "cpu", "--threads", "1",
+         "--out", str(out), "--tag", "t", "--save-alignments", "--timeout", "120"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+    report = out / "t-balibase-tinybench.json"
+    assert report.is_file()
+    assert (out / "t-balibase-tinybench.md").is_file()
+    doc = json.loads(report.read_text())
+    assert doc["dataset"] == "tinybench" and doc["sets"] == ["RV11"]
+
+    msagpu = doc["aligners"]["msagpu"]
+    assert msagpu["available"] and msagpu["in_process"] and "in-process" in msagpu["how"]
+    assert msagpu["backend_used"] == "cpu" and msagpu["n_ok"] == 1 and msagpu["failures"] == []
+    (row,) = [r for r in doc["families"] if r["aligner"] == "msagpu"]
+    assert row["status"] == "ok" and row["family"] == "BB11001" and row["set"] == "RV11"
+    assert 0.0 <= row["sp"] <= 1.0 and 0.0 <= row["tc"] <= 1.0
+    assert row["align_s"] >= 0 and row["peak_rss_mb"] > 0 and row["timings"]
+
+    # The same scorer on the saved alignment gives the same numbers.
+    names, rows = read_aligned(out / "t-balibase-tinybench-alignments" / "msagpu" / "RV11" / "BB11001.fa")
+    ref_names, ref_rows = read_aligned(data / "RV11" / "BB11001.ref.fa")
+    score = sp_tc(names, rows, ref_names, ref_rows, read_core(data / "RV11" / "BB11001.core"))
+    assert row["sp"] == score.sp and row["tc"] == score.tc
+    assert msagpu["per_set"]["RV11"]["sp"] == round(score.sp, 4)
+    assert msagpu["mean_tc"] == round(score.tc, 4)
+
+    missing = doc["aligners"]["nosuchaligner"]
+    assert missing["available"] is False and "not available" in missing["reason"]
+    assert not any(r["aligner"] == "nosuchaligner" for r in doc["families"])
+    assert "| msagpu" in proc.stdout and "nosuchaligner" in proc.stdout and "not available" in proc.stdout
