@@ -13,7 +13,7 @@ from .distance import alignment_distance, kmer_distance
 from .progressive import alignment_codes, progressive_align
 from .schedule import merge_schedule
 from .scoring import SCALE, GapScheme, matrix_fixed
-from .tree import nj, sequence_weights, upgma
+from .tree import mixed_linkage, nj, sequence_weights, upgma
 from .types import AlignResult, DistanceMatrix, GuideTree, Sequences
 
 
@@ -70,7 +70,8 @@ class Aligner:
                         int(round(cfg.gap_pair * SCALE)))
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
-        return nj(dm) if self.config.tree is TreeMethod.nj else upgma(dm)
+        build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
+        return build[self.config.tree](dm)
 
     def align(self, seqs: Sequences, distances: DistanceMatrix | None = None,
               guide_tree: GuideTree | None = None) -> AlignResult:

@@ -11,6 +11,7 @@ from .alphabet import SeqType
 class TreeMethod(str, enum.Enum):
     upgma = "upgma"
     nj = "nj"
+    mixed = "mixed"  # MAFFT-style: 0.1 average + 0.9 minimum linkage
 
 
 class BackendChoice(str, enum.Enum):
