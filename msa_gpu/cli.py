@@ -50,7 +50,7 @@ def align(
     outfmt: OutFmt = None,
     seqtype: SeqTypeOpt = SeqType.auto,
     backend: BackendOpt = BackendChoice.auto,
-    tree: TreeOpt = TreeMethod.upgma,
+    tree: TreeOpt = TreeMethod.mixed,
     tree_out: TreeOut = None,
     threads: Threads = None,
     gap_open: GapOpen = None,

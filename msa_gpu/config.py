@@ -36,7 +36,7 @@ class AlignerConfig:
 
     seqtype: SeqType = SeqType.auto
     backend: BackendChoice = BackendChoice.auto
-    tree: TreeMethod = TreeMethod.upgma
+    tree: TreeMethod = TreeMethod.mixed
     matrix: str | None = None
     gap_open: float | None = None
     gap_extend: float | None = None
@@ -67,6 +67,6 @@ class AlignerConfig:
 #: Defaults per alphabet: (matrix, gap open, gap extend, matrix offset), in
 #: the matrix's own units. Tuned on BAliBASE 3 (see benchmarks/results).
 DEFAULTS = {
-    "protein": ("BLOSUM62", 11.0, 0.6, 0.0),
+    "protein": ("BLOSUM62", 13.0, 0.8, 0.0),
     "nucleotide": ("NUC.4.4", 12.0, 1.0, 0.0),
 }

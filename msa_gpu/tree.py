@@ -3,6 +3,7 @@ weights and Newick output."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import squareform
@@ -22,33 +23,68 @@ def upgma(dm: DistanceMatrix) -> GuideTree:
 def mixed_linkage(dm: DistanceMatrix, average_share: float = 0.1) -> GuideTree:
     """Agglomerative tree where a merged cluster's distance to another is
     ``average_share * average + (1 - average_share) * minimum`` of its two
-    parts' distances (MAFFT's default guide tree uses this mixture).
-    Ties go to the lowest pair of indices; O(n^2) memory, O(n^3) time."""
+    parts' distances (the mixture MAFFT's default guide tree uses).
+
+    Ties go to the lowest (row, column) pair. Cached row minima make it
+    O(n^2) in the usual case.
+    """
     n = len(dm)
     if n == 1:
         return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
-    d = dm.values.copy()
-    np.fill_diagonal(d, np.inf)
+    children, lengths = _mixed_linkage(dm.values.copy(), float(average_share))
+    return GuideTree(n, children, lengths)
+
+
+@numba.njit(cache=True)
+def _row_min(d, i, alive):
+    best, arg = np.inf, -1
+    for j in range(d.shape[0]):
+        if alive[j] and j != i and d[i, j] < best:
+            best, arg = d[i, j], j
+    return best, arg
+
+
+@numba.njit(cache=True)
+def _mixed_linkage(d, share):
+    n = d.shape[0]
+    alive = np.ones(n, dtype=np.bool_)
     node = np.arange(n)
     height = np.zeros(2 * n - 1)
-    alive = np.ones(n, dtype=bool)
-    children, lengths = [], []
+    rmin = np.empty(n)
+    rarg = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        rmin[i], rarg[i] = _row_min(d, i, alive)
+    children = np.empty((n - 1, 2), dtype=np.int64)
+    lengths = np.empty((n - 1, 2))
     for k in range(n - 1):
-        a, b = np.unravel_index(int(np.argmin(d)), d.shape)
-        a, b = min(a, b), max(a, b)
+        a, best = -1, np.inf
+        for i in range(n):
+            if alive[i] and rmin[i] < best:
+                best, a = rmin[i], i
+        b = rarg[a]
+        if b < a:
+            a, b = b, a
         h = d[a, b] / 2.0
         height[n + k] = h
-        children.append((node[a], node[b]))
-        lengths.append((max(h - height[node[a]], 0.0), max(h - height[node[b]], 0.0)))
-        merged = average_share * (d[a] + d[b]) / 2.0 + (1 - average_share) * np.minimum(d[a], d[b])
-        d[a, :] = merged
-        d[:, a] = merged
-        d[a, a] = np.inf
-        d[b, :] = np.inf
-        d[:, b] = np.inf
+        children[k, 0], children[k, 1] = node[a], node[b]
+        lengths[k, 0] = max(h - height[node[a]], 0.0)
+        lengths[k, 1] = max(h - height[node[b]], 0.0)
         alive[b] = False
+        for j in range(n):
+            if alive[j] and j != a:
+                v = share * (d[a, j] + d[b, j]) / 2.0 + (1.0 - share) * min(d[a, j], d[b, j])
+                d[a, j] = v
+                d[j, a] = v
         node[a] = n + k
-    return GuideTree(n, np.array(children), np.array(lengths))
+        rmin[a], rarg[a] = _row_min(d, a, alive)
+        for i in range(n):
+            if not alive[i] or i == a:
+                continue
+            if rarg[i] == a or rarg[i] == b:
+                rmin[i], rarg[i] = _row_min(d, i, alive)
+            elif d[i, a] < rmin[i] or (d[i, a] == rmin[i] and a < rarg[i]):
+                rmin[i], rarg[i] = d[i, a], a
+    return children, lengths
 
 
 def _tree_from_linkage(z: np.ndarray, n: int) -> GuideTree:

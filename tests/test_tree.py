@@ -99,3 +99,39 @@ def test_newick_quotes_awkward_names():
 def test_guide_tree_rejects_bad_rows():
     with pytest.raises(ValueError):
         GuideTree(3, np.array([[0, 1], [1, 2]]), np.ones((2, 2)))
+
+
+def _naive_mixed(d, share=0.1):
+    """Oracle: the mixed linkage by brute force over the full matrix."""
+    n = len(d)
+    d = d.copy()
+    np.fill_diagonal(d, np.inf)
+    node = list(range(n))
+    rows = []
+    for k in range(n - 1):
+        a, b = np.unravel_index(int(np.argmin(d)), d.shape)
+        a, b = min(a, b), max(a, b)
+        rows.append((node[a], node[b]))
+        merged = share * (d[a] + d[b]) / 2 + (1 - share) * np.minimum(d[a], d[b])
+        d[a, :] = merged
+        d[:, a] = merged
+        d[a, a] = np.inf
+        d[b, :] = np.inf
+        d[:, b] = np.inf
+        node[a] = n + k
+    return np.array(rows)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.integers(0, 2**31 - 1), st.booleans())
+def test_mixed_linkage_matches_brute_force(n, seed, coarse):
+    from msa_gpu.tree import mixed_linkage
+
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, n))
+    if coarse:  # many ties
+        x = np.round(x * 3) / 3
+    d = np.triu(x, 1) + np.triu(x, 1).T
+    t = mixed_linkage(DistanceMatrix(d, "t"))
+    assert np.array_equal(t.children, _naive_mixed(d))
+    assert (t.lengths >= 0).all()
