@@ -3,39 +3,18 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
 
 import numpy as np
 
 from .backend import Backend, select_backend, set_threads
 from .config import DEFAULTS, AlignerConfig, TreeMethod
 from .distance import alignment_distance, kmer_distance
-from .progressive import alignment_codes, progressive_align
+from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
 from .schedule import merge_schedule
 from .scoring import SCALE, GapScheme, matrix_fixed
 from .tree import mixed_linkage, nj, sequence_weights, upgma
 from .types import AlignResult, DistanceMatrix, GuideTree, Sequences
-
-
-@dataclass(frozen=True)
-class _Context:
-    """What the progressive driver needs: backend plus scoring, in fixed point."""
-
-    backend: Backend
-    alphabet_size: int
-    matrix: object
-    gaps: tuple[int, int, int, int]
-    gap_pair: int = 0
-
-    @property
-    def xp(self):
-        return self.backend.xp
-
-    def align_batch(self, batch):
-        return self.backend.align_batch(batch)
-
-    def to_host(self, a):
-        return self.backend.to_host(a)
 
 
 class Aligner:
@@ -55,7 +34,7 @@ class Aligner:
         self.backend = backend or select_backend(self.config.backend)
         set_threads(self.config.threads)
 
-    def _context(self, seqs: Sequences) -> _Context:
+    def _scoring(self, seqs: Sequences) -> Scoring:
         cfg = self.config
         matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
         gaps = GapScheme(
@@ -65,9 +44,8 @@ class Aligner:
         )
         off = cfg.matrix_offset if cfg.matrix_offset is not None else offset
         m = matrix_fixed(cfg.matrix or matrix, seqs.alphabet.letters, off)
-        xp = self.backend.xp
-        return _Context(self.backend, seqs.alphabet.size, xp.asarray(m), gaps.fixed(),
-                        int(round(cfg.gap_pair * SCALE)))
+        return Scoring(seqs.alphabet.size, seqs.alphabet.gap, self.backend.xp.asarray(m),
+                       gaps.fixed(), int(round(cfg.gap_pair * SCALE)))
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
@@ -76,29 +54,57 @@ class Aligner:
     def align(self, seqs: Sequences, distances: DistanceMatrix | None = None,
               guide_tree: GuideTree | None = None) -> AlignResult:
         """Align ``seqs``; precomputed ``distances`` or ``guide_tree`` skip stages."""
-        timings: dict[str, float] = {}
-        ctx = self._context(seqs)
-        xp = self.backend.xp
-        clock = time.perf_counter()
+        return self.align_many([seqs], [distances], [guide_tree])[0]
 
-        # stage 1: distances
-        if distances is None and guide_tree is None:
-            distances = kmer_distance(seqs, xp)
-        timings["distance"] = time.perf_counter() - clock
-        for rnd in range(1 + (self.config.retree if guide_tree is None else 0)):
-            clock = time.perf_counter()
-            # stage 2: guide tree
-            tree = guide_tree if guide_tree is not None else self._tree(distances)
-            weights = sequence_weights(tree)
-            schedule = merge_schedule(tree)
-            timings["tree"] = timings.get("tree", 0.0) + time.perf_counter() - clock
-            clock = time.perf_counter()
-            # stage 3: progressive alignment
-            aln = progressive_align(seqs, tree, schedule, weights, ctx)
-            timings["progressive"] = timings.get("progressive", 0.0) + time.perf_counter() - clock
+    def align_many(self, families: list[Sequences], distances: list | None = None,
+                   guide_trees: list | None = None) -> list[AlignResult]:
+        """Align several families in one run: each tree level of every family
+        is merged in the same backend batch. ``timings`` in each result are
+        those of the whole run."""
+        n = len(families)
+        dms = list(distances or [None] * n)
+        fixed = list(guide_trees or [None] * n)
+        timings: dict[str, float] = {}
+        xp = self.backend.xp
+        scorings = [self._scoring(s) for s in families]
+
+        # stage 1: k-mer distances where neither distances nor a tree were given
+        with _timed(timings, "distance"):
+            dms = [d if d is not None or t is not None else kmer_distance(s, xp)
+                   for s, d, t in zip(families, dms, fixed)]
+        trees, schedules, alignments = list(fixed), [None] * n, [None] * n
+        for rnd in range(1 + self.config.retree):
+            # families with an injected tree are aligned once
+            todo = [f for f in range(n) if rnd == 0 or fixed[f] is None]
+            if not todo:
+                break
+            # stage 2: guide trees, weights and level schedules (host)
+            with _timed(timings, "tree"):
+                for f in todo:
+                    trees[f] = fixed[f] if fixed[f] is not None else self._tree(dms[f])
+                    schedules[f] = merge_schedule(trees[f])
+                jobs = [FamilyJob(families[f], trees[f], schedules[f], sequence_weights(trees[f]), scorings[f])
+                        for f in todo]
+            # stage 3: progressive alignment, level-batched across families
+            with _timed(timings, "progressive"):
+                for f, aln in zip(todo, progressive_align(jobs, self.backend)):
+                    alignments[f] = aln
             # retree: distances from this alignment for the next round
-            if guide_tree is None and rnd < self.config.retree:
-                distances = alignment_distance(alignment_codes(seqs, aln), seqs.alphabet.gap, xp)
-        if distances is None:
-            distances = DistanceMatrix(np.zeros((len(seqs), len(seqs))), "none")
-        return AlignResult(seqs, aln, distances, tree, schedule, self.backend.name, timings)
+            if rnd < self.config.retree:
+                with _timed(timings, "distance"):
+                    for f in todo:
+                        if fixed[f] is None:
+                            codes = alignment_codes(families[f], alignments[f])
+                            dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
+        return [
+            AlignResult(s, alignments[f], dms[f] if dms[f] is not None else DistanceMatrix(np.zeros((len(s),) * 2), "none"),
+                        trees[f], schedules[f], self.backend.name, timings)
+            for f, s in enumerate(families)
+        ]
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str):
+    clock = time.perf_counter()
+    yield
+    timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - clock

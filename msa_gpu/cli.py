@@ -14,12 +14,14 @@ import typer
 from .alphabet import SeqType
 from .config import AlignerConfig, BackendChoice, TreeMethod
 from .errors import BackendError, InputError, MsaGpuError
-from .io import OutFormat, format_for, read_aligned, read_core, read_sequences, write_alignment, write_text
+from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
+                 write_alignment, write_text)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
 
-Input = Annotated[str, typer.Argument(help="Unaligned FASTA: a path, '-' for stdin, or .gz")]
+Inputs = Annotated[list[str], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]
+OutDir = Annotated[Optional[Path], typer.Option("--outdir", help="Batch mode: align every input in one run, writing DIR/<name>.<ext>")]
 Output = Annotated[Optional[Path], typer.Option("-o", "--output", help="Output file (default: stdout)")]
 OutFmt = Annotated[Optional[OutFormat], typer.Option("--outfmt", help="Output format (default: from the extension, else FASTA)")]
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", help="Sequence type")]
@@ -45,8 +47,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 @app.command()
 def align(
-    input: Input,
+    inputs: Inputs,
     output: Output = None,
+    outdir: OutDir = None,
     outfmt: OutFmt = None,
     seqtype: SeqTypeOpt = SeqType.auto,
     backend: BackendOpt = BackendChoice.auto,
@@ -59,21 +62,41 @@ def align(
     retree: Retree = 1,
     quiet: Quiet = False,
 ) -> None:
-    """Align the sequences of INPUT and write the alignment."""
+    """Align the sequences of INPUTS and write the alignment(s).
+
+    One input writes to -o (or stdout). Several inputs, a folder or a list
+    file need --outdir: all families are aligned in one run, their merges
+    batched together.
+    """
     from .aligner import Aligner
     from .tree import to_newick
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     try:
+        paths = expand_inputs(inputs)
+        batch = outdir is not None
+        if not batch and (len(paths) > 1 or paths != inputs):
+            raise InputError("several inputs, a folder or a list file need --outdir DIR")
+        if batch and (output is not None or tree_out is not None):
+            raise InputError("--outdir cannot be combined with -o or --tree-out")
         fmt = format_for(output, outfmt)
-        seqs = read_sequences(input, seqtype)
-        config = AlignerConfig(seqtype=seqs.seqtype, backend=backend, tree=tree, matrix=matrix,
+        families = [read_sequences(p, seqtype) for p in paths]
+        targets = [outdir / output_name(p, fmt) for p in paths] if batch else [output]
+        if batch and len(set(targets)) != len(targets):
+            raise InputError("two inputs would write the same output file name")
+        config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads)
-        result = Aligner(config).align(seqs)
-        write_alignment(list(seqs.names), result.rows(), output, fmt, seqs.seqtype)
+        results = Aligner(config).align_many(families)
+        if batch:
+            outdir.mkdir(parents=True, exist_ok=True)
+        for seqs, result, target in zip(families, results, targets):
+            write_alignment(list(seqs.names), result.rows(), target, fmt, seqs.seqtype)
         if tree_out is not None:
-            newick = to_newick(result.guide_tree, list(seqs.names))
+            newick = to_newick(results[0].guide_tree, list(families[0].names))
             write_text(tree_out, lambda h: h.write(newick + "\n"))
+        if batch and not quiet:
+            split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
+            typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
     except (InputError, ValueError) as exc:
         _fail(exc, 2)
     except BackendError as exc:

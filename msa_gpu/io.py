@@ -118,6 +118,49 @@ def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto) -> 
     return make_sequences(names, raw, seqtype)
 
 
+FASTA_SUFFIXES = (".fa", ".fasta", ".fas", ".afa", ".faa", ".fna", ".tfa", ".seq")
+
+
+def expand_inputs(inputs: list[str]) -> list[str]:
+    """Paths to align: a folder stands for its FASTA files (sorted), a
+    ``.txt``/``.list`` file for the paths it lists one per line (relative to it)."""
+    out: list[str] = []
+    for item in inputs:
+        p = Path(item)
+        if item != "-" and p.is_dir():
+            found = sorted(str(f) for f in p.iterdir()
+                           if f.is_file() and f.name.lower().removesuffix(".gz").endswith(FASTA_SUFFIXES))
+            if not found:
+                raise InputError(f"{item}: no FASTA files in this folder")
+            out.extend(found)
+        elif p.suffix.lower() in (".txt", ".list"):
+            lines = [line.strip() for line in _read_text(p).splitlines()]
+            out.extend(str(p.parent / line) for line in lines if line and not line.startswith("#"))
+        else:
+            out.append(item)
+    if not out:
+        raise InputError("no input files")
+    return out
+
+
+def output_name(path: str, fmt: OutFormat) -> str:
+    """File name for ``path``'s alignment in an output folder.
+
+    >>> output_name("data/BB11001.tfa.gz", OutFormat.clustal)
+    'BB11001.aln'
+    """
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    for suffix in FASTA_SUFFIXES:
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    ext = {OutFormat.fasta: ".fa", OutFormat.clustal: ".aln", OutFormat.phylip: ".phy",
+           OutFormat.stockholm: ".sto", OutFormat.msf: ".msf"}[OutFormat(fmt)]
+    return name + ext
+
+
 def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
     """Read an aligned FASTA file: titles and gapped rows (as bytes)."""
     text = _read_text(path)

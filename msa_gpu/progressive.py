@@ -33,15 +33,36 @@ def _offsets(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
-def build_batch(pairs: list[tuple[Profile, Profile]], ctx) -> PairBatch:
+@dataclass(frozen=True)
+class Scoring:
+    """One family's scoring in fixed point, with its matrix on the device."""
+
+    alphabet_size: int
+    gap_code: int
+    matrix: object  # xp int64 (A, A)
+    gaps: tuple[int, int, int, int]
+    gap_pair: int
+
+
+@dataclass(frozen=True)
+class FamilyJob:
+    """One family's progressive run: its sequences, tree, schedule and weights."""
+
+    seqs: Sequences
+    tree: GuideTree
+    schedule: MergeSchedule
+    weights: np.ndarray
+    scoring: Scoring
+
+
+def build_batch(pairs: list[tuple[Profile, Profile]], scorings: list[Scoring], xp) -> PairBatch:
     """Column scores and gap arrays of every pair, packed flat."""
-    xp = ctx.xp
     S, rows, cols = [], [], []
-    for a, b in pairs:
-        sa = profile_stats(a, ctx.alphabet_size, xp)
-        sb = profile_stats(b, ctx.alphabet_size, xp)
-        S.append(column_scores(sa, sb, ctx.matrix, xp, ctx.gap_pair).ravel())
-        r, c = gap_params(sa, sb, ctx.gaps, xp)
+    for (a, b), sc in zip(pairs, scorings):
+        sa = profile_stats(a, sc.alphabet_size, xp)
+        sb = profile_stats(b, sc.alphabet_size, xp)
+        S.append(column_scores(sa, sb, sc.matrix, xp, sc.gap_pair).ravel())
+        r, c = gap_params(sa, sb, sc.gaps, xp)
         rows.append(r)
         cols.append(c)
     dims = np.array([[a.length, b.length] for a, b in pairs], dtype=np.int32)
@@ -56,30 +77,34 @@ def build_batch(pairs: list[tuple[Profile, Profile]], ctx) -> PairBatch:
     )
 
 
-def progressive_align(seqs: Sequences, tree: GuideTree, schedule: MergeSchedule,
-                      weights: np.ndarray, ctx) -> Alignment:
-    """Align the sequences along the tree, level by level."""
-    xp = ctx.xp
-    n = len(seqs)
-    nodes: dict[int, Profile] = {
-        i: leaf_profile(seqs.codes[i], i, int(weights[i]), xp) for i in range(n)
-    }
-    for level in schedule.levels:
-        pairs = [(nodes.pop(int(tree.children[k, 0])), nodes.pop(int(tree.children[k, 1]))) for k in level]
-        batch = build_batch(pairs, ctx)
-        path, path_len, _ = ctx.align_batch(batch)
-        lens = ctx.to_host(path_len)
-        offs = ctx.to_host(batch.path_off)
-        for k, (a, b), off, ln in zip(level, pairs, offs, lens):
+def progressive_align(jobs: list[FamilyJob], backend) -> list[Alignment]:
+    """Align every family along its tree. Level h of every family goes to
+    the backend as one batch, so small families share launches."""
+    xp = backend.xp
+    nodes = [
+        {i: leaf_profile(job.seqs.codes[i], i, int(job.weights[i]), xp) for i in range(len(job.seqs))}
+        for job in jobs
+    ]
+    depth = max(len(job.schedule.levels) for job in jobs)
+    for h in range(depth):
+        # this level's merges, across every family that still has one
+        owners = [(f, int(k)) for f, job in enumerate(jobs) if h < len(job.schedule.levels)
+                  for k in job.schedule.levels[h]]
+        pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
+                 for f, k in owners]
+        batch = build_batch(pairs, [jobs[f].scoring for f, _ in owners], xp)
+        path, path_len, _ = backend.align_batch(batch)
+        lens, offs = backend.to_host(path_len), backend.to_host(batch.path_off)
+        for (f, k), (a, b), off, ln in zip(owners, pairs, offs, lens):
             forward = path[int(off): int(off) + int(ln)][::-1]
-            nodes[n + int(k)] = merge_codes(a, b, forward, seqs.alphabet.gap, xp)
-    root = nodes[2 * n - 2] if n > 1 else nodes[0]
-    return codes_to_alignment(root, seqs.alphabet.gap, ctx)
+            nodes[f][len(jobs[f].seqs) + k] = merge_codes(a, b, forward, jobs[f].scoring.gap_code, xp)
+    return [codes_to_alignment(nodes[f][2 * len(job.seqs) - 2], job.scoring.gap_code, backend)
+            for f, job in enumerate(jobs)]
 
 
-def codes_to_alignment(root: Profile, gap: int, ctx) -> Alignment:
+def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:
     """Reorder rows to input order and turn codes into a residue-index trace."""
-    codes = ctx.to_host(root.codes)
+    codes = backend.to_host(root.codes)
     order = np.argsort(root.members)
     codes = codes[order]
     isres = codes != gap

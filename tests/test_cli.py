@@ -93,3 +93,31 @@ def test_console_script_entry_point(refs):
     proc = subprocess.run([sys.executable, "-m", "msa_gpu", "align", str(refs / "BB11001.tfa"), "--backend", "cpu",
                            "--outfmt", "msf"], capture_output=True, text=True)
     assert proc.returncode == 0 and "MSF:" in proc.stdout
+
+
+def test_batch_mode_matches_single_runs(refs, tmp_path):
+    lst = tmp_path / "families.txt"
+    lst.write_text("".join(f"{refs / f}.tfa\n" for f in ("BB11001", "BB12006")))
+    out = tmp_path / "out"
+    res = run("align", lst, refs / "BB20001.tfa", "--outdir", out, "--backend", "cpu", "--outfmt", "fasta")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["BB11001.fa", "BB12006.fa", "BB20001.fa"]
+    for fam in ("BB11001", "BB12006", "BB20001"):
+        single = run("align", refs / f"{fam}.tfa", "--backend", "cpu")
+        assert (out / f"{fam}.fa").read_text() == single.stdout
+
+
+def test_batch_mode_folder_and_errors(refs, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for tfa in refs.glob("*.tfa"):
+        (folder / tfa.name).write_bytes(tfa.read_bytes())
+    (folder / "notes.md").write_text("not an input")
+    res = run("align", folder, "--outdir", tmp_path / "o", "--backend", "cpu")
+    assert res.exit_code == 0 and len(list((tmp_path / "o").iterdir())) == 3
+    res = run("align", refs / "BB11001.tfa", refs / "BB12006.tfa", "--backend", "cpu")
+    assert res.exit_code == 2 and "--outdir" in res.stderr
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">x\nMK?\n")
+    res = run("align", refs / "BB11001.tfa", bad, "--outdir", tmp_path / "o2", "--backend", "cpu")
+    assert res.exit_code == 2 and "'?' at position 3" in res.stderr and not (tmp_path / "o2").exists()
