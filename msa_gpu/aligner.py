@@ -44,7 +44,7 @@ class Aligner:
         )
         off = cfg.matrix_offset if cfg.matrix_offset is not None else offset
         m = matrix_fixed(cfg.matrix or matrix, seqs.alphabet.letters, off)
-        return Scoring(seqs.alphabet.size, seqs.alphabet.gap, self.backend.xp.asarray(m),
+        return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m,
                        gaps.fixed(), int(round(cfg.gap_pair * SCALE)))
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:

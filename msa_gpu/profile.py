@@ -1,8 +1,7 @@
-"""Profiles and the per-position gap arrays of a profile-profile merge.
+"""Profiles and the per-level metadata the profile kernels take.
 
-A profile is a code matrix (members x columns, gap = alphabet size) with one
-integer weight per member. Everything here is written once against ``xp``
-and uses integer arithmetic only, so both backends agree exactly.
+A profile is a code matrix (members x columns, gap = alphabet size) that
+lives on the device, plus its member indices and integer weights on the host.
 """
 
 from __future__ import annotations
@@ -11,107 +10,73 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .scoring import FRAC_ONE
-
 
 @dataclass(frozen=True)
 class Profile:
-    """Members (leaf indices), their codes (xp uint8 matrix) and weights."""
+    """Members (leaf indices, host), codes (xp uint8 (k, L)) and weights (host int64)."""
 
-    members: np.ndarray  # host int64
-    codes: object  # xp uint8 (k, L)
-    weights: object  # xp int64 (k,)
+    members: np.ndarray
+    codes: object
+    weights: np.ndarray
 
     @property
     def length(self) -> int:
         return int(self.codes.shape[1])
 
+    @property
+    def size(self) -> int:
+        return int(self.codes.shape[0])
+
+
+def offsets(sizes) -> np.ndarray:
+    """Exclusive prefix sums with the total appended.
+
+    >>> offsets([2, 3]).tolist()
+    [0, 2, 5]
+    """
+    return np.concatenate([[0], np.cumsum(np.asarray(sizes, dtype=np.int64))]).astype(np.int64)
+
 
 @dataclass(frozen=True)
-class ProfileStats:
-    """Weighted residue counts and gap fractions of one profile."""
+class LevelMeta:
+    """Per-profile and per-pair metadata of one level, as the kernels take it.
+    Profile ``2p`` is pair ``p``'s A side and ``2p + 1`` its B side."""
 
-    counts: object  # xp int64 (L, A): weighted counts of each residue
-    total: int  # sum of weights
-    resid: object  # xp int64 (L,): residue fraction, 0..FRAC_ONE
-    both: object  # xp int64 (L+1,): fraction with residues on both sides of each boundary
-
-
-def leaf_profile(codes: np.ndarray, leaf: int, weight: int, xp) -> Profile:
-    return Profile(np.array([leaf]), xp.asarray(codes, dtype=xp.uint8)[None, :], xp.asarray([weight], dtype=xp.int64))
-
-
-def profile_stats(p: Profile, alphabet_size: int, xp) -> ProfileStats:
-    """Counts and gap fractions, in integers."""
-    k, L = p.codes.shape
-    w = p.weights
-    total = int(w.sum())
-    onehot = (p.codes[:, :, None] == xp.arange(alphabet_size, dtype=xp.uint8)[None, None, :])
-    counts = (w[:, None] * onehot.reshape(k, -1).astype(xp.int64)).sum(axis=0).reshape(L, alphabet_size)
-    isres = p.codes != alphabet_size
-    wres = (w[:, None] * isres).sum(axis=0)
-    resid = wres * FRAC_ONE // total
-    inner = (w[:, None] * (isres[:, :-1] & isres[:, 1:])).sum(axis=0) * FRAC_ONE // total
-    both = xp.concatenate([resid[:1], inner, resid[-1:]])
-    return ProfileStats(counts, total, resid, both)
+    code_off: object  # int64 (2P,)
+    k: object  # int32 (2P,)
+    L: object  # int32 (2P,)
+    w_off: object  # int64 (2P,)
+    W: object  # int64 (2P,)
+    gap: object  # int32 (2P,)
+    gaps: object  # int32 (2P, 4): go, ge, tgo, tge
+    mat: object  # int32 (2P,)
+    col_off: object  # int64 (2P,)
+    bnd_off: object  # int64 (2P,)
+    gap_pair: object  # int32 (P,)
+    s_off: object  # int64 (P+1,)
+    n_cols: int
+    n_bnd: int
+    n_cells: int
+    max_cells: int
 
 
-def column_scores(a: ProfileStats, b: ProfileStats, matrix, xp, gap_pair: int = 0):
-    """S[i, j] = sum_xy countA[i,x] M[x,y] countB[j,y] / (WA * WB), floored,
-    less ``gap_pair`` for each weighted pair of a residue facing an existing
-    gap; int64 matrix products, exact on both backends."""
-    num = (a.counts @ matrix) @ b.counts.T
-    s = num // (a.total * b.total)
-    if gap_pair:
-        ga, gb = FRAC_ONE - a.resid, FRAC_ONE - b.resid
-        s -= (ga[:, None] * b.resid[None, :] + a.resid[:, None] * gb[None, :]) * gap_pair // (FRAC_ONE * FRAC_ONE)
-    return s.astype(xp.int32)
-
-
-def gap_params(rows: ProfileStats, cols: ProfileStats, gaps: tuple[int, int, int, int], xp):
-    """Per-position gap costs for one merge, A on the rows and B on the columns.
-
-    rowp[i] = [openH(i), extV_inner(i), extV_term(i)] for i = 0..m and
-    colp[j] = [openV(j), extH_inner(j), extH_term(j)] for j = 0..n:
-    a gap run inserted at boundary b of a profile costs ``open`` scaled by the
-    fraction of that profile's members with residues on both sides of b (a new
-    gap next to an existing one opens nothing), and each column it faces costs
-    ``extend`` scaled by that column's residue fraction. Terminal runs scale
-    by the terminal factors.
-    """
-    go, ge, tgo, tge = gaps
-
-    def side(stats: ProfileStats, other: ProfileStats):
-        L = int(stats.resid.shape[0])
-        out = xp.zeros((L + 1, 4), dtype=xp.int64)
-        out[1:, 3] = stats.resid
-        open_ = go * stats.both
-        open_[0] = open_[0] * tgo // FRAC_ONE
-        open_[L] = open_[L] * tgo // FRAC_ONE
-        out[:, 0] = open_ // FRAC_ONE
-        ext = ge * stats.resid
-        out[1:, 1] = ext // FRAC_ONE
-        out[1:, 2] = ext * tge // (FRAC_ONE * FRAC_ONE)
-        return out
-
-    # openH uses the rows' boundaries (the gap goes into A); extV the rows' residues
-    ra = side(rows, cols)
-    cb = side(cols, rows)
-    return ra.astype(xp.int32), cb.astype(xp.int32)
-
-
-def merge_codes(a: Profile, b: Profile, path: np.ndarray, gap: int, xp) -> Profile:
-    """The merged profile from a forward path of moves (0 both, 1 A only, 2 B only)."""
-    moves = xp.asarray(path)
-    take_a = moves != 2
-    take_b = moves != 1
-    col_a = xp.where(take_a, xp.cumsum(take_a) - 1, a.length)
-    col_b = xp.where(take_b, xp.cumsum(take_b) - 1, b.length)
-    pad = xp.full((1,), gap, dtype=xp.uint8)
-    ca = xp.concatenate([a.codes, xp.broadcast_to(pad, (a.codes.shape[0], 1))], axis=1)[:, col_a]
-    cb = xp.concatenate([b.codes, xp.broadcast_to(pad, (b.codes.shape[0], 1))], axis=1)[:, col_b]
-    return Profile(
-        np.concatenate([a.members, b.members]),
-        xp.concatenate([ca, cb], axis=0),
-        xp.concatenate([a.weights, b.weights]),
+def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], xp) -> LevelMeta:
+    """Metadata of a level's profiles (A, B, A, B, ...); ``scorings`` and
+    ``mat_index`` are per pair."""
+    k = np.array([p.size for p in profiles], dtype=np.int32)
+    L = np.array([p.length for p in profiles], dtype=np.int32)
+    two = lambda v: np.repeat(np.asarray(v), 2, axis=0)  # noqa: E731 (per pair -> per profile)
+    cells = L[0::2].astype(np.int64) * L[1::2]
+    host = dict(
+        code_off=offsets(k.astype(np.int64) * L)[:-1], k=k, L=L,
+        w_off=offsets(k)[:-1], W=np.array([int(p.weights.sum()) for p in profiles], dtype=np.int64),
+        gap=two([sc.gap_code for sc in scorings]).astype(np.int32),
+        gaps=two([sc.gaps for sc in scorings]).astype(np.int32).reshape(-1, 4),
+        mat=two(mat_index).astype(np.int32),
+        col_off=offsets(L)[:-1], bnd_off=offsets(L.astype(np.int64) + 1)[:-1],
+        gap_pair=np.array([sc.gap_pair for sc in scorings], dtype=np.int32),
+        s_off=offsets(cells),
     )
+    return LevelMeta(**{key: xp.asarray(v) for key, v in host.items()},
+                     n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(profiles),
+                     n_cells=int(cells.sum()), max_cells=int(cells.max(initial=0)))

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .profile import Profile, column_scores, gap_params, leaf_profile, merge_codes, profile_stats
+from .profile import LevelMeta, Profile, level_meta, offsets
 from .types import Alignment, GuideTree, MergeSchedule, Sequences
+
+VEC = 24  # residue slots per column in the kernels
 
 
 @dataclass(frozen=True)
@@ -29,17 +31,13 @@ class PairBatch:
     path_off: object
 
 
-def _offsets(sizes: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class Scoring:
-    """One family's scoring in fixed point, with its matrix on the device."""
+    """One family's scoring in fixed point."""
 
     alphabet_size: int
     gap_code: int
-    matrix: object  # xp int64 (A, A)
+    matrix: np.ndarray  # host int64 (A, A)
     gaps: tuple[int, int, int, int]
     gap_pair: int
 
@@ -55,36 +53,36 @@ class FamilyJob:
     scoring: Scoring
 
 
-def build_batch(pairs: list[tuple[Profile, Profile]], scorings: list[Scoring], xp) -> PairBatch:
-    """Column scores and gap arrays of every pair, packed flat."""
-    S, rows, cols = [], [], []
-    for (a, b), sc in zip(pairs, scorings):
-        sa = profile_stats(a, sc.alphabet_size, xp)
-        sb = profile_stats(b, sc.alphabet_size, xp)
-        S.append(column_scores(sa, sb, sc.matrix, xp, sc.gap_pair).ravel())
-        r, c = gap_params(sa, sb, sc.gaps, xp)
-        rows.append(r)
-        cols.append(c)
-    dims = np.array([[a.length, b.length] for a, b in pairs], dtype=np.int32)
-    m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
-    host = dict(
-        s_off=_offsets(m * n), row_off=_offsets(m + 1), col_off=_offsets(n + 1),
-        dir_off=_offsets((m + 1) * (n + 1)), path_off=_offsets(m + n),
-    )
-    return PairBatch(
-        S=xp.concatenate(S), rowp=xp.concatenate(rows), colp=xp.concatenate(cols),
-        dims=xp.asarray(dims), **{k: xp.asarray(v) for k, v in host.items()},
-    )
+def _stack_matrices(jobs: list[FamilyJob], xp):
+    """The distinct matrices, zero-padded to VEC x VEC, and each job's index."""
+    distinct: dict[bytes, int] = {}
+    index = []
+    for job in jobs:
+        key = job.scoring.matrix.tobytes() + bytes(job.scoring.matrix.shape)
+        index.append(distinct.setdefault(key, len(distinct)))
+    mats = np.zeros((len(distinct), VEC, VEC), dtype=np.int64)
+    for job, i in zip(jobs, index):
+        a = job.scoring.matrix.shape[0]
+        mats[i, :a, :a] = job.scoring.matrix
+    return xp.asarray(mats), index
+
+
+def _leaves(job: FamilyJob, xp) -> dict[int, Profile]:
+    """Leaf profiles: one upload per family, each leaf a view of it."""
+    lengths = [len(c) for c in job.seqs.codes]
+    flat = xp.asarray(np.concatenate(job.seqs.codes).astype(np.uint8))
+    offs = offsets(lengths)
+    return {i: Profile(np.array([i]), flat[offs[i]: offs[i + 1]].reshape(1, -1), job.weights[i: i + 1].astype(np.int64))
+            for i in range(len(lengths))}
 
 
 def progressive_align(jobs: list[FamilyJob], backend) -> list[Alignment]:
-    """Align every family along its tree. Level h of every family goes to
-    the backend as one batch, so small families share launches."""
+    """Align every family along its tree. Level h of every family is one
+    batch: one launch each for profile statistics, column scores, the DP and
+    the merge, whatever the number of pairs."""
     xp = backend.xp
-    nodes = [
-        {i: leaf_profile(job.seqs.codes[i], i, int(job.weights[i]), xp) for i in range(len(job.seqs))}
-        for job in jobs
-    ]
+    mats, mat_of = _stack_matrices(jobs, xp)
+    nodes = [_leaves(job, xp) for job in jobs]
     depth = max(len(job.schedule.levels) for job in jobs)
     for h in range(depth):
         # this level's merges, across every family that still has one
@@ -92,14 +90,40 @@ def progressive_align(jobs: list[FamilyJob], backend) -> list[Alignment]:
                   for k in job.schedule.levels[h]]
         pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
                  for f, k in owners]
-        batch = build_batch(pairs, [jobs[f].scoring for f, _ in owners], xp)
-        path, path_len, _ = backend.align_batch(batch)
-        lens, offs = backend.to_host(path_len), backend.to_host(batch.path_off)
-        for (f, k), (a, b), off, ln in zip(owners, pairs, offs, lens):
-            forward = path[int(off): int(off) + int(ln)][::-1]
-            nodes[f][len(jobs[f].seqs) + k] = merge_codes(a, b, forward, jobs[f].scoring.gap_code, xp)
+        profiles = [p for pair in pairs for p in pair]
+        lv = level_meta(profiles, [jobs[f].scoring for f, _ in owners], [mat_of[f] for f, _ in owners], xp)
+        codes = xp.concatenate([p.codes.ravel() for p in profiles])
+        weights = xp.asarray(np.concatenate([p.weights for p in profiles]))
+        # profile statistics and column scores
+        vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, mats)
+        S = backend.ops.column_scores(lv, vec, resid)
+        # DP with traceback
+        batch = _pair_batch(pairs, S, lv, rowp, xp)
+        path, path_len, _ = backend.ops.align_batch(batch)
+        # merged profiles from the paths
+        lens = backend.to_host(path_len).astype(np.int64)
+        rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
+        out_off = offsets(rows * lens)
+        out = backend.ops.merge_profiles(lv, codes, path, batch.path_off, path_len, xp.asarray(out_off), int(out_off[-1]))
+        for p, ((f, k), (a, b)) in enumerate(zip(owners, pairs)):
+            merged = out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p]))
+            nodes[f][len(jobs[f].seqs) + k] = Profile(
+                np.concatenate([a.members, b.members]), merged, np.concatenate([a.weights, b.weights]))
     return [codes_to_alignment(nodes[f][2 * len(job.seqs) - 2], job.scoring.gap_code, backend)
             for f, job in enumerate(jobs)]
+
+
+def _pair_batch(pairs, S, lv: LevelMeta, rowp, xp) -> PairBatch:
+    """The DP kernel's view of a level: rows from the A profiles' gap rows,
+    columns from the B profiles'."""
+    dims = np.array([[a.length, b.length] for a, b in pairs], dtype=np.int32)
+    m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
+    bnd = offsets(np.stack([m + 1, n + 1], axis=1).ravel())[:-1]
+    return PairBatch(
+        S=S, s_off=lv.s_off, rowp=rowp, row_off=xp.asarray(bnd[0::2].copy()), colp=rowp,
+        col_off=xp.asarray(bnd[1::2].copy()), dims=xp.asarray(dims),
+        dir_off=xp.asarray(offsets((m + 1) * (n + 1))), path_off=xp.asarray(offsets(m + n)),
+    )
 
 
 def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from msa_gpu.backend.cpu import align_batch
-from msa_gpu.progressive import PairBatch, _offsets
+from msa_gpu.profile import offsets as _offsets
+from msa_gpu.progressive import PairBatch
 
 from dp_reference import best_score, rescore
 

@@ -74,3 +74,15 @@ def test_alignments_identical_references(refs):
         a = Aligner(AlignerConfig(), backend=cpu_backend()).align(seqs)
         b = Aligner(AlignerConfig(), backend=_gpu()).align(seqs)
         assert a.rows() == b.rows(), tfa.name
+
+
+def test_batch_mode_identical(refs):
+    rng = np.random.default_rng(7)
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    for i in range(6):
+        raw = random_family(rng, int(rng.integers(2, 30)), 5, int(rng.integers(20, 300)),
+                            "ACGT" if i % 2 else "ACDEFGHIKLMNPQRSTVWY")
+        fams.append(make_sequences([f"s{j}" for j in range(len(raw))], raw))
+    a = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)
+    b = Aligner(AlignerConfig(), backend=_gpu()).align_many(fams)
+    assert [r.rows() for r in a] == [r.rows() for r in b]

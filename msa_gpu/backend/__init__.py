@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from types import ModuleType
 
 import numpy as np
 
@@ -15,11 +15,13 @@ from ..errors import BackendError
 
 @dataclass(frozen=True)
 class Backend:
-    """An array module and the DP kernels that go with it."""
+    """An array module and the kernels that go with it: ``ops`` is a module
+    with ``profile_stats``, ``column_scores``, ``align_batch`` and
+    ``merge_profiles`` (backend/cpu.py or backend/gpu.py)."""
 
     name: str
     xp: object
-    align_batch: Callable
+    ops: ModuleType
     reason: str = ""
 
     def to_host(self, a) -> np.ndarray:
@@ -46,7 +48,7 @@ def probe_gpu() -> tuple[bool, str]:
 def cpu_backend(reason: str = "") -> Backend:
     from . import cpu
 
-    return Backend("cpu", np, cpu.align_batch, reason)
+    return Backend("cpu", np, cpu, reason)
 
 
 def gpu_backend(reason: str = "") -> Backend:
@@ -54,7 +56,7 @@ def gpu_backend(reason: str = "") -> Backend:
 
     from . import gpu
 
-    return Backend("gpu", cupy, gpu.align_batch, reason)
+    return Backend("gpu", cupy, gpu, reason)
 
 
 def select_backend(choice: BackendChoice | str = BackendChoice.auto) -> Backend:

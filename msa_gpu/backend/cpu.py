@@ -109,3 +109,138 @@ def align_batch(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         batch.dims, path, batch.path_off, path_len, score,
     )
     return path, path_len, score
+
+
+VEC = 24
+FRAC = 1024
+
+
+@numba.njit(cache=True, parallel=True)
+def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, mat, mats,
+                   col_off, bnd_off, vec, resid, rowp):
+    """Twin of kernels/profile_ops.cu:profile_stats."""
+    for q in numba.prange(k.shape[0]):
+        kq, Lq, g = k[q], L[q], gap[q]
+        Wq = W[q]
+        go, ge, tgo, tge = np.int64(gaps[q, 0]), np.int64(gaps[q, 1]), np.int64(gaps[q, 2]), np.int64(gaps[q, 3])
+        b_side = (q & 1) == 1
+        M = mats[mat[q]]
+        acc = np.zeros(VEC, np.int64)
+        base = code_off[q]
+        for c in range(Lq + 1):
+            acc[:] = 0
+            res_c = np.int64(0)
+            res_prev = np.int64(0)
+            both = np.int64(0)
+            for s in range(kq):
+                w = weights[w_off[q] + s]
+                here = c < Lq and codes[base + s * Lq + c] != g
+                prev = c > 0 and codes[base + s * Lq + c - 1] != g
+                if here:
+                    acc[codes[base + s * Lq + c]] += w
+                    res_c += w
+                if prev:
+                    res_prev += w
+                if here and prev:
+                    both += w
+            fc = res_c * FRAC // Wq
+            fp = res_prev * FRAC // Wq
+            if c < Lq:
+                row = col_off[q] + c
+                if b_side:
+                    for x in range(VEC):
+                        t = np.int64(0)
+                        for y in range(VEC):
+                            t += M[x, y] * acc[y]
+                        vec[row, x] = t
+                else:
+                    vec[row, :] = acc
+                resid[row] = fc
+            if c == 0:
+                op = go * fc * tgo // FRAC
+            elif c == Lq:
+                op = go * fp * tgo // FRAC
+            else:
+                op = go * (both * FRAC // Wq)
+            r = bnd_off[q] + c
+            rowp[r, 0] = op // FRAC
+            rowp[r, 1] = ge * fp // FRAC if c > 0 else 0
+            rowp[r, 2] = ge * fp * tge // (FRAC * FRAC) if c > 0 else 0
+            rowp[r, 3] = fp if c > 0 else 0
+
+
+@numba.njit(cache=True, parallel=True)
+def _column_scores(vec, resid, col_off, L, W, gap_pair, S, s_off):
+    """Twin of kernels/profile_ops.cu:column_scores."""
+    for p in numba.prange(gap_pair.shape[0]):
+        qa, qb = 2 * p, 2 * p + 1
+        m, n = L[qa], L[qb]
+        denom = W[qa] * W[qb]
+        gp = np.int64(gap_pair[p])
+        for i in range(m):
+            ia = col_off[qa] + i
+            fa = np.int64(resid[ia])
+            for j in range(n):
+                jb = col_off[qb] + j
+                num = np.int64(0)
+                for x in range(VEC):
+                    num += vec[ia, x] * vec[jb, x]
+                s = num // denom
+                fb = np.int64(resid[jb])
+                s -= ((FRAC - fa) * fb + fa * (FRAC - fb)) * gp // (FRAC * FRAC)
+                S[s_off[p] + i * n + j] = s
+
+
+@numba.njit(cache=True, parallel=True)
+def _merge_profiles(codes, code_off, k, L, gap, path, path_off, path_len, out, out_off):
+    """Twin of kernels/profile_ops.cu:merge_profiles."""
+    for p in numba.prange(path_len.shape[0]):
+        qa, qb = 2 * p, 2 * p + 1
+        ln = path_len[p]
+        ka, kb, la, lb = k[qa], k[qb], L[qa], L[qb]
+        ca = np.empty(ln, np.int64)
+        cb = np.empty(ln, np.int64)
+        ia = 0
+        ib = 0
+        for t in range(ln):
+            mv = path[path_off[p] + ln - 1 - t]
+            if mv != 2:
+                ca[t] = ia
+                ia += 1
+            else:
+                ca[t] = -1
+            if mv != 1:
+                cb[t] = ib
+                ib += 1
+            else:
+                cb[t] = -1
+        o = out_off[p]
+        for s in range(ka + kb):
+            for t in range(ln):
+                if s < ka:
+                    v = codes[code_off[qa] + s * la + ca[t]] if ca[t] >= 0 else gap[qa]
+                else:
+                    v = codes[code_off[qb] + (s - ka) * lb + cb[t]] if cb[t] >= 0 else gap[qb]
+                out[o + s * ln + t] = v
+
+
+def profile_stats(lv, codes, weights, mats):
+    """Statistics and gap rows of every profile of a level (`LevelMeta` lv)."""
+    vec = np.empty((lv.n_cols, VEC), np.int64)
+    resid = np.empty(lv.n_cols, np.int32)
+    rowp = np.empty((lv.n_bnd, 4), np.int32)
+    _profile_stats(codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps,
+                   lv.mat, mats, lv.col_off, lv.bnd_off, vec, resid, rowp)
+    return vec, resid, rowp
+
+
+def column_scores(lv, vec, resid):
+    S = np.empty(lv.n_cells, np.int32)
+    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, lv.gap_pair, S, lv.s_off)
+    return S
+
+
+def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
+    out = np.empty(n_out, np.uint8)
+    _merge_profiles(codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, out, out_off)
+    return out
