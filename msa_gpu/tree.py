@@ -3,10 +3,7 @@ weights and Newick output."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-from scipy.cluster.hierarchy import linkage
-from scipy.spatial.distance import squareform
 
 from .types import DistanceMatrix, GuideTree
 
@@ -16,6 +13,9 @@ def upgma(dm: DistanceMatrix) -> GuideTree:
     n = len(dm)
     if n == 1:
         return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
+    from scipy.cluster.hierarchy import linkage  # imported here: slow to import
+    from scipy.spatial.distance import squareform
+
     z = linkage(squareform(dm.values, checks=False), method="average")
     return _tree_from_linkage(z, n)
 
@@ -25,65 +25,47 @@ def mixed_linkage(dm: DistanceMatrix, average_share: float = 0.1) -> GuideTree:
     ``average_share * average + (1 - average_share) * minimum`` of its two
     parts' distances (the mixture MAFFT's default guide tree uses).
 
-    Ties go to the lowest (row, column) pair. Cached row minima make it
-    O(n^2) in the usual case.
+    Ties go to the lowest (row, column) pair. Small inputs use a dense NumPy
+    loop; larger ones a numba version with cached row minima (O(n^2) in the
+    usual case). Both give the same tree.
     """
     n = len(dm)
     if n == 1:
         return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
-    children, lengths = _mixed_linkage(dm.values.copy(), float(average_share))
+    if n <= DENSE_MAX:
+        children, lengths = _mixed_linkage_dense(dm.values.copy(), float(average_share))
+    else:
+        from ._linkage import mixed_linkage_rowmin  # numba: imported only when needed
+
+        children, lengths = mixed_linkage_rowmin(dm.values.copy(), float(average_share))
     return GuideTree(n, children, lengths)
 
 
-@numba.njit(cache=True)
-def _row_min(d, i, alive):
-    best, arg = np.inf, -1
-    for j in range(d.shape[0]):
-        if alive[j] and j != i and d[i, j] < best:
-            best, arg = d[i, j], j
-    return best, arg
+DENSE_MAX = 256  # below this, the NumPy version is fast and skips importing numba
 
 
-@numba.njit(cache=True)
-def _mixed_linkage(d, share):
+def _mixed_linkage_dense(d: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """The same merges as `_mixed_linkage`, by argmin over the whole matrix."""
     n = d.shape[0]
-    alive = np.ones(n, dtype=np.bool_)
+    np.fill_diagonal(d, np.inf)
     node = np.arange(n)
     height = np.zeros(2 * n - 1)
-    rmin = np.empty(n)
-    rarg = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        rmin[i], rarg[i] = _row_min(d, i, alive)
     children = np.empty((n - 1, 2), dtype=np.int64)
     lengths = np.empty((n - 1, 2))
     for k in range(n - 1):
-        a, best = -1, np.inf
-        for i in range(n):
-            if alive[i] and rmin[i] < best:
-                best, a = rmin[i], i
-        b = rarg[a]
-        if b < a:
-            a, b = b, a
+        a, b = np.unravel_index(int(np.argmin(d)), d.shape)
+        a, b = min(a, b), max(a, b)
         h = d[a, b] / 2.0
         height[n + k] = h
-        children[k, 0], children[k, 1] = node[a], node[b]
-        lengths[k, 0] = max(h - height[node[a]], 0.0)
-        lengths[k, 1] = max(h - height[node[b]], 0.0)
-        alive[b] = False
-        for j in range(n):
-            if alive[j] and j != a:
-                v = share * (d[a, j] + d[b, j]) / 2.0 + (1.0 - share) * min(d[a, j], d[b, j])
-                d[a, j] = v
-                d[j, a] = v
+        children[k] = node[a], node[b]
+        lengths[k] = max(h - height[node[a]], 0.0), max(h - height[node[b]], 0.0)
+        merged = share * (d[a] + d[b]) / 2.0 + (1.0 - share) * np.minimum(d[a], d[b])
+        d[a, :] = merged
+        d[:, a] = merged
+        d[a, a] = np.inf
+        d[b, :] = np.inf
+        d[:, b] = np.inf
         node[a] = n + k
-        rmin[a], rarg[a] = _row_min(d, a, alive)
-        for i in range(n):
-            if not alive[i] or i == a:
-                continue
-            if rarg[i] == a or rarg[i] == b:
-                rmin[i], rarg[i] = _row_min(d, i, alive)
-            elif d[i, a] < rmin[i] or (d[i, a] == rmin[i] and a < rarg[i]):
-                rmin[i], rarg[i] = d[i, a], a
     return children, lengths
 
 

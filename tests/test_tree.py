@@ -135,3 +135,9 @@ def test_mixed_linkage_matches_brute_force(n, seed, coarse):
     t = mixed_linkage(DistanceMatrix(d, "t"))
     assert np.array_equal(t.children, _naive_mixed(d))
     assert (t.lengths >= 0).all()
+    from msa_gpu._linkage import mixed_linkage_rowmin
+    from msa_gpu.tree import _mixed_linkage_dense
+
+    rows, lengths = mixed_linkage_rowmin(d.copy(), 0.1)
+    rows2, lengths2 = _mixed_linkage_dense(d.copy(), 0.1)
+    assert np.array_equal(rows, rows2) and np.array_equal(lengths, lengths2)
