@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import datasets, peers, report
+from . import batch, datasets, peers, report
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write every alignment to <out>/<stem>-alignments/<aligner>/<set>/<ID>.fa")
     b.add_argument("--quiet", action="store_true", help="no per-family progress lines")
     b.set_defaults(func=cmd_balibase)
+    batch.register(sub)
     return parser
 
 

@@ -59,3 +59,32 @@ def test_balibase_harness_msagpu_and_missing_aligner(tmp_path, refs):
     assert missing["available"] is False and "not available" in missing["reason"]
     assert not any(r["aligner"] == "nosuchaligner" for r in doc["families"])
     assert "| msagpu" in proc.stdout and "nosuchaligner" in proc.stdout and "not available" in proc.stdout
+
+
+def test_batch_benchmark_scores_match_cli(tmp_path, refs):
+    data = tmp_path / "tinybench"
+    for fam, rv in (("BB11001", "RV11"), ("BB12006", "RV12")):
+        (data / rv).mkdir(parents=True)
+        for suffix in (".tfa", ".ref.fa", ".core"):
+            shutil.copy(refs / f"{fam}{suffix}", data / rv / f"{fam}{suffix}")
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "batch", "--data", str(data), "--backend", "cpu",
+         "--single", "BB11001", "--repeats", "1", "--out", str(out), "--tag", "t"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "t-batch-cpu.json").read_text())
+    assert doc["families"] == 2 and set(doc["per_set"]) == {"RV11", "RV12"}
+    assert set(doc["stages_s"]) >= {"distance", "tree", "progressive"}
+    assert len(doc["single"]["wall_s"]) == 1
+    # the batch output scores as the single-family command line does
+    cli = subprocess.run([sys.executable, "-m", "msa_gpu", "align", str(refs / "BB12006.tfa"), "--backend", "cpu",
+                          "-q"], capture_output=True, text=True, check=True)
+    aln = tmp_path / "single.fa"
+    aln.write_text(cli.stdout)
+    names, rows = read_aligned(aln)
+    rn, rr = read_aligned(refs / "BB12006.ref.fa")
+    s = sp_tc(names, rows, rn, rr, read_core(refs / "BB12006.core"))
+    got = next(r for r in doc["rows"] if r["id"] == "BB12006")
+    assert (got["sp"], got["tc"]) == (s.sp, s.tc)
