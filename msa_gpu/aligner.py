@@ -87,7 +87,7 @@ class Aligner:
                         for f in todo]
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive"):
-                for f, aln in zip(todo, progressive_align(jobs, self.backend)):
+                for f, aln in zip(todo, progressive_align(jobs, self.backend, self.config.long_cells)):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round
             if rnd < self.config.retree:

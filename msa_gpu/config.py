@@ -31,7 +31,8 @@ class AlignerConfig:
     faces an existing gap when two columns are matched. ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
     ``retree=1`` here). The defaults were chosen on BAliBASE 3 (see
-    benchmarks/results/).
+    benchmarks/results/). Merges of more than ``long_cells`` DP cells use
+    the checkpointed kernel, whose memory grows as (m + n)^1.5.
     """
 
     seqtype: SeqType = SeqType.auto
@@ -45,6 +46,7 @@ class AlignerConfig:
     matrix_offset: float | None = None
     retree: int = 1
     gap_pair: float = 0.6
+    long_cells: int = 1 << 26
     threads: int | None = None
 
     def __post_init__(self) -> None:

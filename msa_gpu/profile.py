@@ -60,13 +60,14 @@ class LevelMeta:
     max_cells: int
 
 
-def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], xp) -> LevelMeta:
-    """Metadata of a level's profiles (A, B, A, B, ...); ``scorings`` and
-    ``mat_index`` are per pair."""
+def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], long_mask: np.ndarray,
+               xp) -> LevelMeta:
+    """Metadata of a level's profiles (A, B, A, B, ...); ``scorings``,
+    ``mat_index`` and ``long_mask`` are per pair (long pairs get no score matrix)."""
     k = np.array([p.size for p in profiles], dtype=np.int32)
     L = np.array([p.length for p in profiles], dtype=np.int32)
     two = lambda v: np.repeat(np.asarray(v), 2, axis=0)  # noqa: E731 (per pair -> per profile)
-    cells = L[0::2].astype(np.int64) * L[1::2]
+    cells = L[0::2].astype(np.int64) * L[1::2] * ~np.asarray(long_mask, dtype=bool)
     host = dict(
         code_off=offsets(k.astype(np.int64) * L)[:-1], k=k, L=L,
         w_off=offsets(k)[:-1], W=np.array([int(p.weights.sum()) for p in profiles], dtype=np.int64),

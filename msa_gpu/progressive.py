@@ -76,10 +76,15 @@ def _leaves(job: FamilyJob, xp) -> dict[int, Profile]:
             for i in range(len(lengths))}
 
 
-def progressive_align(jobs: list[FamilyJob], backend) -> list[Alignment]:
+#: Pairs with more DP cells than this align in checkpointed bands (memory
+#: O((m + n)^1.5) instead of an m x n score matrix and direction array).
+LONG_CELLS = 1 << 26
+
+
+def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS) -> list[Alignment]:
     """Align every family along its tree. Level h of every family is one
     batch: one launch each for profile statistics, column scores, the DP and
-    the merge, whatever the number of pairs."""
+    the merge, whatever the number of pairs (plus one for long pairs)."""
     xp = backend.xp
     mats, mat_of = _stack_matrices(jobs, xp)
     nodes = [_leaves(job, xp) for job in jobs]
@@ -91,15 +96,20 @@ def progressive_align(jobs: list[FamilyJob], backend) -> list[Alignment]:
         pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
                  for f, k in owners]
         profiles = [p for pair in pairs for p in pair]
-        lv = level_meta(profiles, [jobs[f].scoring for f, _ in owners], [mat_of[f] for f, _ in owners], xp)
+        sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in pairs], dtype=np.int64)
+        long_mask = sizes > long_cells
+        lv = level_meta(profiles, [jobs[f].scoring for f, _ in owners], [mat_of[f] for f, _ in owners],
+                        long_mask, xp)
         codes = xp.concatenate([p.codes.ravel() for p in profiles])
         weights = xp.asarray(np.concatenate([p.weights for p in profiles]))
         # profile statistics and column scores
         vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, mats)
         S = backend.ops.column_scores(lv, vec, resid)
         # DP with traceback
-        batch = _pair_batch(pairs, S, lv, rowp, xp)
+        batch = _pair_batch(pairs, S, lv, rowp, long_mask, xp)
         path, path_len, _ = backend.ops.align_batch(batch)
+        if long_mask.any():
+            backend.ops.align_long(batch, lv, vec, resid, np.flatnonzero(long_mask).tolist(), path, path_len)
         # merged profiles from the paths
         lens = backend.to_host(path_len).astype(np.int64)
         rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
@@ -113,7 +123,7 @@ def progressive_align(jobs: list[FamilyJob], backend) -> list[Alignment]:
             for f, job in enumerate(jobs)]
 
 
-def _pair_batch(pairs, S, lv: LevelMeta, rowp, xp) -> PairBatch:
+def _pair_batch(pairs, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
     """The DP kernel's view of a level: rows from the A profiles' gap rows,
     columns from the B profiles'."""
     dims = np.array([[a.length, b.length] for a, b in pairs], dtype=np.int32)
@@ -122,7 +132,7 @@ def _pair_batch(pairs, S, lv: LevelMeta, rowp, xp) -> PairBatch:
     return PairBatch(
         S=S, s_off=lv.s_off, rowp=rowp, row_off=xp.asarray(bnd[0::2].copy()), colp=rowp,
         col_off=xp.asarray(bnd[1::2].copy()), dims=xp.asarray(dims),
-        dir_off=xp.asarray(offsets((m + 1) * (n + 1))), path_off=xp.asarray(offsets(m + n)),
+        dir_off=xp.asarray(offsets((m + 1) * (n + 1) * ~long_mask)), path_off=xp.asarray(offsets(m + n)),
     )
 
 

@@ -86,3 +86,14 @@ def test_batch_mode_identical(refs):
     a = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)
     b = Aligner(AlignerConfig(), backend=_gpu()).align_many(fams)
     assert [r.rows() for r in a] == [r.rows() for r in b]
+
+
+def test_long_kernel_matches_cpu(refs):
+    """The GPU's checkpointed kernel (every merge forced there) against the
+    CPU's full-matrix DP."""
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    rng = np.random.default_rng(11)
+    fams += [make_sequences(["a", "b", "c"], random_family(rng, 3, 900, 1500, "ACDEFGHIKLMNPQRSTVWY"))]
+    a = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)
+    b = Aligner(AlignerConfig(long_cells=0), backend=_gpu()).align_many(fams)
+    assert [r.rows() for r in a] == [r.rows() for r in b]

@@ -1,0 +1,366 @@
+// Profile kernels of stage 3, one module: level-wide statistics, column
+// scores, the profile-profile DP (with traceback) and merges.
+//
+// All arithmetic is integer, so the numba twins in msa_gpu/backend/cpu.py
+// give the same results bit for bit, ties included.
+
+#define NEG_INF (-1000000000)
+#define VEC 24     // residue slots per column (alphabet size <= 23)
+#define FRAC 1024  // fixed-point one for fractions
+
+// Column score of A column i against B column j:
+//   floor(sum_x vecA[i][x] * vecB[j][x] / (W_A * W_B))
+//   - gap_pair * ((FRAC - rA) rB + rA (FRAC - rB)) / FRAC^2
+__device__ __forceinline__ int col_score(const long long* va, const long long* vb, const int* ra,
+                                         const int* rb, int i, int j, long long denom, long long gp)
+{
+    long long num = 0;
+    for (int x = 0; x < VEC; ++x) num += va[(long long)i * VEC + x] * vb[(long long)j * VEC + x];
+    long long s = num / denom;
+    if ((num % denom != 0) && (num < 0)) s -= 1;  // floor division
+    const long long fa = ra[i], fb = rb[j];
+    s -= ((FRAC - fa) * fb + fa * (FRAC - fb)) * gp / (FRAC * FRAC);
+    return (int)s;
+}
+
+// One DP cell (see profile_dp). up = (i-1, j), left = (i, j-1), diag = (i-1, j-1);
+// s is the column score of (i-1, j-1), used when i > 0 and j > 0.
+__device__ __forceinline__ void dp_cell(int i, int j, int m, int n, const int* rp, const int* cp,
+                                        int h_up, int e_up, int h_left, int f_left, int h_diag, int s,
+                                        int& h, int& e, int& f, unsigned char& bits)
+{
+    e = NEG_INF; f = NEG_INF; bits = 0;
+    if (i > 0) {
+        const int ext = (j == 0 || j == n) ? rp[4 * i + 2] : rp[4 * i + 1];
+        const int opened = h_up - (cp[4 * j] * rp[4 * i + 3]) / FRAC;
+        if (opened >= e_up) { e = opened - ext; bits |= 4; }
+        else { e = e_up - ext; }
+    }
+    if (j > 0) {
+        const int ext = (i == 0 || i == m) ? cp[4 * j + 2] : cp[4 * j + 1];
+        const int opened = h_left - (rp[4 * i] * cp[4 * j + 3]) / FRAC;
+        if (opened >= f_left) { f = opened - ext; bits |= 8; }
+        else { f = f_left - ext; }
+    }
+    if (i > 0 && j > 0) {
+        h = h_diag + s;
+        if (e > h) { h = e; bits |= 1; }
+        if (f > h) { h = f; bits = (bits & 12) | 2; }
+    } else if (i > 0) {
+        h = e; bits |= 1;
+    } else if (j > 0) {
+        h = f; bits |= 2;
+    } else {
+        h = 0;
+    }
+}
+
+// Traceback step from (i, j) in state st (0 H, 1 E, 2 F); returns the move.
+__device__ __forceinline__ unsigned char trace_step(unsigned char bits, int& i, int& j, int& st)
+{
+    if (st == 0) st = bits & 3;
+    if (st == 0) { --i; --j; return 0; }
+    if (st == 1) { st = (bits & 4) ? 0 : 1; --i; return 1; }
+    st = (bits & 8) ? 0 : 2; --j; return 2;
+}
+
+// ---------------------------------------------------------------- profile DP
+// Batched Gotoh profile-profile alignment with traceback: one thread block
+// per pair, anti-diagonal wavefronts, 4 direction bits per cell.
+// Per pair p (A has m columns, rows i; B has n columns, cols j):
+//   S      int32[m*n] at s_off[p]         column-pair scores
+//   rowp   int32[(m+1)*4] at row_off[p]   [openH(i), extV_inner(i), extV_term(i), resA(i)]
+//   colp   int32[(n+1)*4] at col_off[p]   [openV(j), extH_inner(j), extH_term(j), resB(j)]
+//   dirs   uint8[(m+1)*(n+1)] at dir_off[p]
+//   path   uint8[m+n] at path_off[p]      moves, written from the end backwards
+// Recurrences (no close cost; E consumes A, F consumes B):
+//   E[i][j] = max(H[i-1][j] - openV[j] * resA[i] / 1024, E[i-1][j]) - extV(i, j)
+//   F[i][j] = max(H[i][j-1] - openH[i] * resB[j] / 1024, F[i][j-1]) - extH(i, j)
+// (resA, resB: residue fractions of the column a run starts on, 1024 = all)
+//   H[i][j] = max(H[i-1][j-1] + S[i-1][j-1], E[i][j], F[i][j])
+// extV uses the terminal value on j == 0 or j == n, extH on i == 0 or i == m.
+// dirs bits 0-1: H source (0 diag, 1 E, 2 F); bit 2: E opened; bit 3: F opened.
+// Ties: diag before E before F; opening before extending.
+// Pairs with no direction storage (dir_off[p+1] == dir_off[p]) are long pairs,
+// left to long_dp.
+extern "C" __global__ void profile_dp(
+    const int* __restrict__ S, const long long* __restrict__ s_off,
+    const int* __restrict__ rowp, const long long* __restrict__ row_off,
+    const int* __restrict__ colp, const long long* __restrict__ col_off,
+    const int* __restrict__ dims,
+    unsigned char* __restrict__ dirs, const long long* __restrict__ dir_off,
+    int* __restrict__ scratch,
+    unsigned char* __restrict__ path, const long long* __restrict__ path_off,
+    int* __restrict__ path_len, int* __restrict__ score)
+{
+    const int p = blockIdx.x;
+    if (dir_off[p + 1] == dir_off[p]) return;
+    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int* Sp = S + s_off[p];
+    const int* rp = rowp + 4 * row_off[p];
+    const int* cp = colp + 4 * col_off[p];
+    unsigned char* D = dirs + dir_off[p];
+    // scratch: H diagonals (3 x (m+1)), E (2 x (m+1)), F (2 x (m+1))
+    int* base = scratch + 7 * row_off[p];
+    const int W = m + 1;
+    for (int d = 0; d <= m + n; ++d) {
+        int* Hc = base + (d % 3) * W;
+        const int* Hp = base + ((d + 2) % 3) * W;   // d-1
+        const int* Hpp = base + ((d + 1) % 3) * W;  // d-2
+        int* Ec = base + 3 * W + (d & 1) * W;
+        const int* Ep = base + 3 * W + ((d + 1) & 1) * W;
+        int* Fc = base + 5 * W + (d & 1) * W;
+        const int* Fp = base + 5 * W + ((d + 1) & 1) * W;
+        const int lo = d > n ? d - n : 0;
+        const int hi = d < m ? d : m;
+        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
+            const int j = d - i;
+            int h, e, f;
+            unsigned char bits;
+            const bool inner = i > 0 && j > 0;
+            dp_cell(i, j, m, n, rp, cp, i > 0 ? Hp[i - 1] : 0, i > 0 ? Ep[i - 1] : 0,
+                    j > 0 ? Hp[i] : 0, j > 0 ? Fp[i] : 0, inner ? Hpp[i - 1] : 0,
+                    inner ? Sp[(long long)(i - 1) * n + (j - 1)] : 0, h, e, f, bits);
+            Hc[i] = h; Ec[i] = e; Fc[i] = f;
+            D[(long long)i * (n + 1) + j] = bits;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        score[p] = base[((m + n) % 3) * W + m];
+        unsigned char* out = path + path_off[p];
+        int i = m, j = n, st = 0, len = 0;
+        while (i > 0 || j > 0) out[len++] = trace_step(D[(long long)i * (n + 1) + j], i, j, st);
+        path_len[p] = len;
+    }
+}
+
+// ---------------------------------------------------------------- long DP
+// The same DP for pairs too large for an m x n score matrix and direction
+// array: column scores are computed per cell from the profile vectors, the
+// forward sweep saves the state before every R-th anti-diagonal, and the
+// traceback recomputes one band of R diagonals at a time, keeping only that
+// band's direction bits. Memory per pair: 4 (m+1) ints per band boundary,
+// R (m+1) bytes and 7 (m+1) ints. One block per long pair.
+extern "C" __global__ void long_dp(
+    const long long* __restrict__ vec, const int* __restrict__ resid,
+    const long long* __restrict__ pcol_off, const long long* __restrict__ Wt,
+    const int* __restrict__ gap_pair,
+    const int* __restrict__ rowp, const long long* __restrict__ row_off,
+    const int* __restrict__ colp, const long long* __restrict__ col_off,
+    const int* __restrict__ dims, const int* __restrict__ long_idx, const int R,
+    int* __restrict__ ckpt, const long long* __restrict__ ckpt_off,
+    unsigned char* __restrict__ band, const long long* __restrict__ band_off,
+    int* __restrict__ scratch, const long long* __restrict__ scr_off,
+    unsigned char* __restrict__ path, const long long* __restrict__ path_off,
+    int* __restrict__ path_len, int* __restrict__ score)
+{
+    const int p = long_idx[blockIdx.x];
+    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int* rp = rowp + 4 * row_off[p];
+    const int* cp = colp + 4 * col_off[p];
+    const int qa = 2 * p, qb = 2 * p + 1;
+    const long long* va = vec + pcol_off[qa] * VEC;
+    const long long* vb = vec + pcol_off[qb] * VEC;
+    const int* ra = resid + pcol_off[qa];
+    const int* rb = resid + pcol_off[qb];
+    const long long denom = Wt[qa] * Wt[qb], gp = gap_pair[p];
+    int* base = scratch + scr_off[blockIdx.x];
+    int* ck = ckpt + ckpt_off[blockIdx.x];
+    unsigned char* bd = band + band_off[blockIdx.x];
+    const int W = m + 1, last = m + n;
+    const int nbands = last / R + 1;
+
+    auto sweep = [&](int d, bool keep) {
+        int* Hc = base + (d % 3) * W;
+        const int* Hp = base + ((d + 2) % 3) * W;
+        const int* Hpp = base + ((d + 1) % 3) * W;
+        int* Ec = base + 3 * W + (d & 1) * W;
+        const int* Ep = base + 3 * W + ((d + 1) & 1) * W;
+        int* Fc = base + 5 * W + (d & 1) * W;
+        const int* Fp = base + 5 * W + ((d + 1) & 1) * W;
+        const int lo = d > n ? d - n : 0;
+        const int hi = d < m ? d : m;
+        const int d0 = (d / R) * R;
+        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
+            const int j = d - i;
+            int h, e, f;
+            unsigned char bits;
+            const bool inner = i > 0 && j > 0;
+            dp_cell(i, j, m, n, rp, cp, i > 0 ? Hp[i - 1] : 0, i > 0 ? Ep[i - 1] : 0,
+                    j > 0 ? Hp[i] : 0, j > 0 ? Fp[i] : 0, inner ? Hpp[i - 1] : 0,
+                    inner ? col_score(va, vb, ra, rb, i - 1, j - 1, denom, gp) : 0, h, e, f, bits);
+            Hc[i] = h; Ec[i] = e; Fc[i] = f;
+            if (keep) bd[(long long)(d - d0) * W + i] = bits;
+        }
+    };
+    // saved before band b (b >= 1): H[d0-2], H[d0-1], E[d0-1], F[d0-1]
+    auto save = [&](int b, bool restore) {
+        const int d0 = b * R;
+        int* slot = ck + (long long)(b - 1) * 4 * W;
+        int* bufs[4] = {base + ((d0 - 2) % 3) * W, base + ((d0 - 1) % 3) * W,
+                        base + 3 * W + ((d0 - 1) & 1) * W, base + 5 * W + ((d0 - 1) & 1) * W};
+        for (int t = 0; t < 4; ++t)
+            for (int i = threadIdx.x; i < W; i += blockDim.x) {
+                if (restore) bufs[t][i] = slot[(long long)t * W + i];
+                else slot[(long long)t * W + i] = bufs[t][i];
+            }
+    };
+    for (int d = 0; d <= last; ++d) {
+        if (d > 0 && d % R == 0) save(d / R, false);
+        sweep(d, false);
+        __syncthreads();
+    }
+    __shared__ int ti, tj, tst, tlen;
+    if (threadIdx.x == 0) {
+        score[blockIdx.x] = base[(last % 3) * W + m];
+        ti = m; tj = n; tst = 0; tlen = 0;
+    }
+    unsigned char* out = path + path_off[p];
+    for (int b = nbands - 1; b >= 0; --b) {
+        const int d0 = b * R, d1 = min(d0 + R - 1, last);
+        __syncthreads();
+        if (b > 0) save(b, true);
+        __syncthreads();
+        for (int d = d0; d <= d1; ++d) {
+            sweep(d, true);
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) {
+            int i = ti, j = tj, st = tst, len = tlen;
+            while ((i > 0 || j > 0) && i + j >= d0)
+                out[len++] = trace_step(bd[(long long)(i + j - d0) * W + i], i, j, st);
+            ti = i; tj = j; tst = st; tlen = len;
+        }
+    }
+    if (threadIdx.x == 0) path_len[p] = tlen;
+}
+
+// ---------------------------------------------------------------- level-wide profile kernels
+// A level has P pairs; profile q = 2p is pair p's A side, q = 2p + 1 its B side.
+// Profile q: k[q] members x L[q] columns of uint8 codes at code_off[q]
+// (row-major), member weights at w_off[q], total weight W[q], gap code gap[q].
+
+// Per profile q, column c (< L) and boundary b = c (0..L):
+//   vec[col_off[q] + c][x]  = weighted count of residue x (A side), or
+//                             sum_y M[x][y] * count(y) (B side, M = mats[mat[q]])
+//   resid[col_off[q] + c]   = residue weight fraction of column c (0..FRAC)
+//   rowp[bnd_off[q] + b]    = [open, ext_inner, ext_term, resid(b-1)]
+// open = go * both(b) / FRAC, both(b) = fraction with residues on both sides of
+// boundary b (ends: the end column's resid, scaled by tgo / FRAC).
+extern "C" __global__ void profile_stats(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
+    const int* __restrict__ k, const int* __restrict__ L,
+    const long long* __restrict__ weights, const long long* __restrict__ w_off,
+    const long long* __restrict__ W, const int* __restrict__ gap,
+    const int* __restrict__ gaps,  // per profile: go, ge, tgo, tge
+    const int* __restrict__ mat, const long long* __restrict__ mats,
+    const long long* __restrict__ col_off, const long long* __restrict__ bnd_off,
+    long long* __restrict__ vec, int* __restrict__ resid, int* __restrict__ rowp)
+{
+    const int q = blockIdx.x;
+    const int kq = k[q], Lq = L[q], g = gap[q];
+    const unsigned char* cq = codes + code_off[q];
+    const long long* wq = weights + w_off[q];
+    const long long Wq = W[q];
+    const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
+    const bool b_side = (q & 1) == 1;
+    const long long* M = mats + (long long)mat[q] * VEC * VEC;
+    for (int c = threadIdx.x; c <= Lq; c += blockDim.x) {
+        long long acc[VEC];
+        for (int x = 0; x < VEC; ++x) acc[x] = 0;
+        long long res_c = 0, res_prev = 0, both = 0;
+        for (int s = 0; s < kq; ++s) {
+            const long long w = wq[s];
+            const bool here = c < Lq && cq[(long long)s * Lq + c] != g;
+            const bool prev = c > 0 && cq[(long long)s * Lq + c - 1] != g;
+            if (here) { acc[cq[(long long)s * Lq + c]] += w; res_c += w; }
+            if (prev) res_prev += w;
+            if (here && prev) both += w;
+        }
+        const long long fc = res_c * FRAC / Wq, fp = res_prev * FRAC / Wq;
+        if (c < Lq) {
+            long long* out = vec + (col_off[q] + c) * VEC;
+            if (b_side) {
+                for (int x = 0; x < VEC; ++x) {
+                    long long t = 0;
+                    for (int y = 0; y < VEC; ++y) t += M[x * VEC + y] * acc[y];
+                    out[x] = t;
+                }
+            } else {
+                for (int x = 0; x < VEC; ++x) out[x] = acc[x];
+            }
+            resid[col_off[q] + c] = (int)fc;
+        }
+        long long open;
+        if (c == 0) open = go * fc * tgo / FRAC;
+        else if (c == Lq) open = go * fp * tgo / FRAC;
+        else open = go * (both * FRAC / Wq);
+        int* r = rowp + (bnd_off[q] + c) * 4;
+        r[0] = (int)(open / FRAC);
+        r[1] = c > 0 ? (int)(ge * fp / FRAC) : 0;
+        r[2] = c > 0 ? (int)(ge * fp * tge / (FRAC * FRAC)) : 0;
+        r[3] = c > 0 ? (int)fp : 0;
+    }
+}
+
+// S[i][j] = col_score(i, j) for every short pair (long pairs have no S).
+extern "C" __global__ void column_scores(
+    const long long* __restrict__ vec, const int* __restrict__ resid,
+    const long long* __restrict__ col_off, const int* __restrict__ L,
+    const long long* __restrict__ W, const int* __restrict__ gap_pair,
+    int* __restrict__ S, const long long* __restrict__ s_off)
+{
+    const int p = blockIdx.y;
+    const int qa = 2 * p, qb = 2 * p + 1;
+    const int n = L[qb];
+    const long long cells = s_off[p + 1] - s_off[p];
+    const long long denom = W[qa] * W[qb];
+    const long long gp = gap_pair[p];
+    const long long* va = vec + col_off[qa] * VEC;
+    const long long* vb = vec + col_off[qb] * VEC;
+    const int* ra = resid + col_off[qa];
+    const int* rb = resid + col_off[qb];
+    for (long long cell = (long long)blockIdx.x * blockDim.x + threadIdx.x; cell < cells;
+         cell += (long long)gridDim.x * blockDim.x) {
+        S[s_off[p] + cell] = col_score(va, vb, ra, rb, (int)(cell / n), (int)(cell % n), denom, gp);
+    }
+}
+
+// Merged profile of pair p: rows of A then rows of B, columns along the path
+// (moves stored from the end backwards: 0 both, 1 A only, 2 B only).
+extern "C" __global__ void merge_profiles(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
+    const int* __restrict__ k, const int* __restrict__ L, const int* __restrict__ gap,
+    const unsigned char* __restrict__ path, const long long* __restrict__ path_off,
+    const int* __restrict__ path_len, int* __restrict__ cols,
+    unsigned char* __restrict__ out, const long long* __restrict__ out_off)
+{
+    const int p = blockIdx.x;
+    const int qa = 2 * p, qb = 2 * p + 1;
+    const int len = path_len[p];
+    const unsigned char* pp = path + path_off[p];
+    int* ca = cols + 2 * path_off[p];
+    int* cb = ca + len;
+    if (threadIdx.x == 0) {
+        int ia = 0, ib = 0;
+        for (int t = 0; t < len; ++t) {
+            const unsigned char mv = pp[len - 1 - t];
+            ca[t] = mv != 2 ? ia++ : -1;
+            cb[t] = mv != 1 ? ib++ : -1;
+        }
+    }
+    __syncthreads();
+    const int ka = k[qa], kb = k[qb], la = L[qa], lb = L[qb];
+    const unsigned char* A = codes + code_off[qa];
+    const unsigned char* B = codes + code_off[qb];
+    unsigned char* o = out + out_off[p];
+    const long long total = (long long)(ka + kb) * len;
+    for (long long e = threadIdx.x; e < total; e += blockDim.x) {
+        const int s = (int)(e / len), t = (int)(e % len);
+        unsigned char v;
+        if (s < ka) v = ca[t] >= 0 ? A[(long long)s * la + ca[t]] : (unsigned char)gap[qa];
+        else v = cb[t] >= 0 ? B[(long long)(s - ka) * lb + cb[t]] : (unsigned char)gap[qb];
+        o[e] = v;
+    }
+}
