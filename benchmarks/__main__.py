@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import batch, datasets, peers, report
+from . import batch, datasets, pairwise, peers, report
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quiet", action="store_true", help="no per-family progress lines")
     b.set_defaults(func=cmd_balibase)
     batch.register(sub)
+    pairwise.register(sub)
     return parser
 
 

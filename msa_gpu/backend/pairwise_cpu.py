@@ -1,0 +1,297 @@
+"""CPU twin of the pairwise kernels (numba): the test oracle.
+
+Every rule here is mirrored by ``msa_gpu/kernels/pairwise.cu``, so both give
+the same integers, the same end cells and the same moves, ties included.
+
+Recurrences (Gotoh, fixed-point ints; a gap of length k costs go + (k-1)*ge):
+
+    E[i][j] = max(H[i-1][j] - go, E[i-1][j] - ge)      vertical: A residue, gap in B
+    F[i][j] = max(H[i][j-1] - go, F[i][j-1] - ge)      horizontal: B residue, gap in A
+    H[i][j] = max(H[i-1][j-1] + S[a_i][b_j], E, F)     local: also 0
+
+Ties: opening before extending; diagonal before E before F; local stops
+(source 3) when H <= 0. Boundaries: global H[i][0] = -(go + (i-1)*ge) (0 at
+i = 0), semiglobal and local 0; E[0][j] = F[i][0] = -inf.
+
+End cell: global (m, n); semiglobal the best of the last column and the last
+row; local the best of all cells (H >= 0, (0, 0) when nothing is positive).
+Ties between end cells go to the smallest i, then the smallest j.
+
+Direction nibble of cell (i, j), i, j >= 1: bits 0-1 the source of H (0 diag,
+1 E, 2 F, 3 stop), bit 2 E opened, bit 3 F opened. Traceback reads the
+continuation bit of the cell it leaves. Moves: 0 diagonal, 1 vertical (A
+residue against a gap), 2 horizontal (B residue against a gap).
+
+Traceback memory: when ``m * n`` exceeds ``limit_cells`` the forward pass keeps
+only H/E checkpoint rows every K rows and each block of K rows is recomputed
+(with its nibbles) as the traceback enters it, so memory is
+O(n * (m / K + K)); the moves are identical to a full-matrix traceback.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NEG = -(1 << 29)
+GLOBAL, SEMIGLOBAL, LOCAL = 0, 1, 2
+LIMIT_CELLS = 1 << 25  # full nibble matrix up to 16 MiB per pair
+
+
+@numba.njit(cache=True, nogil=True)
+def _init_row(H, E, go, ge, mode):
+    n = H.shape[0] - 1
+    H[0] = 0
+    E[0] = NEG
+    for j in range(1, n + 1):
+        H[j] = -(go + (j - 1) * ge) if mode == GLOBAL else 0
+        E[j] = NEG
+
+
+@numba.njit(cache=True, nogil=True)
+def _semi_track(H, i, m, n, best):
+    """Offer row i's end-cell candidates: (i, n) for i < m, (m, j) for i == m."""
+    if i < m:
+        if H[n] > best[0]:
+            best[0], best[1], best[2] = H[n], i, n
+    else:
+        for j in range(n + 1):
+            if H[j] > best[0]:
+                best[0], best[1], best[2] = H[j], i, j
+
+
+@numba.njit(cache=True, nogil=True)
+def _rows(a, b, S, go, ge, mode, r0, r1, H, E, D, store, track, best):
+    """Advance H/E (holding row r0) to row r1; nibbles of rows r0+1..r1 go to D
+    (zeroed) when ``store``; end-cell candidates are offered when ``track``."""
+    m = a.shape[0]
+    n = b.shape[0]
+    for i in range(r0 + 1, r1 + 1):
+        ai = a[i - 1]
+        h0 = -(go + (i - 1) * ge) if mode == GLOBAL else 0
+        hdiag = H[0]
+        H[0] = h0
+        hleft = h0
+        f = NEG
+        base = (i - r0 - 1) * n - 1
+        for j in range(1, n + 1):
+            hup = H[j]
+            eo = hup - go
+            ee = E[j] - ge
+            if eo >= ee:
+                e = eo
+                bits = 4
+            else:
+                e = ee
+                bits = 0
+            fo = hleft - go
+            fe = f - ge
+            if fo >= fe:
+                f = fo
+                bits |= 8
+            else:
+                f = fe
+            h = hdiag + S[ai, b[j - 1]]
+            if e > h:
+                h = e
+                bits |= 1
+            if f > h:
+                h = f
+                bits = (bits & 12) | 2
+            if mode == LOCAL:
+                if h <= 0:
+                    h = 0
+                    bits |= 3
+                elif track and h > best[0]:
+                    best[0], best[1], best[2] = h, i, j
+            hdiag = hup
+            H[j] = h
+            E[j] = e
+            hleft = h
+            if store:
+                idx = base + j
+                D[idx >> 1] |= np.uint8(bits << ((idx & 1) * 4))
+        if track and mode == SEMIGLOBAL:
+            _semi_track(H, i, m, n, best)
+
+
+@numba.njit(cache=True, nogil=True)
+def _trace_block(a, b, D, r0, i, j, st, out, pos, cnt):
+    """Follow the nibbles of the block above row r0 from (i, j) in state st
+    (0 H, 1 E, 2 F); moves are written backwards ending at out[pos]."""
+    n = b.shape[0]
+    while i > r0 and j > 0:
+        idx = (i - r0 - 1) * n + j - 1
+        bits = (D[idx >> 1] >> ((idx & 1) * 4)) & 15
+        if st == 0:
+            st = bits & 3
+            if st == 3:
+                break
+        pos -= 1
+        if st == 0:
+            out[pos] = 0
+            cnt[1] += 1
+            if a[i - 1] == b[j - 1]:
+                cnt[0] += 1
+            i -= 1
+            j -= 1
+        elif st == 1:
+            out[pos] = 1
+            if bits & 4:
+                st = 0
+            i -= 1
+        else:
+            out[pos] = 2
+            if bits & 8:
+                st = 0
+            j -= 1
+    return i, j, st, pos
+
+
+@numba.njit(cache=True, nogil=True)
+def _emit(out, pos, move, count):
+    for _ in range(count):
+        pos -= 1
+        out[pos] = move
+    return pos
+
+
+@numba.njit(cache=True, nogil=True)
+def align_one(a, b, S, go, ge, mode, traceback, limit_cells, out, res):
+    """Align one pair. ``res`` (int64[8]) receives score, end i, end j, start i,
+    start j, first move index in ``out`` (length m + n), identities and
+    aligned residue pairs."""
+    m = a.shape[0]
+    n = b.shape[0]
+    H = np.empty(n + 1, np.int32)
+    E = np.empty(n + 1, np.int32)
+    best = np.zeros(3, np.int64)
+    if mode == SEMIGLOBAL:
+        best[0] = NEG
+    _init_row(H, E, go, ge, mode)
+    if mode == SEMIGLOBAL:
+        _semi_track(H, 0, m, n, best)
+    K = m
+    if traceback and m * n > limit_cells:
+        K = max(int(np.sqrt(m)) + 1, limit_cells // max(n, 1))
+    nblocks = (m + K - 1) // K if m > 0 else 0
+    single = traceback and nblocks <= 1
+    D = np.zeros(((K * n + 1) >> 1) if traceback else 1, np.uint8)
+    CH = np.empty((nblocks if (traceback and not single) else 0, n + 1), np.int32)
+    CE = np.empty_like(CH)
+    for blk in range(nblocks):
+        r0 = blk * K
+        if CH.shape[0]:
+            CH[blk] = H
+            CE[blk] = E
+        _rows(a, b, S, go, ge, mode, r0, min(m, r0 + K), H, E, D, single, True, best)
+    if mode == GLOBAL:
+        best[0], best[1], best[2] = H[n], m, n
+    res[0], res[1], res[2] = best[0], best[1], best[2]
+    res[3], res[4], res[5], res[6], res[7] = best[1], best[2], m + n, 0, 0
+    if not traceback:
+        return
+    i, j = best[1], best[2]
+    pos = m + n
+    if mode == SEMIGLOBAL:
+        if i == m:
+            pos = _emit(out, pos, 2, n - j)
+        else:
+            pos = _emit(out, pos, 1, m - i)
+    cnt = np.zeros(2, np.int64)
+    st = 0
+    while i > 0 and j > 0 and st != 3:
+        blk = (i - 1) // K
+        r0 = blk * K
+        if not single:
+            H[:] = CH[blk]
+            E[:] = CE[blk]
+            D[:] = 0
+            _rows(a, b, S, go, ge, mode, r0, i, H, E, D, True, False, best)
+        i, j, st, pos = _trace_block(a, b, D, r0, i, j, st, out, pos, cnt)
+    if mode != LOCAL:
+        pos = _emit(out, pos, 1, i)
+        pos = _emit(out, pos, 2, j)
+        i = 0
+        j = 0
+    res[3], res[4], res[5], res[6], res[7] = i, j, pos, cnt[0], cnt[1]
+
+
+@numba.njit(cache=True, parallel=True)
+def _batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells, ops, ops_off, res):
+    for p in numba.prange(pa.shape[0]):
+        a = seq[off[pa[p]]: off[pa[p] + 1]]
+        b = seq[off[pb[p]]: off[pb[p] + 1]]
+        align_one(a, b, S, go, ge, mode, traceback, limit_cells,
+                  ops[ops_off[p]: ops_off[p + 1]], res[p])
+
+
+@numba.njit(cache=True, parallel=True)
+def compact_ops(ops, ops_off, first, out_off, out):
+    """Move each pair's moves ``ops[ops_off[p] + first[p] : ops_off[p+1]]`` to
+    ``out[out_off[p] : out_off[p+1]]``."""
+    for p in numba.prange(first.shape[0]):
+        src = ops_off[p] + first[p]
+        for k in range(out_off[p + 1] - out_off[p]):
+            out[out_off[p] + k] = ops[src + k]
+
+
+def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_CELLS):
+    """Align pairs (pa[p], pb[p]) of the sequences ``seq[off[k]:off[k+1]]``.
+
+    Returns ``res`` (int64 (P, 8), see `align_one`) and, with traceback, the
+    moves concatenated in pair order with their offsets (else empty arrays).
+    """
+    lens = np.diff(off)
+    ops_off = np.zeros(len(pa) + 1, np.int64)
+    if traceback:
+        np.cumsum(lens[pa] + lens[pb], out=ops_off[1:])
+    ops = np.empty(int(ops_off[-1]), np.uint8)
+    res = np.zeros((len(pa), 8), np.int64)
+    _batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells, ops, ops_off, res)
+    return res, *gather_ops(ops, ops_off, res[:, 5], traceback)
+
+
+def gather_ops(ops, ops_off, first, traceback):
+    """Concatenate each pair's used moves (they end at the end of its slot)."""
+    first = np.asarray(first, np.int64)
+    if not traceback:
+        return np.empty(0, np.uint8), np.zeros(len(first) + 1, np.int64)
+    length = ops_off[1:] - ops_off[:-1] - first
+    out_off = np.zeros(len(first) + 1, np.int64)
+    np.cumsum(length, out=out_off[1:])
+    out = np.empty(int(out_off[-1]), np.uint8)
+    compact_ops(ops, ops_off, first, out_off, out)
+    return out, out_off
+
+
+@numba.njit(cache=True, nogil=True)
+def rescore_one(a, b, S, go, ge, mode, ops, si, sj):
+    """Score of a list of moves starting at (si, sj) under the same rules
+    (semiglobal: gaps before or after all of a sequence's residues are free)."""
+    m = a.shape[0]
+    n = b.shape[0]
+    i, j, prev, total = si, sj, 0, 0
+    for op in ops:
+        if op == 0:
+            total += S[a[i], b[j]]
+            i += 1
+            j += 1
+        elif op == 1:
+            if not (mode == SEMIGLOBAL and (j == 0 or j == n)):
+                total -= ge if prev == 1 else go
+            i += 1
+        else:
+            if not (mode == SEMIGLOBAL and (i == 0 or i == m)):
+                total -= ge if prev == 2 else go
+            j += 1
+        prev = op
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
+def rescore_batch(seq, off, pa, pb, S, go, ge, mode, ops, ops_off, start, out):
+    for p in numba.prange(pa.shape[0]):
+        a = seq[off[pa[p]]: off[pa[p] + 1]]
+        b = seq[off[pb[p]]: off[pb[p] + 1]]
+        out[p] = rescore_one(a, b, S, go, ge, mode, ops[ops_off[p]: ops_off[p + 1]], start[p, 0], start[p, 1])

@@ -1,0 +1,205 @@
+"""Stage 1 pairwise engine: the numba twin against Biopython, traceback
+re-scoring, the checkpointed traceback, the CLI, and GPU parity."""
+
+import numpy as np
+import pytest
+from Bio.Align import PairwiseAligner, substitution_matrices
+from typer.testing import CliRunner
+
+from msa_gpu.cli import app
+from msa_gpu.io import make_sequences, read_sequences
+from msa_gpu.pairwise import PairScoring, align_pairs, all_pairs, pairwise_distance, _packed
+from msa_gpu.backend import pairwise_cpu
+
+MODES = ["global", "semiglobal", "local"]
+PROTEIN = "ARNDCQEGHILKMFPSTWYVBZX"
+DNA = "ACGT"
+
+
+def biopython(mode, matrix, go, ge):
+    al = PairwiseAligner(mode="local" if mode == "local" else "global",
+                         substitution_matrix=substitution_matrices.load(matrix),
+                         open_gap_score=-go, extend_gap_score=-ge)
+    if mode == "semiglobal":
+        al.end_gap_score = 0
+    return al
+
+
+def random_family(rng, letters, count, lo, hi, kind):
+    raw, prev = [], None
+    for k in range(count):
+        if prev is not None and k % 2:  # every other one a mutant of the last: gapped alignments
+            s = list(prev)
+            for _ in range(len(s) // 4):
+                p = int(rng.integers(0, len(s) + 1))
+                op = rng.integers(0, 3)
+                if op == 0 and s:
+                    s.pop(min(p, len(s) - 1))
+                elif op == 1:
+                    s.insert(p, str(rng.choice(list(letters))))
+                elif s:
+                    s[min(p, len(s) - 1)] = str(rng.choice(list(letters)))
+            raw.append(("".join(s) or letters[0]).encode())
+        else:
+            raw.append("".join(rng.choice(list(letters), int(rng.integers(lo, hi)))).encode())
+        prev = raw[-1].decode()
+    raw += [letters[0].encode(), letters[1].encode(), (letters[0] * 3).encode()]  # length-1 edge cases
+    return make_sequences([f"s{k}" for k in range(len(raw))], raw, kind)
+
+
+CASES = [("protein", PROTEIN, "BLOSUM62", 11.0, 1.0), ("protein", PROTEIN, "BLOSUM62", 3.5, 2.5),
+         ("dna", DNA, "NUC.4.4", 10.0, 1.0), ("dna", DNA, "NUC.4.4", 0.5, 0.0)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind,letters,matrix,go,ge", CASES)
+def test_twin_scores_equal_biopython(mode, kind, letters, matrix, go, ge):
+    rng = np.random.default_rng(7)
+    seqs = random_family(rng, letters, 14, 1, 60, kind)
+    res = all_pairs(seqs, PairScoring(mode, matrix, go, ge), traceback=True, backend="cpu")  # verify=True re-scores
+    al = biopython(mode, matrix, go, ge)
+    want = [al.score(seqs.raw[i].decode(), seqs.raw[j].decode()) for i, j in res.pairs]
+    np.testing.assert_allclose(res.scores, want, rtol=0, atol=1e-9)
+    plain = all_pairs(seqs, PairScoring(mode, matrix, go, ge), backend="cpu")
+    assert np.array_equal(plain.score_fixed, res.score_fixed) and np.array_equal(plain.end, res.end)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_real_pairs_equal_biopython_and_rows_hold_residues(refs, mode):
+    seqs = read_sequences(refs / "BB20001.tfa")
+    pairs = [(0, 1), (2, 5), (3, 4)]
+    scoring = PairScoring(mode, "BLOSUM62", 11, 1)
+    res = align_pairs(seqs, pairs, scoring, traceback=True, backend="cpu")
+    al = biopython(mode, "BLOSUM62", 11, 1)
+    for k, (i, j) in enumerate(pairs):
+        assert res.scores[k] == al.score(seqs.raw[i].decode().upper(), seqs.raw[j].decode().upper())
+        ra, rb = res.rows(k, seqs)
+        assert len(ra) == len(rb) == res.aligned_length[k]
+        (si, sj), (ei, ej) = res.start[k], res.end[k]
+        if mode != "local":  # end gaps included: the rows hold whole sequences
+            (si, sj), ei, ej = (0, 0), None, None
+            assert tuple(res.start[k]) == (0, 0)
+        assert ra.replace(b"-", b"") == seqs.raw[i][si:ei] and rb.replace(b"-", b"") == seqs.raw[j][sj:ej]
+
+
+def test_rescore_catches_a_wrong_alignment():
+    seqs = make_sequences(["a", "b"], [b"MKVLAAGIVGH", b"MKVAAGIVH"], "protein")
+    res = align_pairs(seqs, [(0, 1)], PairScoring("global"), traceback=True, backend="cpu")
+    seq, off = _packed(seqs)
+    S, go, ge, mode = PairScoring("global").fixed(seqs.alphabet.letters)
+    ops = res.moves(0).copy()
+    assert pairwise_cpu.rescore_one(seqs.codes[0], seqs.codes[1], S, go, ge, mode, ops, 0, 0) == res.score_fixed[0]
+    k = int(np.flatnonzero(ops == 0)[0])
+    ops[k:k + 2] = [1, 2] if ops[k + 1] == 0 else ops[k:k + 2]
+    assert pairwise_cpu.rescore_one(seqs.codes[0], seqs.codes[1], S, go, ge, mode, ops, 0, 0) < res.score_fixed[0]
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_checkpointed_traceback_equals_full_matrix(mode):
+    rng = np.random.default_rng(3)
+    seqs = random_family(rng, PROTEIN, 10, 50, 200, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.arange(len(seqs) - 1), np.arange(1, len(seqs))
+    S, go, ge, _ = PairScoring("global", "BLOSUM62", 11, 1).fixed(PROTEIN)
+    full = pairwise_cpu.align_batch(seq, off, pa, pb, S, go, ge, mode, True)
+    tiled = pairwise_cpu.align_batch(seq, off, pa, pb, S, go, ge, mode, True, limit_cells=300)
+    for x, y in zip(full, tiled):
+        assert np.array_equal(x, y)
+
+
+def test_30k_residue_pair_aligns_in_linear_ish_memory():
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 20, 30_000).astype(np.uint8)
+    b = a.copy()
+    hit = rng.random(b.size) < 0.2
+    b[hit] = rng.integers(0, 20, int(hit.sum()))
+    b = np.delete(b, rng.integers(0, b.size, 50))
+    seqs = make_sequences(["a", "b"], ["".join(PROTEIN[c] for c in x.tolist()).encode() for x in (a, b)], "protein")
+    res = align_pairs(seqs, [(0, 1)], PairScoring("global"), traceback=True, backend="cpu")  # re-scored
+    assert res.aligned_length[0] >= 30_000 and res.identity[0] > 0.8
+
+
+def test_distance_matrix_and_kimura(refs):
+    seqs = read_sequences(refs / "BB11001.tfa")
+    d = pairwise_distance(seqs, backend="cpu")
+    k = pairwise_distance(seqs, backend="cpu", kimura=True)
+    assert d.values.shape == (4, 4) and (d.values[~np.eye(4, dtype=bool)] > 0).all()
+    assert (k.values >= d.values).all() and k.method == "align-kimura"
+    same = make_sequences(["x", "y"], [b"MKVLA", b"MKVLA"], "protein")
+    assert pairwise_distance(same, backend="cpu").values[0, 1] == 0.0
+
+
+runner = CliRunner()
+
+
+def test_cli_pairwise_tsv(refs, tmp_path):
+    out = tmp_path / "p.tsv"
+    res = runner.invoke(app, ["pairwise", str(refs / "BB11001.tfa"), "--mode", "local", "--traceback",
+                              "--backend", "cpu", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert lines[0].split("\t")[:3] == ["name_a", "name_b", "score"] and lines[0].endswith("cigar")
+    assert len(lines) == 1 + 6
+    first = lines[1].split("\t")
+    assert first[:2] == ["1aab_", "1j46_A"] and float(first[2]) > 0 and set(first[-1]) <= set("0123456789MID")
+
+
+def test_cli_distmat_phylip_in_input_order(refs, tmp_path):
+    out = tmp_path / "d.phy"
+    res = runner.invoke(app, ["distmat", str(refs / "BB11001.tfa"), "--backend", "cpu", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == "4" and [l.split()[0] for l in lines[1:]] == ["1aab_", "1j46_A", "1k99_A", "2lef_A"]
+    vals = np.array([[float(x) for x in l.split()[1:]] for l in lines[1:]])
+    assert np.allclose(vals, vals.T) and not np.diag(vals).any()
+
+
+def test_cli_bad_input_one_line_error(tmp_path):
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">ok\nMKV\n>broken\nMK#V\n")
+    out = tmp_path / "o.tsv"
+    for cmd in ("pairwise", "distmat"):
+        res = runner.invoke(app, [cmd, str(bad), "--backend", "cpu", "-o", str(out)])
+        assert res.exit_code == 2
+        assert res.stderr.strip() == "msagpu: error: sequence 'broken': invalid protein character '#' at position 3"
+        assert not out.exists()
+
+
+# ------------------------------------------------------------------------ GPU
+
+def _compare(a, b):
+    assert np.array_equal(a.score_fixed, b.score_fixed)
+    assert np.array_equal(a.end, b.end)
+    if a.has_traceback:
+        for name in ("start", "ops", "ops_offsets", "identities", "aligned_pairs"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind,letters,matrix,go,ge", [CASES[0], CASES[3]])
+def test_gpu_matches_twin_bit_for_bit(mode, kind, letters, matrix, go, ge):
+    rng = np.random.default_rng(11)
+    seqs = random_family(rng, letters, 40, 1, 300, kind)
+    scoring = PairScoring(mode, matrix, go, ge)
+    for tb in (False, True):
+        cpu = all_pairs(seqs, scoring, traceback=tb, backend="cpu")
+        gpu = all_pairs(seqs, scoring, traceback=tb, backend="gpu")
+        _compare(cpu, gpu)
+        small = all_pairs(seqs, scoring, traceback=tb, backend="gpu", batch_bytes=300_000)  # many batches
+        _compare(cpu, small)
+        twice = all_pairs(seqs, scoring, traceback=tb, backend="gpu", devices=[0, 0])  # split path
+        _compare(cpu, twice)
+
+
+@pytest.mark.gpu
+def test_gpu_30k_pair_score_and_traceback():
+    rng = np.random.default_rng(5)
+    raw = ["".join(rng.choice(list(PROTEIN[:20]), 30_000)).encode() for _ in range(2)]
+    seqs = make_sequences(["a", "b"], raw, "protein")
+    for mode in ("global", "local"):
+        cpu = align_pairs(seqs, [(0, 1)], PairScoring(mode), backend="cpu")
+        gpu = align_pairs(seqs, [(0, 1)], PairScoring(mode), backend="gpu")
+        _compare(cpu, gpu)
+    tb = align_pairs(seqs, [(0, 1)], PairScoring("local"), traceback=True, backend="gpu")  # re-scored
+    assert tb.score_fixed[0] == cpu.score_fixed[0]
