@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .backend import Backend, select_backend, set_threads
-from .config import DEFAULTS, AlignerConfig, TreeMethod
+from .config import DEFAULTS, AlignerConfig, DistanceMethod, TreeMethod
 from .distance import alignment_distance, kmer_distance
 from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
 from .schedule import merge_schedule
@@ -47,6 +47,13 @@ class Aligner:
         return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m,
                        gaps.fixed(), int(round(cfg.gap_pair * SCALE)))
 
+    def _distance(self, seqs: Sequences) -> DistanceMatrix:
+        if self.config.distance is DistanceMethod.align:
+            from .pairwise import pairwise_distance
+
+            return pairwise_distance(seqs, backend=self.backend.name)
+        return kmer_distance(seqs, self.backend.xp)
+
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
         return build[self.config.tree](dm)
@@ -68,9 +75,9 @@ class Aligner:
         xp = self.backend.xp
         scorings = [self._scoring(s) for s in families]
 
-        # stage 1: k-mer distances where neither distances nor a tree were given
+        # stage 1: distances where neither distances nor a tree were given
         with _timed(timings, "distance"):
-            dms = [d if d is not None or t is not None else kmer_distance(s, xp)
+            dms = [d if d is not None or t is not None else self._distance(s)
                    for s, d, t in zip(families, dms, fixed)]
         trees, schedules, alignments = list(fixed), [None] * n, [None] * n
         for rnd in range(1 + self.config.retree):

@@ -12,8 +12,9 @@ from typing import Annotated, Optional
 import typer
 
 from .alphabet import SeqType
-from .config import AlignerConfig, BackendChoice, TreeMethod
+from .config import AlignerConfig, BackendChoice, DistanceMethod, TreeMethod
 from .errors import BackendError, InputError, MsaGpuError
+from .pairwise import PairMode
 from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
                  write_alignment, write_text)
 
@@ -27,6 +28,7 @@ OutFmt = Annotated[Optional[OutFormat], typer.Option("--outfmt", help="Output fo
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", help="Sequence type")]
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method")]
+DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast) or all-pairs alignments")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", help="Write the guide tree as Newick")]
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, help="Cap on CPU threads")]
 GapOpen = Annotated[Optional[float], typer.Option("--gap-open", min=0.0, help="Gap open cost (matrix units)")]
@@ -54,6 +56,7 @@ def align(
     seqtype: SeqTypeOpt = SeqType.auto,
     backend: BackendOpt = BackendChoice.auto,
     tree: TreeOpt = TreeMethod.mixed,
+    distance: DistanceOpt = DistanceMethod.kmer,
     tree_out: TreeOut = None,
     threads: Threads = None,
     gap_open: GapOpen = None,
@@ -84,7 +87,7 @@ def align(
         targets = [outdir / output_name(p, fmt) for p in paths] if batch else [output]
         if batch and len(set(targets)) != len(targets):
             raise InputError("two inputs would write the same output file name")
-        config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, matrix=matrix,
+        config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads)
         results = Aligner(config).align_many(families)
         if batch:
@@ -125,6 +128,89 @@ def score(
         typer.echo(json.dumps(result.as_dict()))
     else:
         typer.echo(f"SP {result.sp:.4f}\nTC {result.tc:.4f}")
+
+
+PairModeOpt = Annotated[PairMode, typer.Option("--mode", help="semiglobal: end gaps free on both sequences")]
+
+
+def _pair_scoring(seqs, mode: str, matrix, gap_open, gap_extend):
+    from .pairwise import PairScoring, default_scoring
+
+    base = default_scoring(seqs, mode)
+    return PairScoring(base.mode, matrix or base.matrix,
+                       base.gap_open if gap_open is None else gap_open,
+                       base.gap_extend if gap_extend is None else gap_extend)
+
+
+@app.command()
+def pairwise(
+    input: Annotated[str, typer.Argument(help="Unaligned FASTA ('-' for stdin, .gz allowed)")],
+    output: Output = None,
+    mode: PairModeOpt = PairMode.global_,
+    matrix: Matrix = None,
+    gap_open: GapOpen = None,
+    gap_extend: GapExtend = None,
+    traceback: Annotated[bool, typer.Option("--traceback", help="Add each alignment's CIGAR (M, I = A only, D = B only)")] = False,
+    seqtype: SeqTypeOpt = SeqType.auto,
+    backend: BackendOpt = BackendChoice.auto,
+    threads: Threads = None,
+    quiet: Quiet = False,
+) -> None:
+    """Align every pair of sequences; write one TSV row per pair (names, score,
+    identity, aligned length, residue ranges, CIGAR with --traceback).
+
+    Gaps default to 11/1 (BLOSUM62, protein) or 10/1 (NUC.4.4); a gap of
+    length k costs open + (k-1)*extend.
+    """
+    from .backend import set_threads
+    from .pairwise import all_pairs, write_pairs_tsv
+
+    warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
+    try:
+        set_threads(threads)
+        seqs = read_sequences(input, seqtype)
+        scoring = _pair_scoring(seqs, mode, matrix, gap_open, gap_extend)
+        result = all_pairs(seqs, scoring, traceback=True, backend=backend)
+        write_pairs_tsv(result, seqs, output, cigar=traceback)
+    except (InputError, ValueError) as exc:
+        _fail(exc, 2)
+    except BackendError as exc:
+        _fail(exc, 3)
+    except MsaGpuError as exc:
+        _fail(exc, 1)
+
+
+@app.command()
+def distmat(
+    input: Annotated[str, typer.Argument(help="Unaligned FASTA ('-' for stdin, .gz allowed)")],
+    output: Output = None,
+    kimura: Annotated[bool, typer.Option("--kimura", help="Kimura's protein correction")] = False,
+    matrix: Matrix = None,
+    gap_open: GapOpen = None,
+    gap_extend: GapExtend = None,
+    seqtype: SeqTypeOpt = SeqType.auto,
+    backend: BackendOpt = BackendChoice.auto,
+    threads: Threads = None,
+    quiet: Quiet = False,
+) -> None:
+    """Write a PHYLIP distance matrix (1 - identity of global alignments),
+    labels in input order."""
+    from .backend import set_threads
+    from .pairwise import pairwise_distance, write_phylip_distances
+
+    warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
+    try:
+        set_threads(threads)
+        seqs = read_sequences(input, seqtype)
+        scoring = _pair_scoring(seqs, "global", matrix, gap_open, gap_extend)
+        dm = pairwise_distance(seqs, backend=backend, kimura=kimura, scoring=scoring)
+        write_phylip_distances(dm, seqs.names, output)
+    except (InputError, ValueError) as exc:
+        _fail(exc, 2)
+    except BackendError as exc:
+        _fail(exc, 3)
+    except MsaGpuError as exc:
+        _fail(exc, 1)
 
 
 def main() -> None:

@@ -14,6 +14,11 @@ class TreeMethod(str, enum.Enum):
     mixed = "mixed"  # MAFFT-style: 0.1 average + 0.9 minimum linkage
 
 
+class DistanceMethod(str, enum.Enum):
+    kmer = "kmer"  # shared k-mers: fast
+    align = "align"  # 1 - identity of all-pairs global alignments: slower, better for divergent sets
+
+
 class BackendChoice(str, enum.Enum):
     auto = "auto"
     cpu = "cpu"
@@ -38,6 +43,7 @@ class AlignerConfig:
     seqtype: SeqType = SeqType.auto
     backend: BackendChoice = BackendChoice.auto
     tree: TreeMethod = TreeMethod.mixed
+    distance: DistanceMethod = DistanceMethod.kmer
     matrix: str | None = None
     gap_open: float | None = None
     gap_extend: float | None = None
@@ -50,7 +56,7 @@ class AlignerConfig:
     threads: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("seqtype", "backend", "tree"):
+        for name in ("seqtype", "backend", "tree", "distance"):
             enum_type = type(getattr(AlignerConfig, name))
             object.__setattr__(self, name, enum_type(getattr(self, name)))
         for name in ("gap_open", "gap_extend", "gap_pair"):

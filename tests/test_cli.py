@@ -1,4 +1,6 @@
 import json
+
+import numpy as np
 import subprocess
 import sys
 
@@ -121,3 +123,24 @@ def test_batch_mode_folder_and_errors(refs, tmp_path):
     bad.write_text(">x\nMK?\n")
     res = run("align", refs / "BB11001.tfa", bad, "--outdir", tmp_path / "o2", "--backend", "cpu")
     assert res.exit_code == 2 and "'?' at position 3" in res.stderr and not (tmp_path / "o2").exists()
+
+
+def test_alignment_distances_option(refs, tmp_path):
+    tree = tmp_path / "t.nwk"
+    res = run("align", refs / "BB11001.tfa", "--distance", "align", "--retree", "0", "--tree-out", tree,
+              "--backend", "cpu")
+    assert res.exit_code == 0, res.output
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.config import AlignerConfig
+    from msa_gpu.io import read_sequences
+    from msa_gpu.pairwise import pairwise_distance
+
+    seqs = read_sequences(refs / "BB11001.tfa")
+    result = Aligner(AlignerConfig(distance="align", retree=0), backend=cpu_backend()).align(seqs)
+    assert np.array_equal(result.distances.values, pairwise_distance(seqs, backend="cpu").values)
+    out = tmp_path / "cli.fa"
+    out.write_text(res.stdout)
+    from msa_gpu.io import read_aligned
+
+    assert read_aligned(out) == (list(seqs.names), result.rows())
