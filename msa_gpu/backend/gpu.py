@@ -11,6 +11,7 @@ import cupy as cp
 from ..kernels import get_function
 
 THREADS = 256
+LONG_THREADS = 1024  # one block sweeps a long pair's bands
 VEC = 24
 
 
@@ -36,25 +37,31 @@ def band_rows(m: int, n: int) -> int:
 
 
 def align_long(batch, lv, vec, resid, long_idx, path, path_len):
-    """Align the long pairs ``long_idx`` (host ints) with checkpointed bands,
-    writing into ``path``/``path_len`` beside the short pairs; returns their scores."""
+    """Align the long pairs ``long_idx`` (host ints) band by band, writing into
+    ``path``/``path_len`` beside the short pairs; returns their scores."""
     dims = batch.dims.get()
-    mn = [(int(dims[p, 0]), int(dims[p, 1])) for p in long_idx]
-    R = max(band_rows(m, n) for m, n in mn)
-    W = [m + 1 for m, _ in mn]
-    ck = [((m + n) // R) * 4 * (m + 1) for m, n in mn]
-    off = lambda sizes: cp.asarray([0] + list(__import__("itertools").accumulate(sizes))[:-1], dtype=cp.int64)  # noqa: E731
-    ckpt = cp.empty(max(sum(ck), 1), dtype=cp.int32)
-    band = cp.empty(max(R * sum(W), 1), dtype=cp.uint8)
-    scratch = cp.empty(7 * sum(W), dtype=cp.int32)
-    score = cp.empty(len(long_idx), dtype=cp.int32)
-    get_function("profile", "long_dp")(
-        (len(long_idx),), (THREADS,),
-        (vec, resid, lv.col_off, lv.W, lv.gap_pair, batch.rowp, batch.row_off, batch.colp, batch.col_off,
-         batch.dims, cp.asarray(long_idx, dtype=cp.int32), cp.int32(R), ckpt, off(ck), band,
-         off([R * w for w in W]), scratch, off([7 * w for w in W]), path, batch.path_off, path_len, score),
-    )
-    return score
+    scores = cp.empty(len(long_idx), dtype=cp.int32)
+    band_scores = get_function("profile", "band_scores")
+    band_dp = get_function("profile", "band_dp")
+    for t, p in enumerate(long_idx):
+        m, n = int(dims[p, 0]), int(dims[p, 1])
+        R, W, last = band_rows(m, n), m + 1, m + n
+        bands = [(d0, min(d0 + R - 1, last)) for d0 in range(0, last + 1, R)]
+        state = cp.empty(7 * W, dtype=cp.int32)
+        ckpt = cp.empty(max(len(bands) - 1, 1) * 4 * W, dtype=cp.int32)
+        Sb = cp.empty(R * W, dtype=cp.int32)
+        bd = cp.empty(R * W, dtype=cp.uint8)
+        tr = cp.asarray([m, n, 0, 0], dtype=cp.int32)
+        grid = min(max(R * W // THREADS, 1), 4096)
+        for trace, order in ((0, bands), (1, bands[::-1])):
+            for d0, d1 in order:
+                band_scores((grid,), (THREADS,), (vec, resid, lv.col_off, lv.W, lv.gap_pair, batch.dims,
+                                                  cp.int32(p), cp.int32(d0), cp.int32(d1), Sb))
+                band_dp((1,), (LONG_THREADS,), (batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims,
+                                                cp.int32(p), cp.int32(R), cp.int32(d0), cp.int32(d1), Sb, state,
+                                                ckpt, cp.int32(trace), bd, tr, path, batch.path_off, path_len,
+                                                scores[t:t + 1]))
+    return scores
 
 
 def profile_stats(lv, codes, weights, mats):

@@ -137,41 +137,64 @@ extern "C" __global__ void profile_dp(
 
 // ---------------------------------------------------------------- long DP
 // The same DP for pairs too large for an m x n score matrix and direction
-// array: column scores are computed per cell from the profile vectors, the
-// forward sweep saves the state before every R-th anti-diagonal, and the
-// traceback recomputes one band of R diagonals at a time, keeping only that
-// band's direction bits. Memory per pair: 4 (m+1) ints per band boundary,
-// R (m+1) bytes and 7 (m+1) ints. One block per long pair.
-extern "C" __global__ void long_dp(
+// array, run band by band (R anti-diagonals each) from a host loop:
+// band_scores fills one band's column scores with the whole GPU, band_dp
+// sweeps the band in one block. The forward pass saves the state before each
+// band; the traceback pass walks the bands backwards, restoring that state,
+// keeping only one band's direction bits. Memory per pair: 4 (m+1) ints per
+// band boundary, R (m+1) ints and bytes, 7 (m+1) ints.
+
+// Sb[(d - d0) * (m+1) + i] = column score of cell (i, d - i), d0 <= d <= d1.
+extern "C" __global__ void band_scores(
     const long long* __restrict__ vec, const int* __restrict__ resid,
     const long long* __restrict__ pcol_off, const long long* __restrict__ Wt,
-    const int* __restrict__ gap_pair,
-    const int* __restrict__ rowp, const long long* __restrict__ row_off,
-    const int* __restrict__ colp, const long long* __restrict__ col_off,
-    const int* __restrict__ dims, const int* __restrict__ long_idx, const int R,
-    int* __restrict__ ckpt, const long long* __restrict__ ckpt_off,
-    unsigned char* __restrict__ band, const long long* __restrict__ band_off,
-    int* __restrict__ scratch, const long long* __restrict__ scr_off,
-    unsigned char* __restrict__ path, const long long* __restrict__ path_off,
-    int* __restrict__ path_len, int* __restrict__ score)
+    const int* __restrict__ gap_pair, const int* __restrict__ dims,
+    const int p, const int d0, const int d1, int* __restrict__ Sb)
 {
-    const int p = long_idx[blockIdx.x];
     const int m = dims[2 * p], n = dims[2 * p + 1];
-    const int* rp = rowp + 4 * row_off[p];
-    const int* cp = colp + 4 * col_off[p];
     const int qa = 2 * p, qb = 2 * p + 1;
     const long long* va = vec + pcol_off[qa] * VEC;
     const long long* vb = vec + pcol_off[qb] * VEC;
     const int* ra = resid + pcol_off[qa];
     const int* rb = resid + pcol_off[qb];
     const long long denom = Wt[qa] * Wt[qb], gp = gap_pair[p];
-    int* base = scratch + scr_off[blockIdx.x];
-    int* ck = ckpt + ckpt_off[blockIdx.x];
-    unsigned char* bd = band + band_off[blockIdx.x];
-    const int W = m + 1, last = m + n;
-    const int nbands = last / R + 1;
+    const long long W = m + 1, total = (long long)(d1 - d0 + 1) * W;
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < total;
+         c += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(c % W), j = d0 + (int)(c / W) - i;
+        if (i > 0 && j > 0 && j <= n) Sb[c] = col_score(va, vb, ra, rb, i - 1, j - 1, denom, gp);
+    }
+}
 
-    auto sweep = [&](int d, bool keep) {
+// One band [d0, d1] of long pair p. Forward (trace == 0): save the state
+// before the band, sweep it; the last band writes the score. Traceback
+// (trace == 1): restore the state, sweep the band keeping direction bits,
+// then thread 0 follows the path through the band (position in tr[0..3]).
+extern "C" __global__ void band_dp(
+    const int* __restrict__ rowp, const long long* __restrict__ row_off,
+    const int* __restrict__ colp, const long long* __restrict__ col_off,
+    const int* __restrict__ dims, const int p, const int R, const int d0, const int d1,
+    const int* __restrict__ Sb, int* __restrict__ base, int* __restrict__ ckpt,
+    const int trace, unsigned char* __restrict__ bd, int* __restrict__ tr,
+    unsigned char* __restrict__ path, const long long* __restrict__ path_off,
+    int* __restrict__ path_len, int* __restrict__ score)
+{
+    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int* rp = rowp + 4 * row_off[p];
+    const int* cp = colp + 4 * col_off[p];
+    const int W = m + 1, last = m + n;
+    if (d0 > 0) {  // state before the band: H[d0-2], H[d0-1], E[d0-1], F[d0-1]
+        int* slot = ckpt + (long long)(d0 / R - 1) * 4 * W;
+        int* bufs[4] = {base + ((d0 - 2) % 3) * W, base + ((d0 - 1) % 3) * W,
+                        base + 3 * W + ((d0 - 1) & 1) * W, base + 5 * W + ((d0 - 1) & 1) * W};
+        for (int t = 0; t < 4; ++t)
+            for (int i = threadIdx.x; i < W; i += blockDim.x) {
+                if (trace) bufs[t][i] = slot[(long long)t * W + i];
+                else slot[(long long)t * W + i] = bufs[t][i];
+            }
+        __syncthreads();
+    }
+    for (int d = d0; d <= d1; ++d) {
         int* Hc = base + (d % 3) * W;
         const int* Hp = base + ((d + 2) % 3) * W;
         const int* Hpp = base + ((d + 1) % 3) * W;
@@ -181,7 +204,7 @@ extern "C" __global__ void long_dp(
         const int* Fp = base + 5 * W + ((d + 1) & 1) * W;
         const int lo = d > n ? d - n : 0;
         const int hi = d < m ? d : m;
-        const int d0 = (d / R) * R;
+        const int* Sd = Sb + (long long)(d - d0) * W;
         for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
             const int j = d - i;
             int h, e, f;
@@ -189,51 +212,23 @@ extern "C" __global__ void long_dp(
             const bool inner = i > 0 && j > 0;
             dp_cell(i, j, m, n, rp, cp, i > 0 ? Hp[i - 1] : 0, i > 0 ? Ep[i - 1] : 0,
                     j > 0 ? Hp[i] : 0, j > 0 ? Fp[i] : 0, inner ? Hpp[i - 1] : 0,
-                    inner ? col_score(va, vb, ra, rb, i - 1, j - 1, denom, gp) : 0, h, e, f, bits);
+                    inner ? Sd[i] : 0, h, e, f, bits);
             Hc[i] = h; Ec[i] = e; Fc[i] = f;
-            if (keep) bd[(long long)(d - d0) * W + i] = bits;
+            if (trace) bd[(long long)(d - d0) * W + i] = bits;
         }
-    };
-    // saved before band b (b >= 1): H[d0-2], H[d0-1], E[d0-1], F[d0-1]
-    auto save = [&](int b, bool restore) {
-        const int d0 = b * R;
-        int* slot = ck + (long long)(b - 1) * 4 * W;
-        int* bufs[4] = {base + ((d0 - 2) % 3) * W, base + ((d0 - 1) % 3) * W,
-                        base + 3 * W + ((d0 - 1) & 1) * W, base + 5 * W + ((d0 - 1) & 1) * W};
-        for (int t = 0; t < 4; ++t)
-            for (int i = threadIdx.x; i < W; i += blockDim.x) {
-                if (restore) bufs[t][i] = slot[(long long)t * W + i];
-                else slot[(long long)t * W + i] = bufs[t][i];
-            }
-    };
-    for (int d = 0; d <= last; ++d) {
-        if (d > 0 && d % R == 0) save(d / R, false);
-        sweep(d, false);
         __syncthreads();
     }
-    __shared__ int ti, tj, tst, tlen;
-    if (threadIdx.x == 0) {
-        score[blockIdx.x] = base[(last % 3) * W + m];
-        ti = m; tj = n; tst = 0; tlen = 0;
+    if (threadIdx.x != 0) return;
+    if (!trace) {
+        if (d1 == last) *score = base[(last % 3) * W + m];
+        return;
     }
     unsigned char* out = path + path_off[p];
-    for (int b = nbands - 1; b >= 0; --b) {
-        const int d0 = b * R, d1 = min(d0 + R - 1, last);
-        __syncthreads();
-        if (b > 0) save(b, true);
-        __syncthreads();
-        for (int d = d0; d <= d1; ++d) {
-            sweep(d, true);
-            __syncthreads();
-        }
-        if (threadIdx.x == 0) {
-            int i = ti, j = tj, st = tst, len = tlen;
-            while ((i > 0 || j > 0) && i + j >= d0)
-                out[len++] = trace_step(bd[(long long)(i + j - d0) * W + i], i, j, st);
-            ti = i; tj = j; tst = st; tlen = len;
-        }
-    }
-    if (threadIdx.x == 0) path_len[p] = tlen;
+    int i = tr[0], j = tr[1], st = tr[2], len = tr[3];
+    while ((i > 0 || j > 0) && i + j >= d0)
+        out[len++] = trace_step(bd[(long long)(i + j - d0) * W + i], i, j, st);
+    tr[0] = i; tr[1] = j; tr[2] = st; tr[3] = len;
+    if (d0 == 0) path_len[p] = len;
 }
 
 // ---------------------------------------------------------------- level-wide profile kernels
