@@ -97,3 +97,19 @@ def test_long_kernel_matches_cpu(refs):
     a = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)
     b = Aligner(AlignerConfig(long_cells=0), backend=_gpu()).align_many(fams)
     assert [r.rows() for r in a] == [r.rows() for r in b]
+
+
+def test_distances_identical_on_both_array_modules(refs, monkeypatch):
+    """The k-mer and identity counts give the same distances with CuPy as
+    with NumPy (forced past the small-input threshold)."""
+    import cupy
+
+    from msa_gpu import distance
+    from msa_gpu.progressive import alignment_codes
+
+    seqs = read_sequences(refs / "BB20001.tfa")
+    aln = Aligner(AlignerConfig(), backend=cpu_backend()).align(seqs).alignment
+    want = distance.kmer_distance(seqs, np).values, distance.alignment_distance(alignment_codes(seqs, aln), 23, np).values
+    monkeypatch.setattr(distance, "GPU_MIN_SEQS", 1)
+    got = distance.kmer_distance(seqs, cupy).values, distance.alignment_distance(alignment_codes(seqs, aln), 23, cupy).values
+    assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
