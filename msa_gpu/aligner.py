@@ -23,10 +23,10 @@ class Aligner:
     Examples
     --------
     >>> from msa_gpu.io import make_sequences
-    >>> seqs = make_sequences(["a", "b"], [b"MKVLAAG", b"MKVAAG"])
+    >>> seqs = make_sequences(["a", "b"], [b"MKTAYIAKQRQISFVKSHFSRQ", b"MKTAYIAKQISFVKSHFSRQ"])
     >>> res = Aligner(AlignerConfig(backend="cpu")).align(seqs)
     >>> [r.decode() for r in res.rows()]
-    ['MKVLAAG', 'MKV-AAG']
+    ['MKTAYIAKQRQISFVKSHFSRQ', 'MKTAYIAK--QISFVKSHFSRQ']
     """
 
     def __init__(self, config: AlignerConfig | None = None, backend: Backend | None = None):

@@ -81,11 +81,37 @@ def _leaves(job: FamilyJob, xp) -> dict[int, Profile]:
 LONG_CELLS = 1 << 26
 
 
-def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS) -> list[Alignment]:
+#: Device bytes per DP cell of a short pair: its column score and direction bits.
+BYTES_PER_CELL = 5
+
+
+def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int) -> list[np.ndarray]:
+    """Split a level's pairs (in order) into batches whose score matrices and
+    direction arrays fit in ``budget`` bytes; a pair larger than the budget
+    alone is a batch of its own.
+
+    >>> [c.tolist() for c in _chunks(np.array([4, 4, 4]), np.zeros(3, bool), 40)]
+    [[0, 1], [2]]
+    """
+    cost = np.where(long_mask, 0, sizes) * BYTES_PER_CELL
+    out, start, used = [], 0, 0
+    for p, c in enumerate(cost):
+        if p > start and used + c > budget:
+            out.append(np.arange(start, p))
+            start, used = p, 0
+        used += int(c)
+    out.append(np.arange(start, len(cost)))
+    return out
+
+
+def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS,
+                      memory_budget: int | None = None) -> list[Alignment]:
     """Align every family along its tree. Level h of every family is one
-    batch: one launch each for profile statistics, column scores, the DP and
-    the merge, whatever the number of pairs (plus one for long pairs)."""
+    batch (or a few, when ``memory_budget`` bytes bound it; default: the
+    backend's): one launch each for profile statistics, column scores, the DP
+    and the merge, whatever the number of pairs (plus one per long pair)."""
     xp = backend.xp
+    budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     mats, mat_of = _stack_matrices(jobs, xp)
     nodes = [_leaves(job, xp) for job in jobs]
     depth = max(len(job.schedule.levels) for job in jobs)
@@ -95,32 +121,40 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
                   for k in job.schedule.levels[h]]
         pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
                  for f, k in owners]
-        profiles = [p for pair in pairs for p in pair]
         sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in pairs], dtype=np.int64)
         long_mask = sizes > long_cells
-        lv = level_meta(profiles, [jobs[f].scoring for f, _ in owners], [mat_of[f] for f, _ in owners],
-                        long_mask, xp)
-        codes = xp.concatenate([p.codes.ravel() for p in profiles])
-        weights = xp.asarray(np.concatenate([p.weights for p in profiles]))
-        # profile statistics and column scores
-        vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, mats)
-        S = backend.ops.column_scores(lv, vec, resid)
-        # DP with traceback
-        batch = _pair_batch(pairs, S, lv, rowp, long_mask, xp)
-        path, path_len, _ = backend.ops.align_batch(batch)
-        if long_mask.any():
-            backend.ops.align_long(batch, lv, vec, resid, np.flatnonzero(long_mask).tolist(), path, path_len)
-        # merged profiles from the paths
-        lens = backend.to_host(path_len).astype(np.int64)
-        rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
-        out_off = offsets(rows * lens)
-        out = backend.ops.merge_profiles(lv, codes, path, batch.path_off, path_len, xp.asarray(out_off), int(out_off[-1]))
-        for p, ((f, k), (a, b)) in enumerate(zip(owners, pairs)):
-            merged = out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p]))
-            nodes[f][len(jobs[f].seqs) + k] = Profile(
-                np.concatenate([a.members, b.members]), merged, np.concatenate([a.weights, b.weights]))
+        for chunk in _chunks(sizes, long_mask, budget):
+            merged = _merge_batch([pairs[i] for i in chunk], [jobs[owners[i][0]].scoring for i in chunk],
+                                  [mat_of[owners[i][0]] for i in chunk], long_mask[chunk], mats, backend)
+            for i, profile in zip(chunk, merged):
+                f, k = owners[i]
+                nodes[f][len(jobs[f].seqs) + k] = profile
     return [codes_to_alignment(nodes[f][2 * len(job.seqs) - 2], job.scoring.gap_code, backend)
             for f, job in enumerate(jobs)]
+
+
+def _merge_batch(pairs, scorings, mat_index, long_mask, mats, backend) -> list[Profile]:
+    """Align and merge one batch of pairs; returns the merged profiles."""
+    xp = backend.xp
+    profiles = [p for pair in pairs for p in pair]
+    lv = level_meta(profiles, scorings, mat_index, long_mask, xp)
+    codes = xp.concatenate([p.codes.ravel() for p in profiles])
+    weights = xp.asarray(np.concatenate([p.weights for p in profiles]))
+    # profile statistics and column scores
+    vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, mats)
+    S = backend.ops.column_scores(lv, vec, resid)
+    # DP with traceback
+    batch = _pair_batch(pairs, S, lv, rowp, long_mask, xp)
+    path, path_len, _ = backend.ops.align_batch(batch)
+    if long_mask.any():
+        backend.ops.align_long(batch, lv, vec, resid, np.flatnonzero(long_mask).tolist(), path, path_len)
+    # merged profiles from the paths
+    lens = backend.to_host(path_len).astype(np.int64)
+    rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
+    out_off = offsets(rows * lens)
+    out = backend.ops.merge_profiles(lv, codes, path, batch.path_off, path_len, xp.asarray(out_off), int(out_off[-1]))
+    return [Profile(np.concatenate([a.members, b.members]), out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p])),
+                    np.concatenate([a.weights, b.weights])) for p, (a, b) in enumerate(pairs)]
 
 
 def _pair_batch(pairs, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:

@@ -96,3 +96,20 @@ def test_long_path_matches_standard_path(refs):
     standard = Aligner(backend=CPU).align_many(fams)
     banded = Aligner(AlignerConfig(long_cells=0), backend=CPU).align_many(fams)
     assert [r.rows() for r in standard] == [r.rows() for r in banded]
+
+
+def test_memory_bounded_batches_give_the_same_alignments(refs):
+    """A tiny memory budget splits every level into one-pair batches."""
+    from msa_gpu.progressive import FamilyJob, progressive_align
+    from msa_gpu.schedule import merge_schedule
+    from msa_gpu.tree import sequence_weights
+
+    aligner = Aligner(AlignerConfig(retree=0), backend=CPU)
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    jobs = []
+    for seqs in fams:
+        tree = upgma(kmer_distance(seqs))
+        jobs.append(FamilyJob(seqs, tree, merge_schedule(tree), sequence_weights(tree), aligner._scoring(seqs)))
+    whole = progressive_align(jobs, CPU)
+    split = progressive_align(jobs, CPU, memory_budget=1)
+    assert all(np.array_equal(a.trace, b.trace) for a, b in zip(whole, split))

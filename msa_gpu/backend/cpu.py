@@ -315,6 +315,11 @@ def _merge_profiles(codes, code_off, k, L, gap, path, path_off, path_len, out, o
                 out[o + s * ln + t] = v
 
 
+def memory_budget() -> int:
+    """Bytes of score matrices and direction arrays one batch may take."""
+    return 2 << 30
+
+
 def profile_stats(lv, codes, weights, mats):
     """Statistics and gap rows of every profile of a level (`LevelMeta` lv)."""
     vec = np.empty((lv.n_cols, VEC), np.int64)

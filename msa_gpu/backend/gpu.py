@@ -64,6 +64,13 @@ def align_long(batch, lv, vec, resid, long_idx, path, path_len):
     return scores
 
 
+def memory_budget() -> int:
+    """Bytes of score matrices and direction arrays one batch may take: a
+    quarter of the device's free memory, counting CuPy's pool as free."""
+    free, _ = cp.cuda.runtime.memGetInfo()
+    return (free + cp.get_default_memory_pool().free_bytes()) // 4
+
+
 def profile_stats(lv, codes, weights, mats):
     vec = cp.empty((max(lv.n_cols, 1), VEC), dtype=cp.int64)
     resid = cp.empty(max(lv.n_cols, 1), dtype=cp.int32)

@@ -1,0 +1,8 @@
+"""Doctest collection: modules that import CuPy at the top are skipped where
+CuPy is not installed."""
+
+import importlib.util
+
+collect_ignore = []
+if importlib.util.find_spec("cupy") is None:
+    collect_ignore += ["msa_gpu/backend/gpu.py", "msa_gpu/backend/pairwise_gpu.py"]
