@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 import warnings
 from pathlib import Path
 from typing import Annotated, Optional
@@ -43,6 +44,19 @@ def _fail(exc: Exception, code: int) -> None:
     raise typer.Exit(code)
 
 
+@contextmanager
+def _exit_codes():
+    """Map errors to one-line messages and exit codes (2 input, 3 backend, 1 other)."""
+    try:
+        yield
+    except (InputError, ValueError) as exc:
+        _fail(exc, 2)
+    except BackendError as exc:
+        _fail(exc, 3)
+    except MsaGpuError as exc:
+        _fail(exc, 1)
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     typer.echo(f"msagpu: {message}", err=True)
 
@@ -75,7 +89,7 @@ def align(
     from .tree import to_newick
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
-    try:
+    with _exit_codes():
         paths = expand_inputs(inputs)
         batch = outdir is not None
         if not batch and (len(paths) > 1 or paths != inputs):
@@ -100,12 +114,6 @@ def align(
         if batch and not quiet:
             split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
             typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
-    except (InputError, ValueError) as exc:
-        _fail(exc, 2)
-    except BackendError as exc:
-        _fail(exc, 3)
-    except MsaGpuError as exc:
-        _fail(exc, 1)
 
 
 @app.command()
@@ -118,12 +126,10 @@ def score(
     """Print SP and TC of TEST against REFERENCE."""
     from .score import sp_tc
 
-    try:
+    with _exit_codes():
         tn, tr = read_aligned(test)
         rn, rr = read_aligned(reference)
         result = sp_tc(tn, tr, rn, rr, read_core(core) if core else None)
-    except (InputError, ValueError) as exc:
-        _fail(exc, 2)
     if as_json:
         typer.echo(json.dumps(result.as_dict()))
     else:
@@ -166,18 +172,12 @@ def pairwise(
     from .pairwise import all_pairs, write_pairs_tsv
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
-    try:
+    with _exit_codes():
         set_threads(threads)
         seqs = read_sequences(input, seqtype)
         scoring = _pair_scoring(seqs, mode, matrix, gap_open, gap_extend)
         result = all_pairs(seqs, scoring, traceback=True, backend=backend)
         write_pairs_tsv(result, seqs, output, cigar=traceback)
-    except (InputError, ValueError) as exc:
-        _fail(exc, 2)
-    except BackendError as exc:
-        _fail(exc, 3)
-    except MsaGpuError as exc:
-        _fail(exc, 1)
 
 
 @app.command()
@@ -199,18 +199,12 @@ def distmat(
     from .pairwise import pairwise_distance, write_phylip_distances
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
-    try:
+    with _exit_codes():
         set_threads(threads)
         seqs = read_sequences(input, seqtype)
         scoring = _pair_scoring(seqs, "global", matrix, gap_open, gap_extend)
         dm = pairwise_distance(seqs, backend=backend, kimura=kimura, scoring=scoring)
         write_phylip_distances(dm, seqs.names, output)
-    except (InputError, ValueError) as exc:
-        _fail(exc, 2)
-    except BackendError as exc:
-        _fail(exc, 3)
-    except MsaGpuError as exc:
-        _fail(exc, 1)
 
 
 def main() -> None:
