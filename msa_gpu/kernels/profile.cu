@@ -64,6 +64,38 @@ __device__ __forceinline__ unsigned char trace_step(unsigned char bits, int& i, 
     st = (bits & 8) ? 0 : 2; --j; return 2;
 }
 
+// A pair's scratch holds H for three anti-diagonals and E, F for two, each
+// m + 1 ints indexed by row: these are the ones anti-diagonal d uses.
+struct Diag {
+    int* Hc; const int* Hp; const int* Hpp; int* Ec; const int* Ep; int* Fc; const int* Fp;
+    __device__ Diag(int* base, int W, int d)
+        : Hc(base + (d % 3) * W), Hp(base + ((d + 2) % 3) * W), Hpp(base + ((d + 1) % 3) * W),
+          Ec(base + 3 * W + (d & 1) * W), Ep(base + 3 * W + ((d + 1) & 1) * W),
+          Fc(base + 5 * W + (d & 1) * W), Fp(base + 5 * W + ((d + 1) & 1) * W) {}
+};
+
+// Sweep anti-diagonal d with the block's threads: score(i, j) is the column
+// score of cell (i, j) (i, j >= 1), keep(i, j, bits) stores direction bits.
+template <typename Score, typename Keep>
+__device__ __forceinline__ void sweep_diagonal(int d, int m, int n, const int* rp, const int* cp, int* base,
+                                               Score score, Keep keep)
+{
+    const Diag g(base, m + 1, d);
+    const int lo = d > n ? d - n : 0;
+    const int hi = d < m ? d : m;
+    for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
+        const int j = d - i;
+        int h, e, f;
+        unsigned char bits;
+        const bool inner = i > 0 && j > 0;
+        dp_cell(i, j, m, n, rp, cp, i > 0 ? g.Hp[i - 1] : 0, i > 0 ? g.Ep[i - 1] : 0,
+                j > 0 ? g.Hp[i] : 0, j > 0 ? g.Fp[i] : 0, inner ? g.Hpp[i - 1] : 0,
+                inner ? score(i, j) : 0, h, e, f, bits);
+        g.Hc[i] = h; g.Ec[i] = e; g.Fc[i] = f;
+        keep(i, j, bits);
+    }
+}
+
 // ---------------------------------------------------------------- profile DP
 // Batched Gotoh profile-profile alignment with traceback: one thread block
 // per pair, anti-diagonal wavefronts, 4 direction bits per cell.
@@ -104,26 +136,9 @@ extern "C" __global__ void profile_dp(
     int* base = scratch + 7 * row_off[p];
     const int W = m + 1;
     for (int d = 0; d <= m + n; ++d) {
-        int* Hc = base + (d % 3) * W;
-        const int* Hp = base + ((d + 2) % 3) * W;   // d-1
-        const int* Hpp = base + ((d + 1) % 3) * W;  // d-2
-        int* Ec = base + 3 * W + (d & 1) * W;
-        const int* Ep = base + 3 * W + ((d + 1) & 1) * W;
-        int* Fc = base + 5 * W + (d & 1) * W;
-        const int* Fp = base + 5 * W + ((d + 1) & 1) * W;
-        const int lo = d > n ? d - n : 0;
-        const int hi = d < m ? d : m;
-        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
-            const int j = d - i;
-            int h, e, f;
-            unsigned char bits;
-            const bool inner = i > 0 && j > 0;
-            dp_cell(i, j, m, n, rp, cp, i > 0 ? Hp[i - 1] : 0, i > 0 ? Ep[i - 1] : 0,
-                    j > 0 ? Hp[i] : 0, j > 0 ? Fp[i] : 0, inner ? Hpp[i - 1] : 0,
-                    inner ? Sp[(long long)(i - 1) * n + (j - 1)] : 0, h, e, f, bits);
-            Hc[i] = h; Ec[i] = e; Fc[i] = f;
-            D[(long long)i * (n + 1) + j] = bits;
-        }
+        sweep_diagonal(d, m, n, rp, cp, base,
+                       [&](int i, int j) { return Sp[(long long)(i - 1) * n + (j - 1)]; },
+                       [&](int i, int j, unsigned char bits) { D[(long long)i * (n + 1) + j] = bits; });
         __syncthreads();
     }
     if (threadIdx.x == 0) {
@@ -185,8 +200,8 @@ extern "C" __global__ void band_dp(
     const int W = m + 1, last = m + n;
     if (d0 > 0) {  // state before the band: H[d0-2], H[d0-1], E[d0-1], F[d0-1]
         int* slot = ckpt + (long long)(d0 / R - 1) * 4 * W;
-        int* bufs[4] = {base + ((d0 - 2) % 3) * W, base + ((d0 - 1) % 3) * W,
-                        base + 3 * W + ((d0 - 1) & 1) * W, base + 5 * W + ((d0 - 1) & 1) * W};
+        const Diag g(base, W, d0 - 1);
+        int* bufs[4] = {const_cast<int*>(g.Hp), g.Hc, g.Ec, g.Fc};
         for (int t = 0; t < 4; ++t)
             for (int i = threadIdx.x; i < W; i += blockDim.x) {
                 if (trace) bufs[t][i] = slot[(long long)t * W + i];
@@ -195,27 +210,10 @@ extern "C" __global__ void band_dp(
         __syncthreads();
     }
     for (int d = d0; d <= d1; ++d) {
-        int* Hc = base + (d % 3) * W;
-        const int* Hp = base + ((d + 2) % 3) * W;
-        const int* Hpp = base + ((d + 1) % 3) * W;
-        int* Ec = base + 3 * W + (d & 1) * W;
-        const int* Ep = base + 3 * W + ((d + 1) & 1) * W;
-        int* Fc = base + 5 * W + (d & 1) * W;
-        const int* Fp = base + 5 * W + ((d + 1) & 1) * W;
-        const int lo = d > n ? d - n : 0;
-        const int hi = d < m ? d : m;
         const int* Sd = Sb + (long long)(d - d0) * W;
-        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
-            const int j = d - i;
-            int h, e, f;
-            unsigned char bits;
-            const bool inner = i > 0 && j > 0;
-            dp_cell(i, j, m, n, rp, cp, i > 0 ? Hp[i - 1] : 0, i > 0 ? Ep[i - 1] : 0,
-                    j > 0 ? Hp[i] : 0, j > 0 ? Fp[i] : 0, inner ? Hpp[i - 1] : 0,
-                    inner ? Sd[i] : 0, h, e, f, bits);
-            Hc[i] = h; Ec[i] = e; Fc[i] = f;
-            if (trace) bd[(long long)(d - d0) * W + i] = bits;
-        }
+        unsigned char* Bd = bd + (long long)(d - d0) * W;
+        sweep_diagonal(d, m, n, rp, cp, base, [&](int i, int) { return Sd[i]; },
+                       [&](int i, int, unsigned char bits) { if (trace) Bd[i] = bits; });
         __syncthreads();
     }
     if (threadIdx.x != 0) return;
