@@ -115,7 +115,10 @@ def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqTyp
 def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto) -> Sequences:
     """Read unaligned FASTA from a path, ``-`` (stdin) or a gzip file."""
     names, raw = parse_fasta(_read_text(path), str(path))
-    return make_sequences(names, raw, seqtype)
+    try:
+        return make_sequences(names, raw, seqtype)
+    except InputError as exc:  # name the file too: batch mode reads many
+        raise InputError(f"{path}: {exc}") from None
 
 
 FASTA_SUFFIXES = (".fa", ".fasta", ".fas", ".afa", ".faa", ".fna", ".tfa", ".seq")

@@ -50,7 +50,7 @@ def test_bad_input_one_line_error_and_no_output(tmp_path):
     out = tmp_path / "out.fa"
     res = run("align", bad, "-o", out, "--backend", "cpu")
     assert res.exit_code == 2
-    assert res.stderr.strip() == "msagpu: error: sequence 'broken': invalid protein character '#' at position 3"
+    assert res.stderr.strip() == f"msagpu: error: {bad}: sequence 'broken': invalid protein character '#' at position 3"
     assert not out.exists() and list(tmp_path.iterdir()) == [bad]
 
 

@@ -161,7 +161,7 @@ def test_cli_bad_input_one_line_error(tmp_path):
     for cmd in ("pairwise", "distmat"):
         res = runner.invoke(app, [cmd, str(bad), "--backend", "cpu", "-o", str(out)])
         assert res.exit_code == 2
-        assert res.stderr.strip() == "msagpu: error: sequence 'broken': invalid protein character '#' at position 3"
+        assert res.stderr.strip() == f"msagpu: error: {bad}: sequence 'broken': invalid protein character '#' at position 3"
         assert not out.exists()
 
 
