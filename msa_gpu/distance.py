@@ -46,16 +46,28 @@ def _array_module(n: int, xp):
 
 
 def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
-    """Matrix of distinct k-mers shared by each pair (int64, on the host)."""
+    """Matrix of distinct k-mers shared by each pair (int64, on the host):
+    one sparse product of the 0/1 presence matrix with its transpose (SciPy,
+    or cupyx.scipy.sparse on the GPU; exact, the counts stay far below 2**24)."""
     n = len(ids)
     xp = _array_module(n, xp)
+    # distinct (sequence, k-mer) pairs, k-mers numbered 0..U-1
     owner = np.repeat(np.arange(n), [len(x) for x in ids])
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    owner_d, flat_d = xp.asarray(owner), xp.asarray(flat)
-    _, col = xp.unique(flat_d, return_inverse=True)
-    present = xp.zeros((n, int(col.max()) + 1 if col.size else 1), dtype=xp.float32)
-    present[owner_d, col.ravel()] = 1.0
-    shared = present @ present.T  # exact: integers far below 2**24
+    kmers, col = np.unique(flat, return_inverse=True)
+    cells = np.unique(owner * max(len(kmers), 1) + col.ravel())
+    rows, cols = cells // max(len(kmers), 1), cells % max(len(kmers), 1)
+    shape = (n, max(len(kmers), 1))
+    if xp is np:
+        from scipy import sparse
+
+        present = sparse.csr_matrix((np.ones(len(cells), np.int64), (rows, cols)), shape=shape)
+    else:
+        from cupyx.scipy import sparse
+
+        present = sparse.csr_matrix((xp.ones(len(cells), xp.float32), (xp.asarray(rows), xp.asarray(cols))),
+                                    shape=shape)
+    shared = (present @ present.T).toarray()
     return np.rint(_to_host(shared)).astype(np.int64)
 
 
