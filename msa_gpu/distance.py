@@ -46,15 +46,20 @@ def _array_module(n: int, xp):
 
 
 def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
-    """Matrix of distinct k-mers shared by each pair (int64, on the host):
-    one sparse product of the 0/1 presence matrix with its transpose (SciPy,
-    or cupyx.scipy.sparse on the GPU; exact, the counts stay far below 2**24)."""
+    """Matrix of distinct k-mers shared by each pair (int64, on the host): the
+    product of the 0/1 presence matrix with its transpose, dense for small
+    inputs, else sparse (SciPy, or cupyx.scipy.sparse on the GPU); exact, the
+    counts stay far below 2**24."""
     n = len(ids)
     xp = _array_module(n, xp)
     # distinct (sequence, k-mer) pairs, k-mers numbered 0..U-1
     owner = np.repeat(np.arange(n), [len(x) for x in ids])
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     kmers, col = np.unique(flat, return_inverse=True)
+    if n < GPU_MIN_SEQS:  # small: a dense product is quicker than building a sparse one
+        present = np.zeros((n, max(len(kmers), 1)), dtype=np.float32)
+        present[owner, col.ravel()] = 1.0
+        return np.rint(present @ present.T).astype(np.int64)
     cells = np.unique(owner * max(len(kmers), 1) + col.ravel())
     rows, cols = cells // max(len(kmers), 1), cells % max(len(kmers), 1)
     shape = (n, max(len(kmers), 1))

@@ -113,3 +113,14 @@ def test_memory_bounded_batches_give_the_same_alignments(refs):
     whole = progressive_align(jobs, CPU)
     split = progressive_align(jobs, CPU, memory_budget=1)
     assert all(np.array_equal(a.trace, b.trace) for a, b in zip(whole, split))
+
+
+def test_dense_and_sparse_kmer_counts_agree(monkeypatch):
+    from msa_gpu import distance
+
+    rng = np.random.default_rng(9)
+    raw = ["".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), int(rng.integers(10, 80)))).encode() for _ in range(30)]
+    seqs = make_sequences([f"s{i}" for i in range(30)], raw)
+    dense = distance.kmer_distance(seqs).values
+    monkeypatch.setattr(distance, "GPU_MIN_SEQS", 1)
+    assert np.array_equal(dense, distance.kmer_distance(seqs).values)

@@ -12,6 +12,7 @@ from ..kernels import get_function
 
 THREADS = 256
 LONG_THREADS = 1024  # one block sweeps a long pair's bands
+SMEM_BYTES = 48 * 1024  # shared memory a DP block may take without opting in
 VEC = 24
 
 
@@ -23,10 +24,14 @@ def align_batch(batch):
     score = cp.empty(npairs, dtype=cp.int32)
     dirs = cp.empty(max(int(batch.dir_off[-1]), 1), dtype=cp.uint8)
     scratch = cp.empty(7 * max(int(batch.rowp.shape[0]), 1), dtype=cp.int32)
+    # wavefront state in shared memory for pairs whose 7 (m+1) ints fit
+    max_m = int(batch.dims[:, 0].max()) if npairs else 0
+    smem_ints = min(7 * (max_m + 1), SMEM_BYTES // 4)
     get_function("profile", "profile_dp")(
         (npairs,), (THREADS,),
         (batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off,
-         batch.dims, dirs, batch.dir_off, scratch, path, batch.path_off, path_len, score),
+         batch.dims, dirs, batch.dir_off, scratch, cp.int32(smem_ints), path, batch.path_off, path_len, score),
+        shared_mem=4 * smem_ints,
     )
     return path, path_len, score
 

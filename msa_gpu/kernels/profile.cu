@@ -121,7 +121,7 @@ extern "C" __global__ void profile_dp(
     const int* __restrict__ colp, const long long* __restrict__ col_off,
     const int* __restrict__ dims,
     unsigned char* __restrict__ dirs, const long long* __restrict__ dir_off,
-    int* __restrict__ scratch,
+    int* __restrict__ scratch, const int smem_ints,
     unsigned char* __restrict__ path, const long long* __restrict__ path_off,
     int* __restrict__ path_len, int* __restrict__ score)
 {
@@ -132,9 +132,11 @@ extern "C" __global__ void profile_dp(
     const int* rp = rowp + 4 * row_off[p];
     const int* cp = colp + 4 * col_off[p];
     unsigned char* D = dirs + dir_off[p];
-    // scratch: H diagonals (3 x (m+1)), E (2 x (m+1)), F (2 x (m+1))
-    int* base = scratch + 7 * row_off[p];
+    // wavefront state: H for 3 anti-diagonals, E and F for 2, m + 1 ints each;
+    // in shared memory when it fits the launch's allocation, else in scratch
+    extern __shared__ int smem[];
     const int W = m + 1;
+    int* base = 7 * W <= smem_ints ? smem : scratch + 7 * row_off[p];
     for (int d = 0; d <= m + n; ++d) {
         sweep_diagonal(d, m, n, rp, cp, base,
                        [&](int i, int j) { return Sp[(long long)(i - 1) * n + (j - 1)]; },
