@@ -54,6 +54,10 @@ class Aligner:
             return pairwise_distance(seqs, backend=self.backend.name)
         return kmer_distance(seqs, self.backend.xp)
 
+    def _rebuilds(self, seqs: Sequences, tree: GuideTree | None) -> bool:
+        """Whether a family's guide tree is rebuilt from its first alignment."""
+        return tree is None and len(seqs) <= self.config.retree_max_seqs
+
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
         return build[self.config.tree](dm)
@@ -81,8 +85,8 @@ class Aligner:
                    for s, d, t in zip(families, dms, fixed)]
         trees, schedules, alignments = list(fixed), [None] * n, [None] * n
         for rnd in range(1 + self.config.retree):
-            # families with an injected tree are aligned once
-            todo = [f for f in range(n) if rnd == 0 or fixed[f] is None]
+            # families with an injected tree, or too many sequences, are aligned once
+            todo = [f for f in range(n) if rnd == 0 or self._rebuilds(families[f], fixed[f])]
             if not todo:
                 break
             # stage 2: guide trees, weights and level schedules (host)
@@ -100,7 +104,7 @@ class Aligner:
             if rnd < self.config.retree:
                 with _timed(timings, "distance"):
                     for f in todo:
-                        if fixed[f] is None:
+                        if self._rebuilds(families[f], fixed[f]):
                             codes = alignment_codes(families[f], alignments[f])
                             dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
         return [

@@ -35,7 +35,9 @@ class AlignerConfig:
     ``gap_pair`` (matrix units) is charged for each weighted residue pair that
     faces an existing gap when two columns are matched. ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
-    ``retree=1`` here). The defaults were chosen on BAliBASE 3 (see
+    ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
+    are not rebuilt (identities over all pairs and columns cost O(n^2 L):
+    about 140 s and 8 GB for 10,000 sequences on 2 CPU cores). The defaults were chosen on BAliBASE 3 (see
     benchmarks/results/). Merges of more than ``long_cells`` DP cells use
     the checkpointed kernel, whose memory grows as (m + n)^1.5.
     """
@@ -51,6 +53,7 @@ class AlignerConfig:
     terminal_extend: float = 0.5
     matrix_offset: float | None = None
     retree: int = 1
+    retree_max_seqs: int = 2000
     gap_pair: float = 0.6
     long_cells: int = 1 << 26
     threads: int | None = None

@@ -124,3 +124,12 @@ def test_dense_and_sparse_kmer_counts_agree(monkeypatch):
     dense = distance.kmer_distance(seqs).values
     monkeypatch.setattr(distance, "GPU_MIN_SEQS", 1)
     assert np.array_equal(dense, distance.kmer_distance(seqs).values)
+
+
+def test_large_families_skip_the_tree_rebuild(refs):
+    seqs = read_sequences(refs / "BB20001.tfa")
+    capped = Aligner(AlignerConfig(retree_max_seqs=len(seqs) - 1), backend=CPU).align(seqs)
+    once = Aligner(AlignerConfig(retree=0), backend=CPU).align(seqs)
+    twice = Aligner(backend=CPU).align(seqs)
+    assert capped.rows() == once.rows() and capped.distances.method.startswith("kmer")
+    assert twice.distances.method == "identity"
