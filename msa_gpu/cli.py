@@ -17,7 +17,7 @@ from .config import AlignerConfig, BackendChoice, DistanceMethod, TreeMethod
 from .errors import BackendError, InputError, MsaGpuError
 from .pairwise import PairMode
 from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
-                 write_alignment, write_text)
+                 render_alignment, write_text)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
@@ -51,6 +51,8 @@ def _exit_codes():
         yield
     except (InputError, ValueError) as exc:
         _fail(exc, 2)
+    except OSError as exc:
+        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), 2)
     except BackendError as exc:
         _fail(exc, 3)
     except MsaGpuError as exc:
@@ -97,6 +99,9 @@ def align(
         if batch and (output is not None or tree_out is not None):
             raise InputError("--outdir cannot be combined with -o or --tree-out")
         fmt = format_for(output, outfmt)
+        for target in (output, tree_out):  # fail before the work, not after it
+            if target is not None and str(target) != "-" and not Path(target).resolve().parent.is_dir():
+                raise InputError(f"{target}: no such folder to write into")
         families = [read_sequences(p, seqtype) for p in paths]
         targets = [outdir / output_name(p, fmt) for p in paths] if batch else [output]
         if batch and len(set(targets)) != len(targets):
@@ -104,10 +109,13 @@ def align(
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads)
         results = Aligner(config).align_many(families)
+        # every output is made before any is written, so a failure writes none
+        texts = [render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
+                 for seqs, result in zip(families, results)]
         if batch:
             outdir.mkdir(parents=True, exist_ok=True)
-        for seqs, result, target in zip(families, results, targets):
-            write_alignment(list(seqs.names), result.rows(), target, fmt, seqs.seqtype)
+        for text, target in zip(texts, targets):
+            write_text(target, lambda h, text=text: h.write(text))
         if tree_out is not None:
             newick = to_newick(results[0].guide_tree, list(families[0].names))
             write_text(tree_out, lambda h: h.write(newick + "\n"))

@@ -25,6 +25,11 @@ class BackendChoice(str, enum.Enum):
     gpu = "gpu"
 
 
+#: Largest gap cost or matrix offset accepted, in matrix units: keeps every
+#: fixed-point product in the DP far inside int32 (100 x 1000 x 1024 < 2^31).
+MAX_COST = 1000.0
+
+
 @dataclass(frozen=True)
 class AlignerConfig:
     """Settings of one alignment run.
@@ -62,10 +67,11 @@ class AlignerConfig:
         for name in ("seqtype", "backend", "tree", "distance"):
             enum_type = type(getattr(AlignerConfig, name))
             object.__setattr__(self, name, enum_type(getattr(self, name)))
-        for name in ("gap_open", "gap_extend", "gap_pair"):
+        for name in ("gap_open", "gap_extend", "gap_pair", "matrix_offset"):
             value = getattr(self, name)
-            if value is not None and value < 0:
-                raise ValueError(f"{name} must be >= 0, got {value}")
+            low = -MAX_COST if name == "matrix_offset" else 0.0
+            if value is not None and not (low <= value <= MAX_COST):  # also rejects nan
+                raise ValueError(f"{name} must lie in [{low:g}, {MAX_COST:g}] (matrix units), got {value}")
         for name in ("terminal_open", "terminal_extend"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1]")

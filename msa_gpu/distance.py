@@ -67,12 +67,17 @@ def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
         from scipy import sparse
 
         present = sparse.csr_matrix((np.ones(len(cells), np.int64), (rows, cols)), shape=shape)
-    else:
-        from cupyx.scipy import sparse
-
-        present = sparse.csr_matrix((xp.ones(len(cells), xp.float32), (xp.asarray(rows), xp.asarray(cols))),
-                                    shape=shape)
-    shared = (present @ present.T).toarray()
+        return (present @ present.T).toarray().astype(np.int64)
+    # GPU: dense float32 products over column blocks of <= 1 GiB, summed (exact
+    # integers below 2**24); cuSPARSE ran out of resources at 10,000 sequences
+    shared = xp.zeros((n, n), dtype=xp.float32)
+    block = max(1, (1 << 28) // n)
+    rows_d, cols_d = xp.asarray(rows), xp.asarray(cols)
+    for start in range(0, shape[1], block):
+        sel = (cols_d >= start) & (cols_d < start + block)
+        present = xp.zeros((n, min(block, shape[1] - start)), dtype=xp.float32)
+        present[rows_d[sel], cols_d[sel] - start] = 1.0
+        shared += present @ present.T
     return np.rint(_to_host(shared)).astype(np.int64)
 
 
@@ -93,11 +98,12 @@ def _kmer_distances(shared: np.ndarray) -> np.ndarray:
 def kmer_distance(seqs: Sequences, xp=np, k: int | None = None) -> DistanceMatrix:
     """k-mer distances: protein 6-mers on Dayhoff groups, nucleotide 6-mers.
 
-    Sequences shorter than ``k`` use a shorter k for the whole set.
+    Sequences shorter than ``k`` share no k-mer with any other (distance 1);
+    only when every sequence is shorter does k shrink, to the longest length.
     """
     groups = _DAYHOFF if seqs.alphabet.name == "protein" else _NUC4
     k = 6 if k is None else k
-    k = max(1, min(k, int(seqs.lengths.min())))
+    k = max(1, min(k, int(seqs.lengths.max())))
     ids = [kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes]
     return DistanceMatrix(_kmer_distances(_shared_kmers(ids, xp)), f"kmer{k}")
 

@@ -89,13 +89,15 @@ def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes
     if not stripped.startswith(">"):
         first = stripped.splitlines()[0][:40]
         raise InputError(f"{source}: not FASTA (first line {first!r} does not start with '>')")
+    # titles exactly as written (Biopython strips trailing whitespace); one per record
+    titles = [line[1:].rstrip("\r") for line in stripped.split("\n") if line.startswith(">")]
     names, raw = [], []
-    for rec in SeqIO.parse(_io.StringIO(stripped), "fasta"):
+    for title, rec in zip(titles, SeqIO.parse(_io.StringIO(stripped), "fasta")):
         residues = str(rec.seq).encode(ENCODING, ERRORS)
         residues = residues.translate(None, GAP_CHARS + b" \t\r")
         if not residues:
-            raise InputError(f"{source}: sequence {rec.description!r} is empty")
-        names.append(rec.description)
+            raise InputError(f"{source}: sequence {title!r} is empty")
+        names.append(title)
         raw.append(residues)
     return names, raw
 
@@ -126,8 +128,11 @@ FASTA_SUFFIXES = (".fa", ".fasta", ".fas", ".afa", ".faa", ".fna", ".tfa", ".seq
 
 def expand_inputs(inputs: list[str]) -> list[str]:
     """Paths to align: a folder stands for its FASTA files (sorted), a
-    ``.txt``/``.list`` file for the paths it lists one per line (relative to it)."""
+    ``.txt``/``.list`` file that is not FASTA for the paths it lists one per
+    line (relative to it)."""
     out: list[str] = []
+    if inputs.count("-") > 1:
+        raise InputError("standard input ('-') can be given only once")
     for item in inputs:
         p = Path(item)
         if item != "-" and p.is_dir():
@@ -136,7 +141,7 @@ def expand_inputs(inputs: list[str]) -> list[str]:
             if not found:
                 raise InputError(f"{item}: no FASTA files in this folder")
             out.extend(found)
-        elif p.suffix.lower() in (".txt", ".list"):
+        elif p.suffix.lower() in (".txt", ".list") and not _read_text(p).lstrip().startswith(">"):
             lines = [line.strip() for line in _read_text(p).splitlines()]
             out.extend(str(p.parent / line) for line in lines if line and not line.startswith("#"))
         else:
@@ -210,6 +215,37 @@ def _write_msf(handle, recs: list[SeqRecord], seqtype: SeqType) -> None:
         handle.write("\n")
 
 
+#: Longest name each format keeps (Biopython's Clustal writer cuts at 30).
+NAME_LIMIT = {OutFormat.clustal: 30}
+
+
+def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
+                     seqtype: SeqType = SeqType.protein) -> str:
+    """The alignment as text in ``fmt``. Formats other than FASTA keep each
+    name's first word, which must then be non-empty and distinct."""
+    fmt = OutFormat(fmt)
+    recs = _records(names, rows, full_names=fmt is OutFormat.fasta)
+    if fmt is not OutFormat.fasta:
+        limit = NAME_LIMIT.get(fmt)
+        seen: dict[str, str] = {}
+        for name, rec in zip(names, recs):
+            key = rec.id[:limit] if limit else rec.id
+            if not key:
+                raise InputError(f"{fmt.value} output needs a name for every sequence; use FASTA output")
+            if key in seen:
+                raise InputError(f"{fmt.value} output keeps {key!r} for both {seen[key]!r} and {name!r}; "
+                                 "use FASTA output or distinct names")
+            seen[key] = name
+    handle = _io.StringIO()
+    if fmt is OutFormat.fasta:
+        SeqIO.write(recs, handle, "fasta")
+    elif fmt is OutFormat.msf:
+        _write_msf(handle, recs, seqtype)
+    else:
+        AlignIO.write(MultipleSeqAlignment(recs), handle, {"phylip": "phylip-relaxed"}.get(fmt.value, fmt.value))
+    return handle.getvalue()
+
+
 def write_alignment(
     names: list[str],
     rows: list[bytes],
@@ -217,28 +253,16 @@ def write_alignment(
     fmt: OutFormat,
     seqtype: SeqType = SeqType.protein,
 ) -> None:
-    """Write an alignment to ``path`` (stdout when None or ``-``) through a
-    temporary file and a rename."""
-    fmt = OutFormat(fmt)
-    recs = _records(names, rows, full_names=fmt is OutFormat.fasta)
-    if fmt is OutFormat.phylip and len({r.id for r in recs}) != len(recs):
-        raise InputError("PHYLIP output needs distinct names (first words)")
-
-    def emit(handle) -> None:
-        if fmt is OutFormat.fasta:
-            SeqIO.write(recs, handle, "fasta")
-        elif fmt is OutFormat.msf:
-            _write_msf(handle, recs, seqtype)
-        else:
-            name = {"phylip": "phylip-relaxed"}.get(fmt.value, fmt.value)
-            AlignIO.write(MultipleSeqAlignment(recs), handle, name)
-
-    write_text(path, emit)
+    """Write an alignment to ``path`` (stdout when None or ``-``); nothing is
+    written unless the whole text could be made."""
+    text = render_alignment(names, rows, fmt, seqtype)
+    write_text(path, lambda handle: handle.write(text))
 
 
 def write_text(path: str | os.PathLike | None, emit) -> None:
     """Call ``emit(handle)`` on stdout, or on a temporary file renamed to
-    ``path`` once ``emit`` has succeeded."""
+    ``path`` once ``emit`` has succeeded (gzip-compressed when ``path`` ends in
+    ``.gz``; permissions follow the umask, as for any new file)."""
     if path is None or str(path) == "-":
         out = _io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
         emit(out)
@@ -248,7 +272,12 @@ def write_text(path: str | os.PathLike | None, emit) -> None:
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
-        with os.fdopen(fd, "w", encoding=ENCODING, errors=ERRORS, newline="\n") as handle:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        raw = os.fdopen(fd, "wb")
+        binary = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix.lower() == ".gz" else raw
+        with raw, binary, _io.TextIOWrapper(binary, encoding=ENCODING, errors=ERRORS, newline="\n") as handle:
             emit(handle)
         os.replace(tmp, target)
     except BaseException:

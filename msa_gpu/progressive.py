@@ -85,10 +85,14 @@ LONG_CELLS = 1 << 26
 BYTES_PER_CELL = 5
 
 
+#: Most pairs one batch may hold (the column-score launch puts pairs on grid y).
+MAX_BATCH_PAIRS = 65535
+
+
 def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int) -> list[np.ndarray]:
     """Split a level's pairs (in order) into batches whose score matrices and
-    direction arrays fit in ``budget`` bytes; a pair larger than the budget
-    alone is a batch of its own.
+    direction arrays fit in ``budget`` bytes and that hold at most
+    `MAX_BATCH_PAIRS` pairs; a pair larger than the budget alone is a batch.
 
     >>> [c.tolist() for c in _chunks(np.array([4, 4, 4]), np.zeros(3, bool), 40)]
     [[0, 1], [2]]
@@ -96,7 +100,7 @@ def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int) -> list[np.nd
     cost = np.where(long_mask, 0, sizes) * BYTES_PER_CELL
     out, start, used = [], 0, 0
     for p, c in enumerate(cost):
-        if p > start and used + c > budget:
+        if p > start and (used + c > budget or p - start == MAX_BATCH_PAIRS):
             out.append(np.arange(start, p))
             start, used = p, 0
         used += int(c)

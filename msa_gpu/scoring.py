@@ -56,6 +56,9 @@ def matrix_fixed(name: str, letters: str, offset: float = 0.0) -> np.ndarray:
         mat = substitution_matrices.load(name)
     except (FileNotFoundError, ValueError) as exc:
         raise ValueError(f"unknown substitution matrix {name!r}") from exc
+    missing = [c for c in letters if c not in mat.alphabet]
+    if missing:
+        raise ValueError(f"matrix {name!r} has no {missing[0]!r}: it does not fit these sequences")
     out = np.empty((len(letters), len(letters)), dtype=np.int64)
     for a, ca in enumerate(letters):
         for b, cb in enumerate(letters):

@@ -133,3 +133,18 @@ def test_large_families_skip_the_tree_rebuild(refs):
     twice = Aligner(backend=CPU).align(seqs)
     assert capped.rows() == once.rows() and capped.distances.method.startswith("kmer")
     assert twice.distances.method == "identity"
+
+
+def test_one_short_sequence_leaves_the_others_distances_alone(refs):
+    seqs = read_sequences(refs / "BB20001.tfa")
+    more = make_sequences(list(seqs.names) + ["short"], list(seqs.raw) + [b"MKV"])
+    a, b = kmer_distance(seqs).values, kmer_distance(more).values
+    assert np.array_equal(a, b[:-1, :-1]) and (b[-1, :-1] == 1.0).all()
+
+
+def test_batches_never_exceed_the_launch_limit(monkeypatch):
+    from msa_gpu import progressive
+
+    monkeypatch.setattr(progressive, "MAX_BATCH_PAIRS", 3)
+    chunks = progressive._chunks(np.ones(8, dtype=np.int64), np.zeros(8, bool), 1 << 30)
+    assert [len(c) for c in chunks] == [3, 3, 2] and np.array_equal(np.concatenate(chunks), np.arange(8))

@@ -144,3 +144,72 @@ def test_alignment_distances_option(refs, tmp_path):
     from msa_gpu.io import read_aligned
 
     assert read_aligned(out) == (list(seqs.names), result.rows())
+
+
+def test_output_is_readable_like_any_new_file(refs, tmp_path):
+    import os
+
+    out = tmp_path / "o.fa"
+    old = os.umask(0o022)
+    try:
+        assert run("align", refs / "BB11001.tfa", "-o", out, "--backend", "cpu").exit_code == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_txt_fasta_is_read_as_fasta_and_names_keep_trailing_spaces(tmp_path):
+    src = tmp_path / "seqs.txt"
+    src.write_text(">a  \nMKVLAAGIVG\n>b\tx\nMKVLAGIVG\n")
+    res = run("align", src, "--backend", "cpu")
+    assert res.exit_code == 0, res.output
+    assert [l for l in res.stdout.splitlines() if l.startswith(">")] == [">a  ", ">b\tx"]
+
+
+def test_gzip_output_is_compressed_and_deterministic(refs, tmp_path):
+    import gzip
+
+    a, b = tmp_path / "a.fa.gz", tmp_path / "b.fa.gz"
+    for out in (a, b):
+        assert run("align", refs / "BB11001.tfa", "-o", out, "--backend", "cpu").exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert gzip.decompress(a.read_bytes()).startswith(b">1aab_")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gap-open", "3e7"], "gap_open must lie in [0, 1000]"),
+    (["--gap-open", "inf"], "gap_open must lie in [0, 1000]"),
+    (["--matrix", "NUC.4.4"], "matrix 'NUC.4.4' has no 'Q'"),
+])
+def test_bad_scoring_options_are_one_line_errors(refs, args, message):
+    res = run("align", refs / "BB11001.tfa", "--backend", "cpu", *args)
+    assert res.exit_code == 2 and message in res.stderr and "Traceback" not in res.output
+
+
+def test_missing_output_folder_fails_before_aligning(refs, tmp_path):
+    res = run("align", refs / "BB11001.tfa", "-o", tmp_path / "nope" / "x.fa", "--backend", "cpu")
+    assert res.exit_code == 2 and res.stderr.strip().endswith("no such folder to write into")
+
+
+def test_formats_reject_names_they_would_merge(tmp_path):
+    src = tmp_path / "d.fa"
+    src.write_text(">seq one\nMKVLAAGIVG\n>seq two\nMKVLAGIVG\n")
+    res = run("align", src, "--outfmt", "stockholm", "--backend", "cpu")
+    assert res.exit_code == 2 and "'seq'" in res.stderr and res.stdout == ""
+    long = tmp_path / "l.fa"
+    long.write_text(">sp|P12345|LONGPROTEINNAME_HUMAN_isoform1\nMKVLAAG\n>sp|P12345|LONGPROTEINNAME_HUMAN_isoform2\nMKVLAG\n")
+    assert run("align", long, "--outfmt", "clustal", "--backend", "cpu").exit_code == 2
+    assert run("align", long, "--outfmt", "phylip", "--backend", "cpu").exit_code == 0
+
+
+def test_batch_mode_writes_nothing_when_one_output_fails(refs, tmp_path):
+    dup = tmp_path / "dup.fa"
+    dup.write_text(">x 1\nMKVLAAG\n>x 2\nMKVLAG\n")
+    out = tmp_path / "out"
+    res = run("align", refs / "BB11001.tfa", dup, "--outdir", out, "--outfmt", "phylip", "--backend", "cpu")
+    assert res.exit_code == 2 and not out.exists()
+
+
+def test_stdin_only_once():
+    res = run("align", "-", "-", "--outdir", "x", input=">a\nACGT\n")
+    assert res.exit_code == 2 and "only once" in res.stderr

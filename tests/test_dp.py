@@ -48,7 +48,7 @@ def test_twin_is_optimal_and_consistent(sizes, seed):
         assert rescore(fwd, S, rp, cp, m, n) == score[p]
 
 
-def test_long_pair_rescore():
+def test_larger_pairs_rescore():
     rng = np.random.default_rng(7)
     batch = random_batch(rng, [(300, 257), (1, 400)])
     path, lens, score = align_batch(batch)

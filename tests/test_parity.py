@@ -113,3 +113,13 @@ def test_distances_identical_on_both_array_modules(refs, monkeypatch):
     monkeypatch.setattr(distance, "GPU_MIN_SEQS", 1)
     got = distance.kmer_distance(seqs, cupy).values, distance.alignment_distance(alignment_codes(seqs, aln), 23, cupy).values
     assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
+
+
+def test_wide_profiles_use_global_scratch_identically():
+    """Profiles over 1,755 columns do not fit shared memory: the DP keeps its
+    wavefront in global scratch."""
+    rng = np.random.default_rng(21)
+    seqs = make_sequences(["a", "b", "c"], random_family(rng, 3, 1900, 2300, "ACDEFGHIKLMNPQRSTVWY"))
+    a = Aligner(AlignerConfig(retree=0), backend=cpu_backend()).align(seqs)
+    b = Aligner(AlignerConfig(retree=0), backend=_gpu()).align(seqs)
+    assert a.rows() == b.rows()
