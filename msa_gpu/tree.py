@@ -49,6 +49,7 @@ def _mixed_linkage_dense(d: np.ndarray, share: float) -> tuple[np.ndarray, np.nd
     n = d.shape[0]
     np.fill_diagonal(d, np.inf)
     node = np.arange(n)
+    alive = np.ones(n, dtype=bool)
     height = np.zeros(2 * n - 1)
     children = np.empty((n - 1, 2), dtype=np.int64)
     lengths = np.empty((n - 1, 2))
@@ -59,10 +60,13 @@ def _mixed_linkage_dense(d: np.ndarray, share: float) -> tuple[np.ndarray, np.nd
         height[n + k] = h
         children[k] = node[a], node[b]
         lengths[k] = max(h - height[node[a]], 0.0), max(h - height[node[b]], 0.0)
-        merged = share * (d[a] + d[b]) / 2.0 + (1.0 - share) * np.minimum(d[a], d[b])
+        alive[b] = False
+        live = alive.copy()
+        live[a] = False
+        merged = np.full(n, np.inf)  # only live clusters: 0 * inf would give NaN
+        merged[live] = share * (d[a, live] + d[b, live]) / 2.0 + (1.0 - share) * np.minimum(d[a, live], d[b, live])
         d[a, :] = merged
         d[:, a] = merged
-        d[a, a] = np.inf
         d[b, :] = np.inf
         d[:, b] = np.inf
         node[a] = n + k

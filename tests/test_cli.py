@@ -213,3 +213,13 @@ def test_batch_mode_writes_nothing_when_one_output_fails(refs, tmp_path):
 def test_stdin_only_once():
     res = run("align", "-", "-", "--outdir", "x", input=">a\nACGT\n")
     assert res.exit_code == 2 and "only once" in res.stderr
+
+
+def test_same_bytes_across_processes_and_thread_counts(refs, tmp_path):
+    outs = []
+    for threads in ("1", "2", "1"):
+        out = tmp_path / f"o{len(outs)}.fa"
+        subprocess.run([sys.executable, "-m", "msa_gpu", "align", str(refs / "BB20001.tfa"), "-o", str(out),
+                        "--backend", "cpu", "--threads", threads, "-q"], check=True)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] == outs[2]

@@ -141,3 +141,29 @@ def test_mixed_linkage_matches_brute_force(n, seed, coarse):
     rows, lengths = mixed_linkage_rowmin(d.copy(), 0.1)
     rows2, lengths2 = _mixed_linkage_dense(d.copy(), 0.1)
     assert np.array_equal(rows, rows2) and np.array_equal(lengths, lengths2)
+
+
+def _clusters(children: np.ndarray, n: int) -> set:
+    """The leaf sets of a tree's internal nodes (independent of node numbering)."""
+    sets = [frozenset([i]) for i in range(n)]
+    for a, b in children:
+        sets.append(sets[int(a)] | sets[int(b)])
+    return set(sets[n:])
+
+
+@pytest.mark.parametrize("share, method", [(0.0, "single"), (1.0, "weighted")])
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(3, 300), seed=st.integers(0, 2**31 - 1))
+def test_mixed_linkage_extremes_match_scipy(share, method, n, seed):
+    """With all weight on the minimum it is single linkage, with all on the
+    average of the two parts it is WPGMA: SciPy's, an independent oracle
+    (both the dense path and, above 256 leaves, the numba path)."""
+    from msa_gpu.tree import mixed_linkage
+
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 4))
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    d = np.minimum(d, d.T)
+    ours = mixed_linkage(DistanceMatrix(d, "t"), average_share=share)
+    ref = linkage(squareform(d, checks=False), method=method)
+    assert _clusters(ours.children, n) == _clusters(ref[:, :2].astype(int), n)
