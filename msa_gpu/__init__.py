@@ -1,2 +1,3 @@
-from importlib.metadata import version as _v
+"""msagpu: GPU-accelerated progressive multiple sequence alignment."""
+
 __version__ = "0.1.0"

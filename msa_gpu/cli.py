@@ -44,6 +44,22 @@ def _fail(exc: Exception, code: int) -> None:
     raise typer.Exit(code)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"msagpu {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit")] = False,
+) -> None:
+    """msagpu: GPU-accelerated progressive multiple sequence alignment."""
+
+
 @contextmanager
 def _exit_codes():
     """Map errors to one-line messages and exit codes (2 input, 3 backend, 1 other)."""

@@ -223,3 +223,10 @@ def test_same_bytes_across_processes_and_thread_counts(refs, tmp_path):
                         "--backend", "cpu", "--threads", threads, "-q"], check=True)
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_version():
+    from msa_gpu import __version__
+
+    res = run("--version")
+    assert res.exit_code == 0 and res.stdout.strip() == f"msagpu {__version__}"
