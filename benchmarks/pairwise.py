@@ -19,7 +19,7 @@ import numpy as np
 
 from msa_gpu.alphabet import PROTEIN
 from msa_gpu.backend import pairwise_cpu, probe_gpu
-from msa_gpu.pairwise import MODE_CODE, PairMode, PairScoring
+from msa_gpu.pairwise import PairScoring
 
 from . import report
 

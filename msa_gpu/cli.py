@@ -4,7 +4,6 @@ exit codes (2: bad input, 3: backend unavailable)."""
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import contextmanager
 import warnings
 from pathlib import Path

@@ -1,7 +1,6 @@
 """The numba DP twin against an independent pure-Python oracle."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from msa_gpu.backend.cpu import align_batch

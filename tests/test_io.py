@@ -1,7 +1,6 @@
 import gzip
 import io
 
-import numpy as np
 import pytest
 from Bio import AlignIO
 from Bio import Align
