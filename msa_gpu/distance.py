@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .backend import to_host
 from .types import DistanceMatrix, Sequences
 
 # Dayhoff groups over "ARNDCQEGHILKMFPSTWYVBZX": AGPST, C, DENQ, HKR, ILMV, FWY
@@ -78,11 +79,7 @@ def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
         present = xp.zeros((n, min(block, shape[1] - start)), dtype=xp.float32)
         present[rows_d[sel], cols_d[sel] - start] = 1.0
         shared += present @ present.T
-    return np.rint(_to_host(shared)).astype(np.int64)
-
-
-def _to_host(a) -> np.ndarray:
-    return a.get() if hasattr(a, "get") else np.asarray(a)
+    return np.rint(to_host(shared)).astype(np.int64)
 
 
 def _kmer_distances(shared: np.ndarray) -> np.ndarray:
@@ -120,8 +117,8 @@ def alignment_distance(codes: np.ndarray, gap: int, xp=np) -> DistanceMatrix:
     onehot[xp.arange(n)[:, None], xp.arange(c.shape[1])[None, :], c] = 1.0
     resid = 1.0 - onehot[:, :, gap]
     onehot = onehot[:, :, :gap].reshape(n, -1)
-    ident = np.rint(_to_host(onehot @ onehot.T)).astype(np.int64)
-    pairs = np.rint(_to_host(resid @ resid.T)).astype(np.int64)
+    ident = np.rint(to_host(onehot @ onehot.T)).astype(np.int64)
+    pairs = np.rint(to_host(resid @ resid.T)).astype(np.int64)
     d = 1.0 - ident / np.maximum(pairs, 1)
     d[pairs == 0] = 1.0
     np.fill_diagonal(d, 0.0)

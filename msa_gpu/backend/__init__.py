@@ -13,6 +13,11 @@ from ..config import BackendChoice
 from ..errors import BackendError
 
 
+def to_host(a) -> np.ndarray:
+    """A NumPy copy of a NumPy or CuPy array."""
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
 @dataclass(frozen=True)
 class Backend:
     """An array module and the kernels that go with it: ``ops`` is a module
@@ -25,7 +30,7 @@ class Backend:
     reason: str = ""
 
     def to_host(self, a) -> np.ndarray:
-        return a.get() if hasattr(a, "get") else np.asarray(a)
+        return to_host(a)
 
 
 def probe_gpu() -> tuple[bool, str]:
