@@ -2,7 +2,8 @@
 
 Random protein pairs with lengths drawn uniformly from [min_len, max_len];
 cells = sum of len_a * len_b. The GPU engine (score-only and with traceback,
-end to end: planning, transfers, kernels, move gathering; after a warm-up),
+end to end: planning, transfers, kernels, gathering the CIGAR runs; after a
+warm-up; optionally the 32-bit score-only kernel next to the packed 16-bit one),
 the CPU twin (all cores, on a subset) and Biopython's PairwiseAligner (one
 thread, score only, on a smaller subset) run in the same process. Writes
 ``<out>/<tag>-pairwise.json`` and ``.md``.
@@ -38,6 +39,8 @@ def register(sub) -> None:
     p.add_argument("--bio-pairs", type=int, default=30, help="pairs for Biopython")
     p.add_argument("--devices", default=None, help="GPU ids, e.g. 0,1 (default: all visible)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=1, help="timed GPU runs per variant (the best is kept)")
+    p.add_argument("--with-32bit", action="store_true", help="also time the 32-bit score-only kernel")
     p.add_argument("--out", default=str(DEFAULT_OUT))
     p.add_argument("--tag", default=None)
     p.set_defaults(func=cmd_pairwise)
@@ -84,29 +87,33 @@ def cmd_pairwise(args) -> int:
 
             from msa_gpu.backend import pairwise_gpu
 
-            for tb in (False, True):
+            variants = [("score", False, True), ("tb", True, True)]
+            if args.with_32bit:
+                variants.insert(1, ("score32", False, False))
+            for key, tb, use16 in variants:
                 stats: dict = {}
                 run = lambda p: pairwise_gpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, code, tb,  # noqa: E731
-                                                         devices=devices, stats=stats)
-                run(pairs[:2000])  # warm-up: compile and allocate
+                                                         devices=devices, stats=stats, use16=use16)
+                run(pairs[:4000])  # warm-up: compile and allocate
                 cupy.cuda.Device().synchronize()
                 stats.clear()
-                t, out = _time(lambda: run(pairs), repeat=1)
-                key = "tb" if tb else "score"
-                kern = max(stats.values())
+                t, out = _time(lambda: run(pairs), repeat=args.repeat)
+                kern = max(v for k, v in stats.items() if k.startswith("kernel_s"))
                 entry[f"gpu_{key}_kernel_seconds"] = kern
                 entry[f"gpu_{key}_kernel_gcups"] = cells(pairs) / kern / 1e9
                 entry[f"gpu_{key}_gcups"] = cells(pairs) / t / 1e9
                 entry[f"gpu_{key}_seconds"] = t
+                entry[f"gpu_{key}_kernels"] = {k: v for k, v in stats.items() if not k.startswith("kernel_s")}
                 small = run(sub)
                 twin = pairwise_cpu.align_batch(seq, off, sub[:, 0], sub[:, 1], S, go, ge, code, tb)
                 entry[f"gpu_{key}_equals_twin_on_subset"] = all(np.array_equal(x, y) for x, y in zip(small, twin))
                 if tb:
-                    res, ops, ops_off = out
+                    res, runs, runs_off = out
                     got = np.empty(len(pairs), np.int64)
                     pairwise_cpu.rescore_batch(seq, off, pairs[:, 0], pairs[:, 1], S, go, ge, code,
-                                               ops, ops_off, res[:, 3:5].copy(), got)
+                                               runs, runs_off, res[:, 3:5].copy(), got)
                     entry["gpu_tb_rescore_ok"] = bool((got == res[:, 0]).all())
+                    entry["gpu_tb_runs_per_pair"] = float(len(runs) / len(pairs))
             plan = pairwise_gpu.plan_warps(lens[pairs[:, 0]], lens[pairs[:, 1]])
             entry["warp_padding_overhead"] = float(plan.cost().sum() * 32 / cells(pairs)) - 1.0
         else:
@@ -143,7 +150,7 @@ def cmd_pairwise(args) -> int:
     md = ["| mode | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
     for r in rows:
         md.append(f"| {r['mode']} | " + " | ".join(
-            f"{r[k]:.3g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys) + " |")
+            f"{r[k]:.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys) + " |")
     (out / f"{stem}.md").write_text(f"# pairwise GCUPS\n\n{doc['machine']['gpus']}\n\n" + "\n".join(md) + "\n")
     print("\n".join(md))
     return 0

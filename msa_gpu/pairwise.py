@@ -80,10 +80,10 @@ class PairAlignments:
 
     ``score_fixed`` is in 1/SCALE matrix units; ``end`` (and ``start`` with a
     traceback) are DP cells, i.e. residues of A and B consumed. With a
-    traceback, ``ops[ops_offsets[k]:ops_offsets[k+1]]`` are pair k's moves
-    (0 both residues, 1 A only, 2 B only) from ``start`` to ``end`` plus, in
-    the semiglobal and global modes, the end gaps, so they cover both
-    sequences.
+    traceback, ``runs[runs_offsets[k]:runs_offsets[k+1]]`` is pair k's
+    alignment as a CIGAR in 32-bit words, ``length << 2 | move`` (move 0 both
+    residues, 1 A only, 2 B only), from ``start`` to ``end`` plus, in the
+    semiglobal and global modes, the end gaps, so they cover both sequences.
     """
 
     pairs: np.ndarray  # int64 (P, 2): indices of A and B
@@ -91,30 +91,32 @@ class PairAlignments:
     score_fixed: np.ndarray  # int64 (P,)
     end: np.ndarray  # int64 (P, 2)
     start: np.ndarray | None = None  # int64 (P, 2)
-    ops: np.ndarray | None = None  # uint8
-    ops_offsets: np.ndarray | None = None  # int64 (P+1,)
+    runs: np.ndarray | None = None  # uint32: length << 2 | move
+    runs_offsets: np.ndarray | None = None  # int64 (P+1,)
     identities: np.ndarray | None = None  # int64 (P,): identical residue pairs
     aligned_pairs: np.ndarray | None = None  # int64 (P,): columns with two residues
+    columns: np.ndarray | None = None  # int64 (P,): alignment columns
     backend: str = "cpu"
 
     def __post_init__(self) -> None:
         P = len(self.pairs)
-        for name in ("pairs", "score_fixed", "end", "start", "ops", "ops_offsets", "identities", "aligned_pairs"):
+        for name in ("pairs", "score_fixed", "end", "start", "runs", "runs_offsets", "identities", "aligned_pairs",
+                     "columns"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _frozen(np.asarray(value)))
         if self.score_fixed.shape != (P,) or self.end.shape != (P, 2):
             raise ValueError("scores and end cells must have one row per pair")
-        if self.ops is not None:
-            if self.ops_offsets.shape != (P + 1,) or self.ops_offsets[-1] != len(self.ops):
-                raise ValueError("ops_offsets must bound ops")
+        if self.runs is not None:
+            if self.runs_offsets.shape != (P + 1,) or self.runs_offsets[-1] != len(self.runs):
+                raise ValueError("runs_offsets must bound runs")
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     @property
     def has_traceback(self) -> bool:
-        return self.ops is not None
+        return self.runs is not None
 
     @property
     def scores(self) -> np.ndarray:
@@ -132,22 +134,22 @@ class PairAlignments:
     def aligned_length(self) -> np.ndarray:
         """Columns of each alignment (end gaps included outside local mode)."""
         self._need_traceback()
-        return np.diff(self.ops_offsets)
+        return self.columns
+
+    def pair_runs(self, k: int) -> np.ndarray:
+        """Pair k's runs (uint32, ``length << 2 | move``)."""
+        self._need_traceback()
+        return self.runs[self.runs_offsets[k]: self.runs_offsets[k + 1]]
 
     def moves(self, k: int) -> np.ndarray:
-        self._need_traceback()
-        return self.ops[self.ops_offsets[k]: self.ops_offsets[k + 1]]
+        """Pair k's moves, one per column (0 both, 1 A only, 2 B only)."""
+        r = self.pair_runs(k)
+        return np.repeat((r & 3).astype(np.uint8), (r >> 2).astype(np.int64))
 
     def cigar(self, k: int) -> str:
-        """Pair k's moves as a CIGAR string: M both, I residue of A only
+        """Pair k's alignment as a CIGAR string: M both, I residue of A only
         (gap in B), D residue of B only (gap in A)."""
-        mv = self.moves(k)
-        if mv.size == 0:
-            return ""
-        cut = np.flatnonzero(np.diff(mv)) + 1
-        starts = np.concatenate(([0], cut))
-        runs = np.diff(np.concatenate((starts, [mv.size])))
-        return "".join(f"{r}{MOVE_LETTERS[mv[s]]}" for s, r in zip(starts, runs))
+        return "".join(f"{int(w) >> 2}{MOVE_LETTERS[int(w) & 3]}" for w in self.pair_runs(k))
 
     def rows(self, k: int, seqs: Sequences, gap: bytes = b"-") -> tuple[bytes, bytes]:
         """Pair k's two gapped rows (original characters)."""
@@ -161,7 +163,7 @@ class PairAlignments:
         return ra, rb
 
     def _need_traceback(self) -> None:
-        if self.ops is None:
+        if self.runs is None:
             raise ValueError("this result has no traceback (use traceback=True)")
 
 
@@ -232,14 +234,14 @@ def align_pairs(
     chosen = select_backend(backend)
     seq, off = _packed(seqs)
     raw = _run(chosen.name, seq, off, p, S, go, ge, mode, traceback, devices, batch_bytes)
-    result = _result(p, scoring.mode, raw, traceback, chosen.name)
+    result = _result(p, scoring.mode, raw, traceback, chosen.name, np.diff(off))
     if traceback and verify:
         _verify(result, seq, off, S, go, ge, mode)
     return result
 
 
 def _run(name, seq, off, p, S, go, ge, mode, traceback, devices, batch_bytes):
-    """(res int64 (P, 8), ops, ops_offsets) from the chosen backend."""
+    """(res int64 (P, 8), runs, runs_offsets) from the chosen backend."""
     if name == "gpu":
         from .backend import pairwise_gpu
 
@@ -250,12 +252,17 @@ def _run(name, seq, off, p, S, go, ge, mode, traceback, devices, batch_bytes):
     return pairwise_cpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback)
 
 
-def _result(p, mode, raw, traceback, backend) -> PairAlignments:
-    res, ops, ops_off = raw
+def _result(p, mode, raw, traceback, backend, lens) -> PairAlignments:
+    res, runs, runs_off = raw
     if not traceback:
         return PairAlignments(p, mode, res[:, 0], res[:, 1:3], backend=backend)
-    return PairAlignments(p, mode, res[:, 0], res[:, 1:3], res[:, 3:5], ops, ops_off,
-                          res[:, 6], res[:, 7], backend=backend)
+    npair = res[:, 7]
+    if mode is PairMode.local:
+        columns = (res[:, 1] - res[:, 3]) + (res[:, 2] - res[:, 4]) - npair
+    else:  # end gaps included: the columns cover both sequences
+        columns = lens[p[:, 0]] + lens[p[:, 1]] - npair
+    return PairAlignments(p, mode, res[:, 0], res[:, 1:3], res[:, 3:5], runs, runs_off,
+                          res[:, 6], npair, columns, backend=backend)
 
 
 def _verify(result: PairAlignments, seq, off, S, go, ge, mode) -> None:
@@ -264,7 +271,7 @@ def _verify(result: PairAlignments, seq, off, S, go, ge, mode) -> None:
     got = np.empty(len(result), np.int64)
     pr = result.pairs
     pairwise_cpu.rescore_batch(seq, off, pr[:, 0], pr[:, 1], S, go, ge, mode,
-                               result.ops, result.ops_offsets, result.start, got)
+                               result.runs, result.runs_offsets, result.start, got)
     bad = np.flatnonzero(got != result.score_fixed)
     if bad.size:
         k = int(bad[0])

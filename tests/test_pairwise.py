@@ -82,16 +82,46 @@ def test_real_pairs_equal_biopython_and_rows_hold_residues(refs, mode):
         assert ra.replace(b"-", b"") == seqs.raw[i][si:ei] and rb.replace(b"-", b"") == seqs.raw[j][sj:ej]
 
 
+def _runs(moves):
+    """Maximal runs (length << 2 | move) of a move list."""
+    out = []
+    for mv in moves:
+        if out and out[-1] & 3 == mv:
+            out[-1] += 4
+        else:
+            out.append(4 | int(mv))
+    return np.array(out, np.uint32)
+
+
 def test_rescore_catches_a_wrong_alignment():
     seqs = make_sequences(["a", "b"], [b"MKVLAAGIVGH", b"MKVAAGIVH"], "protein")
     res = align_pairs(seqs, [(0, 1)], PairScoring("global"), traceback=True, backend="cpu")
-    seq, off = _packed(seqs)
     S, go, ge, mode = PairScoring("global").fixed(seqs.alphabet.letters)
+    runs = res.pair_runs(0)
+    assert np.array_equal(runs, _runs(res.moves(0)))  # maximal runs, expanded and re-encoded
+    assert res.cigar(0) == "".join(f"{w >> 2}{'MID'[w & 3]}" for w in runs.tolist())
+    a, b = seqs.codes
+    assert pairwise_cpu.rescore_one(a, b, S, go, ge, mode, runs, 0, 0) == res.score_fixed[0]
     ops = res.moves(0).copy()
-    assert pairwise_cpu.rescore_one(seqs.codes[0], seqs.codes[1], S, go, ge, mode, ops, 0, 0) == res.score_fixed[0]
     k = int(np.flatnonzero(ops == 0)[0])
     ops[k:k + 2] = [1, 2] if ops[k + 1] == 0 else ops[k:k + 2]
-    assert pairwise_cpu.rescore_one(seqs.codes[0], seqs.codes[1], S, go, ge, mode, ops, 0, 0) < res.score_fixed[0]
+    assert pairwise_cpu.rescore_one(a, b, S, go, ge, mode, _runs(ops), 0, 0) < res.score_fixed[0]
+    too_long = runs.copy()
+    too_long[-1] += 4  # one more column than the sequences hold
+    assert pairwise_cpu.rescore_one(a, b, S, go, ge, mode, too_long, 0, 0) < -(1 << 60)
+
+
+def test_twin_chunks_give_the_same_runs(monkeypatch):
+    rng = np.random.default_rng(4)
+    seqs = random_family(rng, PROTEIN, 12, 20, 90, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    S, go, ge, _ = PairScoring("local").fixed(PROTEIN)
+    whole = pairwise_cpu.align_batch(seq, off, pa, pb, S, go, ge, 2, True)
+    monkeypatch.setattr(pairwise_cpu, "CHUNK_WORDS", 300)  # a few pairs per chunk
+    parts = pairwise_cpu.align_batch(seq, off, pa, pb, S, go, ge, 2, True)
+    for x, y in zip(whole, parts):
+        assert np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("mode", [0, 1, 2])
@@ -171,7 +201,7 @@ def _compare(a, b):
     assert np.array_equal(a.score_fixed, b.score_fixed)
     assert np.array_equal(a.end, b.end)
     if a.has_traceback:
-        for name in ("start", "ops", "ops_offsets", "identities", "aligned_pairs"):
+        for name in ("start", "runs", "runs_offsets", "identities", "aligned_pairs", "columns"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
@@ -203,3 +233,47 @@ def test_gpu_30k_pair_score_and_traceback():
         _compare(cpu, gpu)
     tb = align_pairs(seqs, [(0, 1)], PairScoring("local"), traceback=True, backend="gpu")  # re-scored
     assert tb.score_fixed[0] == cpu.score_fixed[0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_packed_16bit_kernel_equals_twin_with_ties_and_fallback(mode):
+    from msa_gpu.backend import pairwise_gpu
+
+    rng = np.random.default_rng(17)
+    seqs = random_family(rng, PROTEIN, 60, 1, 400, "protein")
+    raw = list(seqs.raw) + [seqs.raw[3], seqs.raw[3], b"W" * 2800, b"W" * 2790]  # duplicates tie; W*2800 overflows 16 bits
+    seqs = make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    code = {"global": 0, "semiglobal": 1, "local": 2}[mode]
+    for go, ge in ((11, 1), (3.5, 2.5), (0.5, 0.0)):
+        S, gof, gef, _ = PairScoring(mode, "BLOSUM62", go, ge).fixed(PROTEIN)
+        twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False)
+        stats: dict = {}
+        gpu = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, stats=stats)
+        assert stats["pairs_s16"] > 0 and stats["pairs_s32"] > 0, stats  # both kernels ran
+        wide = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, use16=False)
+        split = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, devices=[0, 0],
+                                         batch_bytes=2_000_000)
+        for out in (gpu, wide, split):
+            assert np.array_equal(out[0], twin[0]), (go, ge)
+
+
+def test_gpu_schedule_helpers_without_a_gpu():
+    from msa_gpu.backend import pairwise_gpu as pg
+
+    S, go, ge, _ = PairScoring("global", "BLOSUM62", 11, 1).fixed(PROTEIN)
+    u = pg.cost_unit(S, go, ge)
+    assert u == 100  # BLOSUM62 with gaps 11/1 in fixed point: back to integer units
+    dims = np.array([[1000, 1000], [2720, 2720], [3000, 3000]])
+    assert pg.fits16(dims, S // u, go // u, ge // u).tolist() == [True, True, False]
+    m = np.array([5, 900, 33, 17, 900]); n = np.array([7, 10, 900, 33, 880])
+    plan = pg.plan_warps(m, n, 2, 4)
+    assert sorted(plan.slots.ravel().tolist()) == [-1, 0, 1, 2, 3, 4]
+    assert (plan.dims[:, 0] % 4 == 0).all() and (plan.dims[:, 1] % 4 == 0).all()
+    batches = pg._batches(np.arange(5), np.array([4, 4, 4, 9, 1]), 8)
+    assert [b.tolist() for b in batches] == [[0, 1], [2], [3], [4]]
+    parts = [np.array([7, 8, 9], np.uint32), np.array([5, 6], np.uint32)]
+    runs, offs = pg._pair_order(parts, [np.array([2, 0]), np.array([1])], np.array([1, 2, 2]))
+    assert runs.tolist() == [9, 5, 6, 7, 8] and offs.tolist() == [0, 1, 3, 5]

@@ -22,6 +22,11 @@ Direction nibble of cell (i, j), i, j >= 1: bits 0-1 the source of H (0 diag,
 continuation bit of the cell it leaves. Moves: 0 diagonal, 1 vertical (A
 residue against a gap), 2 horizontal (B residue against a gap).
 
+Alignments are returned as maximal runs of one move, ``length << 2 | move``
+(a CIGAR in 32-bit words), each pair's runs written backwards so that they end
+at the end of the pair's slot of ``m + n`` words; ``res[5]`` is the index of
+the first run.
+
 Traceback memory: when ``m * n`` exceeds ``limit_cells`` the forward pass keeps
 only H/E checkpoint rows every K rows and each block of K rows is recomputed
 (with its nibbles) as the traceback enters it, so memory is
@@ -157,6 +162,23 @@ def _emit(out, pos, move, count):
 
 
 @numba.njit(cache=True, nogil=True)
+def runs_backwards(mv, first, runs):
+    """Write the moves ``mv[first:]`` as maximal runs ending at the end of
+    ``runs``; returns the index of the first run."""
+    pos = runs.shape[0]
+    k = mv.shape[0]
+    while k > first:
+        op = mv[k - 1]
+        length = 0
+        while k > first and mv[k - 1] == op:
+            k -= 1
+            length += 1
+        pos -= 1
+        runs[pos] = np.uint32((length << 2) | op)
+    return pos
+
+
+@numba.njit(cache=True, nogil=True)
 def align_one(a, b, S, go, ge, mode, traceback, limit_cells, out, res):
     """Align one pair. ``res`` (int64[8]) receives score, end i, end j, start i,
     start j, first move index in ``out`` (length m + n), identities and
@@ -218,80 +240,111 @@ def align_one(a, b, S, go, ge, mode, traceback, limit_cells, out, res):
 
 
 @numba.njit(cache=True, parallel=True)
-def _batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells, ops, ops_off, res):
+def _batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells, runs, runs_off, res):
     for p in numba.prange(pa.shape[0]):
         a = seq[off[pa[p]]: off[pa[p] + 1]]
         b = seq[off[pb[p]]: off[pb[p] + 1]]
-        align_one(a, b, S, go, ge, mode, traceback, limit_cells,
-                  ops[ops_off[p]: ops_off[p + 1]], res[p])
+        mv = np.empty(a.shape[0] + b.shape[0] if traceback else 0, np.uint8)
+        align_one(a, b, S, go, ge, mode, traceback, limit_cells, mv, res[p])
+        if traceback:
+            res[p, 5] = runs_backwards(mv, res[p, 5], runs[runs_off[p]: runs_off[p + 1]])
 
 
 @numba.njit(cache=True, parallel=True)
-def compact_ops(ops, ops_off, first, out_off, out):
-    """Move each pair's moves ``ops[ops_off[p] + first[p] : ops_off[p+1]]`` to
-    ``out[out_off[p] : out_off[p+1]]``."""
-    for p in numba.prange(first.shape[0]):
-        src = ops_off[p] + first[p]
-        for k in range(out_off[p + 1] - out_off[p]):
-            out[out_off[p] + k] = ops[src + k]
+def move_segments(src, src_off, dst_off, dst):
+    """``dst[dst_off[p] : dst_off[p+1]] = src[src_off[p] : ...]`` for every p."""
+    for p in numba.prange(dst_off.shape[0] - 1):
+        a = src_off[p]
+        d = dst_off[p]
+        for k in range(dst_off[p + 1] - d):
+            dst[d + k] = src[a + k]
+
+
+CHUNK_WORDS = 1 << 24  # run slots per chunk of the twin (64 MiB)
 
 
 def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_CELLS):
     """Align pairs (pa[p], pb[p]) of the sequences ``seq[off[k]:off[k+1]]``.
 
-    Returns ``res`` (int64 (P, 8), see `align_one`) and, with traceback, the
-    moves concatenated in pair order with their offsets (else empty arrays).
+    Returns ``res`` (int64 (P, 8), see `align_one`; ``res[:, 5]`` the first
+    run's index in the pair's slot) and, with traceback, the runs concatenated
+    in pair order with their offsets (else empty arrays).
     """
+    pa = np.asarray(pa, np.int64)
+    pb = np.asarray(pb, np.int64)
     lens = np.diff(off)
-    ops_off = np.zeros(len(pa) + 1, np.int64)
-    if traceback:
-        np.cumsum(lens[pa] + lens[pb], out=ops_off[1:])
-    ops = np.empty(int(ops_off[-1]), np.uint8)
-    res = np.zeros((len(pa), 8), np.int64)
-    _batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells, ops, ops_off, res)
-    return res, *gather_ops(ops, ops_off, res[:, 5], traceback)
-
-
-def gather_ops(ops, ops_off, first, traceback):
-    """Concatenate each pair's used moves (they end at the end of its slot)."""
-    first = np.asarray(first, np.int64)
+    P = len(pa)
+    res = np.zeros((P, 8), np.int64)
     if not traceback:
-        return np.empty(0, np.uint8), np.zeros(len(first) + 1, np.int64)
-    length = ops_off[1:] - ops_off[:-1] - first
+        _batch(seq, off, pa, pb, S, go, ge, mode, False, limit_cells, np.empty(0, np.uint32),
+               np.zeros(P + 1, np.int64), res)
+        return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
+    cap = lens[pa] + lens[pb]
+    parts, p0 = [], 0
+    while p0 < P:  # chunks of pairs whose slots stay within CHUNK_WORDS (one pair at least)
+        c = np.cumsum(cap[p0:])
+        p1 = p0 + max(1, int(np.searchsorted(c, CHUNK_WORDS, side="right")))
+        slot_off = np.zeros(p1 - p0 + 1, np.int64)
+        np.cumsum(cap[p0:p1], out=slot_off[1:])
+        runs = np.empty(int(slot_off[-1]), np.uint32)
+        _batch(seq, off, pa[p0:p1], pb[p0:p1], S, go, ge, mode, True, limit_cells, runs, slot_off, res[p0:p1])
+        parts.append(gather_runs(runs, slot_off, res[p0:p1, 5]))
+        p0 = p1
+    counts = np.concatenate([np.diff(o) for _, o in parts]) if parts else np.zeros(0, np.int64)
+    out_off = np.zeros(P + 1, np.int64)
+    np.cumsum(counts, out=out_off[1:])
+    out = np.concatenate([r for r, _ in parts]) if parts else np.empty(0, np.uint32)
+    return res, out, out_off
+
+
+def gather_runs(runs, slot_off, first):
+    """Concatenate each slot's runs (``runs[slot_off[p] + first[p] : slot_off[p+1]]``)."""
+    first = np.asarray(first, np.int64)
+    length = slot_off[1:] - slot_off[:-1] - first
     out_off = np.zeros(len(first) + 1, np.int64)
     np.cumsum(length, out=out_off[1:])
-    out = np.empty(int(out_off[-1]), np.uint8)
-    compact_ops(ops, ops_off, first, out_off, out)
+    out = np.empty(int(out_off[-1]), np.uint32)
+    move_segments(runs, slot_off[:-1] + first, out_off, out)
     return out, out_off
 
 
 @numba.njit(cache=True, nogil=True)
-def rescore_one(a, b, S, go, ge, mode, ops, si, sj):
-    """Score of a list of moves starting at (si, sj) under the same rules
-    (semiglobal: gaps before or after all of a sequence's residues are free)."""
+def rescore_one(a, b, S, go, ge, mode, runs, si, sj):
+    """Score of a list of runs (``length << 2 | move``) starting at (si, sj)
+    under the same rules (semiglobal: gaps before or after all of a sequence's
+    residues are free); -2**62 if the runs leave either sequence."""
     m = a.shape[0]
     n = b.shape[0]
-    i, j, prev, total = si, sj, 0, 0
-    for op in ops:
+    i, j, prev, total = si, sj, -1, 0
+    for w in runs:
+        op = w & 3
+        k = w >> 2
         if op == 0:
-            total += S[a[i], b[j]]
-            i += 1
-            j += 1
+            if i + k > m or j + k > n:
+                return -(1 << 62)
+            for _ in range(k):
+                total += S[a[i], b[j]]
+                i += 1
+                j += 1
         elif op == 1:
+            if i + k > m:
+                return -(1 << 62)
             if not (mode == SEMIGLOBAL and (j == 0 or j == n)):
-                total -= ge if prev == 1 else go
-            i += 1
+                total -= (ge if prev == 1 else go) + (k - 1) * ge
+            i += k
         else:
+            if j + k > n or op != 2:
+                return -(1 << 62)
             if not (mode == SEMIGLOBAL and (i == 0 or i == m)):
-                total -= ge if prev == 2 else go
-            j += 1
+                total -= (ge if prev == 2 else go) + (k - 1) * ge
+            j += k
         prev = op
     return total
 
 
 @numba.njit(cache=True, parallel=True)
-def rescore_batch(seq, off, pa, pb, S, go, ge, mode, ops, ops_off, start, out):
+def rescore_batch(seq, off, pa, pb, S, go, ge, mode, runs, runs_off, start, out):
     for p in numba.prange(pa.shape[0]):
         a = seq[off[pa[p]]: off[pa[p] + 1]]
         b = seq[off[pb[p]]: off[pb[p] + 1]]
-        out[p] = rescore_one(a, b, S, go, ge, mode, ops[ops_off[p]: ops_off[p + 1]], start[p, 0], start[p, 1])
+        out[p] = rescore_one(a, b, S, go, ge, mode, runs[runs_off[p]: runs_off[p + 1]], start[p, 0], start[p, 1])

@@ -3,43 +3,56 @@
 
 Schedule first, then execute:
 
-1. pairs are sorted by length (A in buckets of 16, then B) and cut into warps
-   of 32, so the threads of a warp do similar work; a warp runs as one
-   (Mw x Nw) problem;
-2. warps are dealt to the visible GPUs longest first, each to the least
-   loaded one (LPT);
-3. each GPU runs its warps in batches sized from its free memory
-   (``memGetInfo``) or ``batch_bytes``.
+1. pairs are sorted by length (A in buckets of 16, then B) and cut into
+   groups of similar work: 64 pairs per warp for the packed 16-bit
+   score-only kernel (two pairs per thread), 32 for the 32-bit kernels;
+   a group runs as one (Mw x Nw) problem;
+2. score-only groups whose scores provably fit 16 bits (after dividing every
+   cost by their gcd) take the 16-bit kernel, the others the 32-bit one;
+3. groups are dealt to the devices longest first, each to the least loaded
+   one (LPT), and each device runs its groups in batches sized from its free
+   memory (``memGetInfo``) or ``batch_bytes``;
+4. one host thread launches every device's batch asynchronously, then
+   finishes them in turn (with a traceback the runs are compacted on the GPU
+   so only the alignments cross the bus), so the devices work at once.
 
-A pair's result does not depend on its warp, batch or GPU, so the output is
-identical whatever the GPU count and batch size. With a traceback, warps whose
-nibble matrix would not fit in one batch are aligned by the CPU twin instead
-(its checkpointed traceback keeps memory at O(n sqrt m)); the result is the same.
+A pair's result does not depend on its group, batch, kernel or device, so the
+output is identical whatever the GPU count and batch size. With a traceback,
+groups whose nibble matrix would not fit in one batch are aligned by the CPU
+twin instead (its checkpointed traceback keeps memory at O(n sqrt m)); the
+result is the same.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from math import gcd
 
+import numba
 import numpy as np
 
 from ..kernels import get_function
 from . import pairwise_cpu
 
 WARP = 32
-STRIP = 8  # R in the kernel
+STRIP = 8  # R in the 32-bit kernel
+STRIP16 = {0: 16, 1: 16, 2: 8}  # S16 of the 16-bit kernel, per mode (registers)
 BLOCK = 64
 PAD = 31
 MEMORY_FRACTION = 0.6
+LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
 
 
 @dataclass(frozen=True)
 class WarpPlan:
-    """Pairs (in slot order, -1 padding) and padded dims of every warp."""
+    """Pairs (in slot order, -1 padding) and padded dims of every group.
 
-    slots: np.ndarray  # int64 (W, 32): pair index or -1
-    dims: np.ndarray  # int64 (W, 2): Mw (multiple of STRIP), Nw (multiple of 4)
+    ``width`` pairs run on one warp (64 in the packed 16-bit kernel, else 32).
+    """
+
+    slots: np.ndarray  # int64 (W, width): pair index or -1
+    dims: np.ndarray  # int64 (W, 2): Mw (multiple of the strip), Nw (multiple of 4)
+    width: int = WARP
 
     def row_bytes(self) -> np.ndarray:
         return self.dims[:, 1] * WARP * 8
@@ -48,50 +61,99 @@ class WarpPlan:
         return self.dims[:, 0] * self.dims[:, 1] * WARP // 2
 
     def cost(self) -> np.ndarray:
+        """Cell updates per lane, i.e. work per warp."""
         return self.dims[:, 0] * self.dims[:, 1]
 
 
-def plan_warps(m: np.ndarray, n: np.ndarray) -> WarpPlan:
-    """Sort pairs by length and cut them into warps."""
-    order = np.lexsort((-n, -((m + 15) // 16)))
+def sort_pairs(m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Pair order: A length in buckets of 16 descending, then B length descending."""
+    if not len(m):
+        return np.zeros(0, np.int64)
+    bucket = (m + 15) // 16
+    nmax = int(n.max())
+    key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
+    if int(key.max()) < 1 << 16:  # radix sort
+        return np.argsort(key.astype(np.uint16), kind="stable")
+    return np.argsort(key, kind="stable")
+
+
+def plan_warps(m: np.ndarray, n: np.ndarray, width: int = WARP, strip: int = STRIP,
+               order: np.ndarray | None = None) -> WarpPlan:
+    """Sort pairs by length (unless ``order`` is given) and cut them into groups of ``width``."""
+    order = sort_pairs(m, n) if order is None else order
     P = len(order)
-    W = (P + WARP - 1) // WARP
-    slots = np.full(W * WARP, -1, np.int64)
+    W = (P + width - 1) // width
+    slots = np.full(W * width, -1, np.int64)
     slots[:P] = order
-    slots = slots.reshape(W, WARP)
+    slots = slots.reshape(W, width)
+    return WarpPlan(slots, _dims(slots, m, n, strip), width)
+
+
+def _dims(slots, m, n, strip):
     live = slots >= 0
-    mw = np.where(live, m[np.maximum(slots, 0)], 0).max(axis=1)
-    nw = np.where(live, n[np.maximum(slots, 0)], 0).max(axis=1)
-    dims = np.stack([(mw + STRIP - 1) // STRIP * STRIP, (nw + 3) // 4 * 4], axis=1).astype(np.int64)
-    return WarpPlan(slots, dims)
+    sp = np.maximum(slots, 0)
+    mw = np.where(live, m[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
+    nw = np.where(live, n[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
+    return np.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).astype(np.int64)
+
+
+def cost_unit(S: np.ndarray, go: int, ge: int) -> int:
+    """gcd of every cost: dividing by it keeps all comparisons (and ties)."""
+    g = 0
+    for v in np.unique(np.abs(S)).tolist() + [go, ge]:
+        g = gcd(g, int(v))
+    return g or 1
+
+
+def fits16(dims: np.ndarray, S: np.ndarray, go: int, ge: int) -> np.ndarray:
+    """Groups whose every DP value (in units of `cost_unit`) stays in
+    (-LIMIT16, LIMIT16): H <= max(S) * min(i, j) and H >= -(2 go + (i + j) ge),
+    with one more open, extension and mismatch below that for E, F and diag."""
+    smax, smin = max(int(S.max()), 0), min(int(S.min()), 0)
+    hi = smax * (np.minimum(dims[:, 0], dims[:, 1]) + 1)
+    lo = 3 * go + (dims[:, 0] + dims[:, 1] + 2) * ge - smin
+    return (hi < LIMIT16) & (lo < LIMIT16) & (ge < 700)
+
+
+@numba.njit(cache=True)
+def _lpt(cost, k):
+    owner = np.empty(cost.shape[0], np.int64)
+    load = np.zeros(k)
+    for w in np.argsort(-cost, kind="mergesort"):
+        d = 0
+        for x in range(1, k):
+            if load[x] < load[d]:
+                d = x
+        owner[w] = d
+        load[d] += cost[w]
+    return owner
 
 
 def deal_longest_first(cost: np.ndarray, k: int) -> list[np.ndarray]:
-    """Warp indices per device: longest first, each to the least loaded device.
+    """Group indices per device: longest first, each to the least loaded device.
 
     >>> [a.tolist() for a in deal_longest_first(np.array([5, 9, 1, 4]), 2)]
     [[1, 2], [0, 3]]
     """
-    load = np.zeros(k)
-    out: list[list[int]] = [[] for _ in range(k)]
-    for w in np.argsort(-cost, kind="stable"):
-        d = int(np.argmin(load))
-        out[d].append(int(w))
-        load[d] += cost[w]
-    return [np.array(o, np.int64) for o in out]
+    cost = np.asarray(cost, np.float64)
+    if k == 1:
+        return [np.argsort(-cost, kind="stable")]
+    owner = _lpt(cost, k)
+    order = np.argsort(-cost, kind="stable")
+    return [order[owner[order] == d] for d in range(k)]
 
 
 def _batches(warps: np.ndarray, need: np.ndarray, budget: int) -> list[np.ndarray]:
     """Consecutive runs of ``warps`` whose memory stays within ``budget``."""
-    out, cur, used = [], [], 0
-    for w in warps:
-        if cur and used + need[w] > budget:
-            out.append(np.array(cur, np.int64))
-            cur, used = [], 0
-        cur.append(int(w))
-        used += int(need[w])
-    if cur:
-        out.append(np.array(cur, np.int64))
+    if not len(warps):
+        return []
+    c = np.cumsum(need[warps])
+    out, start, base = [], 0, 0
+    while start < len(warps):
+        stop = max(start + 1, int(np.searchsorted(c, base + budget, side="right")))
+        out.append(warps[start:stop])
+        base = int(c[stop - 1])
+        start = stop
     return out
 
 
@@ -108,84 +170,164 @@ def _padded_sequences(seq: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.
     return buf, new_off[:-1].copy()
 
 
-def _kernel(mode: int, traceback: bool):
+def _kernel(name: str, mode: int, traceback: bool):
     import cupy
 
     for dpx in ("1", "0"):
         try:
-            return get_function("pairwise", "pairwise_dp",
-                                {"MODE": str(mode), "TRACEBACK": str(int(traceback)), "DPX": dpx})
+            return get_function("pairwise", name, {"MODE": str(mode), "TRACEBACK": str(int(traceback)),
+                                                   "DPX": dpx, "S16": str(STRIP16[mode])})
         except cupy.cuda.compiler.CompileException:
             if dpx == "0":
                 raise
     raise AssertionError("unreachable")
 
 
-def _run_device(dev, warps, plan, pa, pb, seqbuf, seqoff, lens, S, go, ge, mode, traceback,
-                batch_bytes, res, ops, ops_off, stats):
-    """Align the pairs of ``warps`` on device ``dev``, writing into the host arrays."""
-    import cupy as cp
+@dataclass
+class _Job:
+    """One batch of groups of one kind on one device."""
 
-    with cp.cuda.Device(dev):
-        kern = _kernel(mode, traceback)
-        d_seq = cp.asarray(seqbuf)
-        d_off = cp.asarray(seqoff)
-        d_len = cp.asarray(lens.astype(np.int32))
-        d_S = cp.asarray(S.astype(np.int32))
-        need = plan.row_bytes() + (plan.dir_bytes() if traceback else 0)
-        if batch_bytes is None:
-            free, _ = cp.cuda.runtime.memGetInfo()
-            batch_bytes = int(free * MEMORY_FRACTION)
-        for batch in _batches(warps, need, batch_bytes):
-            slots = plan.slots[batch].ravel()
-            live = slots >= 0
-            sp = np.maximum(slots, 0)
-            s_pa = np.where(live, pa[sp], -1).astype(np.int32)
-            s_pb = np.where(live, pb[sp], -1).astype(np.int32)
-            dims = plan.dims[batch]
-            row_off = np.zeros(len(batch), np.int64)
-            row_off[1:] = np.cumsum(dims[:-1, 1] * WARP)
-            dir_off = np.zeros(len(batch), np.int64)
-            if traceback:
-                dir_off[1:] = np.cumsum(dims[:-1, 0] // STRIP * dims[:-1, 1] * WARP)
-            n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum()) if traceback else 1
-            lens_slot = np.where(live, lens[np.maximum(s_pa, 0)] + lens[np.maximum(s_pb, 0)], 0)
-            s_ops_off = np.zeros(len(slots) + 1, np.int64)
-            np.cumsum(lens_slot, out=s_ops_off[1:])
+    kind: str  # "s16", "s32" or "tb"
+    plan: WarpPlan
+    warps: np.ndarray
+    pid: np.ndarray = None  # live pairs, in slot order
+    events: tuple = ()
+    keep: list = field(default_factory=list)  # device buffers alive until finished
+
+
+class _Device:
+    """Uploads shared by a device's jobs and its results (pair order)."""
+
+    def __init__(self, dev, seqbuf, seqoff, lens, S, S16, P):
+        import cupy as cp
+
+        self.id = dev
+        with cp.cuda.Device(dev):
+            self.seq = cp.asarray(seqbuf)
+            self.off = cp.asarray(seqoff)
+            self.len = cp.asarray(lens.astype(np.int32))
+            self.S = cp.asarray(S.astype(np.int32))
+            self.S16 = cp.asarray(S16.astype(np.int32))
+            self.res = cp.zeros((P, 8), cp.int64)
+        self.pids: list[np.ndarray] = []
+
+
+class _Run:
+    """One call: the schedule's inputs, the devices and the host outputs."""
+
+    def __init__(self, seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats):
+        self.pa, self.pb = pa, pb
+        self.lens = np.diff(off).astype(np.int64)
+        self.S, self.go, self.ge, self.mode, self.traceback = S, go, ge, mode, traceback
+        self.unit = cost_unit(S, go, ge)
+        self.stats = stats
+        seqbuf, seqoff = _padded_sequences(seq, off)
+        S16 = S // self.unit
+        self.devs = [_Device(d, seqbuf, seqoff, self.lens, S, S16, len(pa)) for d in devices]
+        self.host_runs: list[np.ndarray] = []
+        self.host_pids: list[np.ndarray] = []
+
+    # ---- launch (asynchronous)
+    def launch(self, dv: _Device, job: _Job) -> None:
+        import cupy as cp
+
+        plan, warps = job.plan, job.warps
+        slots = plan.slots[warps].ravel()
+        live = slots >= 0
+        sp = np.maximum(slots, 0)
+        s_pa = np.where(live, self.pa[sp], -1).astype(np.int32)
+        s_pb = np.where(live, self.pb[sp], -1).astype(np.int32)
+        job.pid = slots[live]
+        dims = plan.dims[warps]
+        row_off = np.zeros(len(warps), np.int64)
+        np.cumsum(dims[:-1, 1] * WARP, out=row_off[1:])
+        with cp.cuda.Device(dv.id):
+            d_pa, d_pb = cp.asarray(s_pa), cp.asarray(s_pb)
+            d_pid = cp.asarray(np.where(live, slots, -1).astype(np.int32))
+            d_dims = cp.asarray(dims.astype(np.int32))
             d_rows = cp.empty(int((dims[:, 1] * WARP).sum()) * 2, cp.int32)
-            d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
-            d_ops = cp.empty(max(int(s_ops_off[-1]), 1) if traceback else 1, cp.uint8)
-            d_res = cp.zeros((len(slots), 8), cp.int64)
-            nslots = len(slots)
             t0, t1 = cp.cuda.Event(), cp.cuda.Event()
             t0.record()
-            kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
-                 (d_seq, d_off, d_len, cp.asarray(s_pa), cp.asarray(s_pb),
-                  cp.asarray(dims.astype(np.int32)), cp.asarray(row_off), d_rows, cp.asarray(dir_off),
-                  d_dirs, d_S, np.int32(S.shape[0]), np.int32(go), np.int32(ge), np.int32(nslots),
-                  d_res, d_ops, cp.asarray(s_ops_off[:-1].copy())))
+            if job.kind == "s16":
+                u = self.unit
+                kern = _kernel("pairwise_score16", self.mode, False)
+                threads = len(warps) * WARP
+                kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
+                     (dv.seq, dv.off, dv.len, d_pa, d_pb, d_pid, d_dims, cp.asarray(row_off), d_rows,
+                      dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
+                      np.int32(u), np.int32(len(warps)), dv.res))
+            else:
+                tb = job.kind == "tb"
+                kern = _kernel("pairwise_dp", self.mode, tb)
+                nslots = len(slots)
+                dir_off = np.zeros(len(warps), np.int64)
+                n_dir = 1
+                cap = np.where(live, self.lens[np.maximum(s_pa, 0)] + self.lens[np.maximum(s_pb, 0)], 0)
+                slot_off = np.zeros(nslots + 1, np.int64)
+                if tb:
+                    words = dims[:, 0] // STRIP * dims[:, 1] * WARP
+                    np.cumsum(words[:-1], out=dir_off[1:])
+                    n_dir = int(words.sum())
+                    np.cumsum(cap, out=slot_off[1:])
+                d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
+                d_runs = cp.empty(max(int(slot_off[-1]), 1), cp.uint32)
+                d_slot_off = cp.asarray(slot_off)
+                kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
+                     (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, cp.asarray(row_off), d_rows,
+                      cp.asarray(dir_off), d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
+                      np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off))
+                if tb:
+                    job.keep += [d_runs, d_slot_off, live, cap]
             t1.record()
-            h_res = d_res.get()
-            stats.setdefault(f"kernel_s_gpu{dev}", 0.0)
-            stats[f"kernel_s_gpu{dev}"] += cp.cuda.get_elapsed_time(t0, t1) / 1e3
-            res[slots[live]] = h_res[live]
-            if traceback:
-                h_ops = d_ops.get()
-                # copy each live slot's region into the pair's slot of the host ops buffer
-                src = s_ops_off[:-1][live]
-                dst = ops_off[slots[live]]
-                ln = lens_slot[live]
-                idx_src = np.repeat(src, ln) + _ramp(ln)
-                idx_dst = np.repeat(dst, ln) + _ramp(ln)
-                ops[idx_dst] = h_ops[idx_src]
-            del d_rows, d_dirs, d_ops, d_res
+            job.events = (t0, t1)
+            job.keep += [d_pa, d_pb, d_pid, d_dims, d_rows]
+        dv.pids.append(job.pid)
 
+    # ---- finish (synchronising): compact and fetch the runs of a traceback batch
+    def finish(self, dv: _Device, job: _Job) -> None:
+        import cupy as cp
 
-def _ramp(lengths: np.ndarray) -> np.ndarray:
-    """0..l-1 for each l, concatenated."""
-    total = int(lengths.sum())
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.arange(total, dtype=np.int64) - starts
+        if job.kind == "tb":
+            d_runs, d_slot_off, live, cap = job.keep[:4]
+            with cp.cuda.Device(dv.id):
+                idx = cp.asarray(np.flatnonzero(live))
+                first = dv.res[cp.asarray(job.pid), 5]
+                cnt = cp.asarray(cap[live]) - first
+                dst = cp.zeros(len(job.pid) + 1, cp.int64)
+                cp.cumsum(cnt, out=dst[1:])
+                src = d_slot_off[idx] + first
+                total = int(dst[-1])
+                out = cp.empty(max(total, 1), cp.uint32)
+                if len(job.pid):
+                    gather = _kernel("gather_runs", self.mode, True)
+                    threads = len(job.pid) * WARP
+                    gather(((threads + 255) // 256,), (256,), (d_runs, src, dst, np.int32(len(job.pid)), out))
+                self.host_runs.append(out[:total].get())
+                self.host_pids.append(job.pid)
+        job.keep.clear()
+
+    def kernel_seconds(self, jobs_per_dev) -> None:
+        import cupy as cp
+
+        for k, (dv, jobs) in enumerate(zip(self.devs, jobs_per_dev)):
+            t = 0.0
+            for job in jobs:
+                job.events[1].synchronize()
+                t += cp.cuda.get_elapsed_time(*job.events) / 1e3
+            self.stats[f"kernel_s_dev{k}_gpu{dv.id}"] = t
+
+    def results(self) -> np.ndarray:
+        if len(self.devs) == 1:
+            return self.devs[0].res.get()
+        import cupy as cp
+
+        res = np.zeros((len(self.pa), 8), np.int64)
+        for dv in self.devs:
+            if dv.pids:
+                ids = np.concatenate(dv.pids)
+                with cp.cuda.Device(dv.id):
+                    res[ids] = dv.res[cp.asarray(ids)].get()
+        return res
 
 
 def visible_devices() -> list[int]:
@@ -194,57 +336,102 @@ def visible_devices() -> list[int]:
     return list(range(cupy.cuda.runtime.getDeviceCount()))
 
 
-def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batch_bytes=None, stats=None):
+def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batch_bytes=None, stats=None,
+                use16=True):
     """GPU counterpart of `pairwise_cpu.align_batch` (same outputs, bit for bit).
-    ``stats`` (a dict), if given, receives the summed kernel seconds per GPU."""
+
+    ``stats`` (a dict), if given, receives the kernel seconds per device and
+    the number of pairs each kernel took; ``use16=False`` keeps every pair on
+    the 32-bit kernel (for benchmarks).
+    """
+    import cupy as cp
+
     stats = {} if stats is None else stats
     pa = np.asarray(pa, np.int64)
     pb = np.asarray(pb, np.int64)
     lens = np.diff(off).astype(np.int64)
     m, n = lens[pa], lens[pb]
     devices = visible_devices() if devices is None else list(devices)
-    plan = plan_warps(m, n)
     P = len(pa)
-    res = np.zeros((P, 8), np.int64)
-    ops_off = np.zeros(P + 1, np.int64)
-    if traceback:
-        np.cumsum(m + n, out=ops_off[1:])
-    ops = np.empty(int(ops_off[-1]), np.uint8)
-    warps = np.arange(len(plan.dims))
+    order = sort_pairs(m, n)
+    plans: list[tuple[str, WarpPlan]] = []
     cpu_pairs = np.empty(0, np.int64)
-    if traceback:
+    if not traceback:
+        rest = order
+        if use16:
+            p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order)
+            unit = cost_unit(S, go, ge)
+            ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
+            plans.append(("s16", WarpPlan(p16.slots[ok], p16.dims[ok], 2 * WARP)))
+            rest = p16.slots[~ok].ravel()
+            rest = rest[rest >= 0]
+        plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest)))
+    else:
+        plan = plan_warps(m, n, WARP, STRIP, order)
         limit = batch_bytes if batch_bytes is not None else _smallest_free(devices)
         big = plan.dir_bytes() + plan.row_bytes() > limit
         cpu_pairs = plan.slots[big].ravel()
         cpu_pairs = cpu_pairs[cpu_pairs >= 0]
-        warps = warps[~big]
-    seqbuf, seqoff = _padded_sequences(seq, off)
-    shares = deal_longest_first(plan.cost()[warps], max(1, len(devices)))
-    errors: list[BaseException] = []
+        plans.append(("tb", WarpPlan(plan.slots[~big], plan.dims[~big])))
+    for kind, plan in plans:
+        stats[f"pairs_{kind}"] = int((plan.slots >= 0).sum())
+    stats["pairs_cpu_twin"] = int(len(cpu_pairs))
 
-    def work(dev, share):
-        try:
-            _run_device(dev, warps[share], plan, pa, pb, seqbuf, seqoff, lens, S, go, ge, mode, traceback,
-                        batch_bytes, res, ops, ops_off, stats)
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(d, s)) for d, s in zip(devices, shares) if len(s)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
+    # every group of every kind on one cost scale (the 16-bit kernel does two cells per lane)
+    kinds = np.concatenate([np.full(len(p.dims), k) for k, (_, p) in enumerate(plans)])
+    local = np.concatenate([np.arange(len(p.dims)) for _, p in plans])
+    cost = np.concatenate([p.cost() / (2.0 if kind == "s16" else 1.0) for kind, p in plans])
+    queues: list[list[_Job]] = []
+    for k, share in enumerate(deal_longest_first(cost, len(devices))):
+        budget = batch_bytes
+        if budget is None:
+            with cp.cuda.Device(devices[k]):
+                budget = int(cp.cuda.runtime.memGetInfo()[0] * MEMORY_FRACTION)
+        jobs = []
+        for pk, (kind, plan) in enumerate(plans):
+            mine = local[share[kinds[share] == pk]]
+            need = plan.row_bytes() + (plan.dir_bytes() if kind == "tb" else 0)
+            need = need + (plan.dims[:, 0] + plan.dims[:, 1]).astype(np.int64) * WARP * 4 * (kind == "tb")
+            jobs += [_Job(kind, plan, b) for b in _batches(mine, need, budget)]
+        queues.append(jobs)
+    done = [[] for _ in devices]
+    rounds = max((len(q) for q in queues), default=0)
+    for r in range(rounds):
+        live = [(k, q[r]) for k, q in enumerate(queues) if r < len(q)]
+        for k, job in live:
+            run.launch(run.devs[k], job)
+        for k, job in live:
+            run.finish(run.devs[k], job)
+            done[k].append(job)
+    run.kernel_seconds(done)
+    res = run.results()
+    if not traceback:
+        return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
     if cpu_pairs.size:
         r, o, oo = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
         res[cpu_pairs] = r
-        # the twin returns compacted moves: put them at the end of each pair's slot
-        for k, p in enumerate(cpu_pairs):
-            seg = o[oo[k]: oo[k + 1]]
-            ops[ops_off[p + 1] - len(seg): ops_off[p + 1]] = seg
-            res[p, 5] = ops_off[p + 1] - ops_off[p] - len(seg)
-    return res, *pairwise_cpu.gather_ops(ops, ops_off, res[:, 5], traceback)
+        run.host_runs.append(o)
+        run.host_pids.append(cpu_pairs)
+    return res, *_pair_order(run.host_runs, run.host_pids, m + n - res[:, 5])
+
+
+def _pair_order(parts, pids, counts):
+    """Runs fetched batch by batch (pairs in slot order) put in pair order."""
+    P = len(counts)
+    dst = np.zeros(P + 1, np.int64)
+    np.cumsum(counts, out=dst[1:])
+    if not parts:
+        return np.empty(0, np.uint32), dst
+    buf = np.concatenate(parts)
+    order = np.concatenate(pids)
+    src = np.zeros(P, np.int64)
+    pos = np.zeros(len(order) + 1, np.int64)
+    np.cumsum(counts[order], out=pos[1:])
+    src[order] = pos[:-1]
+    out = np.empty(int(dst[-1]), np.uint32)
+    pairwise_cpu.move_segments(buf, src, dst, out)
+    return out, dst
 
 
 def _smallest_free(devices) -> int:

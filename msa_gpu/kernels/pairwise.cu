@@ -48,8 +48,9 @@ extern "C" __global__ void pairwise_dp(
     int2* __restrict__ rowbuf, const long long* __restrict__ dir_off,
     unsigned int* __restrict__ dirs,
     const int* __restrict__ Sg, int ksize, int go, int ge, int nslots,
-    long long* __restrict__ res,  // 8 per slot, as in the twin
-    unsigned char* __restrict__ ops, const long long* __restrict__ ops_off)
+    const int* __restrict__ pid,  // pair index of each slot: res row
+    long long* __restrict__ res,  // 8 per pair, as in the twin
+    unsigned int* __restrict__ runs, const long long* __restrict__ runs_off)
 {
     __shared__ int sS[32 * 32];
     for (int k = threadIdx.x; k < 32 * 32; k += blockDim.x) {
@@ -166,15 +167,23 @@ extern "C" __global__ void pairwise_dp(
 #if MODE == 0
     best = gscore; bi = m; bj = n;
 #endif
-    long long* out = res + 8LL * slot;
+    long long* out = res + 8LL * pid[slot];
     out[0] = best; out[1] = bi; out[2] = bj;
     out[3] = bi; out[4] = bj; out[5] = m + n; out[6] = 0; out[7] = 0;
 #if TRACEBACK
-    unsigned char* mv = ops + ops_off[slot];
+    // moves are found backwards and written as maximal runs (length << 2 | move)
+    // ending at the end of the slot; pos ends as the index of the first run
+    unsigned int* rn = runs + runs_off[slot];
     int pos = m + n, i = bi, j = bj, st = 0, ident = 0, npair = 0;
+    unsigned int cur = 0, cnt = 0;
+    auto push = [&](unsigned int mv, unsigned int k) {
+        if (k == 0) return;
+        if (mv == cur) { cnt += k; return; }
+        if (cnt) rn[--pos] = (cnt << 2) | cur;
+        cur = mv; cnt = k;
+    };
 #if MODE == 1
-    if (i == m) { for (int k = 0; k < n - j; ++k) mv[--pos] = 2; }
-    else { for (int k = 0; k < m - i; ++k) mv[--pos] = 1; }
+    if (i == m) push(2, n - j); else push(1, m - i);
 #endif
     const unsigned char* B = seq + seq_off[sb];
     while (i > 0 && j > 0) {
@@ -184,24 +193,229 @@ extern "C" __global__ void pairwise_dp(
             if (st == 3) break;
         }
         if (st == 0) {
-            mv[--pos] = 0;
+            push(0, 1);
             ++npair;
             ident += (A[i - 1] == B[j - 1]);
             --i; --j;
         } else if (st == 1) {
-            mv[--pos] = 1;
+            push(1, 1);
             if (bits & 4) st = 0;
             --i;
         } else {
-            mv[--pos] = 2;
+            push(2, 1);
             if (bits & 8) st = 0;
             --j;
         }
     }
 #if MODE != 2
-    for (; i > 0; --i) mv[--pos] = 1;
-    for (; j > 0; --j) mv[--pos] = 2;
+    push(1, i); i = 0;
+    push(2, j); j = 0;
 #endif
+    if (cnt) rn[--pos] = (cnt << 2) | cur;
     out[3] = i; out[4] = j; out[5] = pos; out[6] = ident; out[7] = npair;
 #endif
+}
+
+// ---------------------------------------------------------------------------
+// Score-only, two pairs per thread in packed 16-bit lanes (DPX on sm_90).
+//
+// A group of 64 pairs runs on one warp: lane t holds slots t (low halfword)
+// and t + 32 (high halfword) of the group, swept as one (Mw x Nw) problem in
+// strips of S16 rows. The host only sends groups whose scores provably stay
+// inside (-30000, 30000) (scores divided by the gcd of all costs), so the
+// packed arithmetic never wraps and NEG16 never wins against a real value.
+// B codes past a pair's own n are replaced by PAD (S = 0) and rows past its
+// m use PAD too, so a padded cell never exceeds an earlier real cell: the
+// end cells (ties: smallest i, then smallest j) equal the twin's.
+// H - go is kept once per cell and serves both E (next row) and F (next column).
+
+#ifndef S16
+#define S16 16
+#endif
+#define NEG16 (-32000)
+
+__device__ __forceinline__ unsigned int pk2(int lo, int hi) {
+    return (unsigned int)(lo & 0xffff) | ((unsigned int)hi << 16);
+}
+__device__ __forceinline__ int lo16(unsigned int v) { return (int)(short)(v & 0xffffu); }
+__device__ __forceinline__ int hi16(unsigned int v) { return (int)(short)(v >> 16); }
+
+extern "C" __global__ void pairwise_score16(
+    const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
+    const int* __restrict__ seq_len,
+    const int* __restrict__ pa, const int* __restrict__ pb, const int* __restrict__ pid,
+    const int* __restrict__ gdims, const long long* __restrict__ row_off,
+    uint2* __restrict__ rowbuf,
+    const int* __restrict__ Sg, int ksize, int go, int ge, int unit, int ngroups,
+    long long* __restrict__ res)
+{
+    __shared__ int sS[32 * 32];
+    for (int k = threadIdx.x; k < 32 * 32; k += blockDim.x) {
+        const int x = k >> 5, y = k & 31;
+        sS[k] = (x < ksize && y < ksize) ? Sg[x * ksize + y] : 0;
+    }
+    __syncthreads();
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int group = t >> 5, lane = t & 31;
+    if (group >= ngroups) return;  // whole warps leave
+    const int Mw = gdims[2 * group], Nw = gdims[2 * group + 1];
+    const int sl = group * 64 + lane, sh = sl + 32;
+    const bool livel = pa[sl] >= 0, liveh = pa[sh] >= 0;
+    const int al = livel ? pa[sl] : 0, bl_ = livel ? pb[sl] : 0;
+    const int ah = liveh ? pa[sh] : 0, bh_ = liveh ? pb[sh] : 0;
+    const int ml = livel ? seq_len[al] : 0, nl = livel ? seq_len[bl_] : 0;
+    const int mh = liveh ? seq_len[ah] : 0, nh = liveh ? seq_len[bh_] : 0;
+    const unsigned char* Al = seq + seq_off[al];
+    const unsigned char* Ah = seq + seq_off[ah];
+    const unsigned int* Bl4 = reinterpret_cast<const unsigned int*>(seq + seq_off[bl_]);
+    const unsigned int* Bh4 = reinterpret_cast<const unsigned int*>(seq + seq_off[bh_]);
+    uint2* rb = rowbuf + row_off[group] + lane;
+    const unsigned int ngo = pk2(-go, -go), nge = pk2(-ge, -ge), negp = pk2(NEG16, NEG16);
+
+    // best end cell per half: score, i, j (semiglobal starts at (0, n), local at (0, 0))
+    int bestl = 0, bil = 0, bjl = (MODE == 1) ? nl : 0;
+    int besth = 0, bih = 0, bjh = (MODE == 1) ? nh : 0;
+
+    for (int i0 = 0; i0 < Mw; i0 += S16) {
+        int arl[S16], arh[S16];
+        unsigned int hl[S16], hlgo[S16], f[S16];
+#if MODE == 2
+        unsigned int rbest[S16];
+        int rjl[S16], rjh[S16];
+#endif
+#if MODE == 1
+        unsigned int lastcol[S16];
+#endif
+#pragma unroll
+        for (int r = 0; r < S16; ++r) {
+            const int i = i0 + r + 1;
+            arl[r] = (i <= ml ? Al[i - 1] : PAD) * 32;
+            arh[r] = (i <= mh ? Ah[i - 1] : PAD) * 32;
+            const int b0 = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
+            hl[r] = pk2(b0, b0);
+            hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
+            f[r] = negp;
+#if MODE == 2
+            rbest[r] = 0; rjl[r] = 0; rjh[r] = 0;
+#endif
+#if MODE == 1
+            lastcol[r] = 0;
+#endif
+        }
+        // does this strip hold row m of either half? (its index r, else -1)
+        const int rml = (ml > i0 && ml <= i0 + S16) ? ml - i0 - 1 : -1;
+        const int rmh = (mh > i0 && mh <= i0 + S16) ? mh - i0 - 1 : -1;
+        const int d0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;
+        unsigned int hdiag0 = pk2(d0, d0);
+        // semiglobal: best of row m (j = 1..n; j = 0 scores 0 and never wins)
+        int rowl = NEG16, rowjl = 0, rowh = NEG16, rowjh = 0;
+        for (int j4 = 0; j4 < Nw; j4 += 4) {
+            const unsigned int wl = Bl4[j4 >> 2], wh = Bh4[j4 >> 2];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                const int j = j4 + k + 1;
+                const int cbl = (j <= nl) ? (int)((wl >> (8 * k)) & 0xff) : PAD;
+                const int cbh = (j <= nh) ? (int)((wh >> (8 * k)) & 0xff) : PAD;
+                unsigned int hup, eup;
+                if (i0 == 0) {
+                    const int v = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
+                    hup = pk2(v, v);
+                    eup = negp;
+                } else {
+                    const uint2 v = rb[(long long)(j - 1) * 32];
+                    hup = v.x; eup = v.y;
+                }
+                unsigned int hgoup = __viaddmax_s16x2(hup, ngo, negp);
+                unsigned int diag = hdiag0;
+                hdiag0 = hup;
+#pragma unroll
+                for (int r = 0; r < S16; ++r) {
+                    const unsigned int s = __byte_perm(sS[arl[r] + cbl], sS[arh[r] + cbh], 0x5410);
+                    const unsigned int e = __viaddmax_s16x2(eup, nge, hgoup);
+                    f[r] = __viaddmax_s16x2(f[r], nge, hlgo[r]);
+#if MODE == 2
+                    const unsigned int h = __viaddmax_s16x2_relu(diag, s, __vmaxs2(e, f[r]));
+                    bool keeph, keepl;
+                    rbest[r] = __vibmax_s16x2(rbest[r], h, &keeph, &keepl);
+                    rjl[r] = keepl ? rjl[r] : j;
+                    rjh[r] = keeph ? rjh[r] : j;
+#else
+                    const unsigned int h = __viaddmax_s16x2(diag, s, __vmaxs2(e, f[r]));
+#endif
+                    const unsigned int hgo = __viaddmax_s16x2(h, ngo, negp);
+                    diag = hl[r];
+                    hl[r] = h;
+                    hlgo[r] = hgo;
+                    hgoup = hgo;
+                    eup = e;
+                }
+                rb[(long long)(j - 1) * 32] = make_uint2(hl[S16 - 1], eup);
+#if MODE != 2
+                // cells of row m and of column n, read after the column is done
+                int vml = NEG16, vmh = NEG16;
+#pragma unroll
+                for (int r = 0; r < S16; ++r) {
+                    if (r == rml) vml = lo16(hl[r]);
+                    if (r == rmh) vmh = hi16(hl[r]);
+                }
+#if MODE == 0
+                if (j == nl && rml >= 0) bestl = vml;
+                if (j == nh && rmh >= 0) besth = vmh;
+#else
+                if (j <= nl && rml >= 0 && vml > rowl) { rowl = vml; rowjl = j; }
+                if (j <= nh && rmh >= 0 && vmh > rowh) { rowh = vmh; rowjh = j; }
+                if (j == nl || j == nh) {
+#pragma unroll
+                    for (int r = 0; r < S16; ++r)
+                        lastcol[r] = __byte_perm(j == nl ? hl[r] : lastcol[r], j == nh ? hl[r] : lastcol[r], 0x7610);
+                }
+#endif
+#endif
+            }
+        }
+        // offer the strip's end-cell candidates in (i, j) order, strictly better only
+#if MODE == 2
+#pragma unroll
+        for (int r = 0; r < S16; ++r) {
+            const int i = i0 + r + 1;
+            if (i <= ml && lo16(rbest[r]) > bestl) { bestl = lo16(rbest[r]); bil = i; bjl = rjl[r]; }
+            if (i <= mh && hi16(rbest[r]) > besth) { besth = hi16(rbest[r]); bih = i; bjh = rjh[r]; }
+        }
+#elif MODE == 1
+#pragma unroll
+        for (int r = 0; r < S16; ++r) {
+            const int i = i0 + r + 1;
+            if (i < ml && lo16(lastcol[r]) > bestl) { bestl = lo16(lastcol[r]); bil = i; bjl = nl; }
+            if (i < mh && hi16(lastcol[r]) > besth) { besth = hi16(lastcol[r]); bih = i; bjh = nh; }
+        }
+        if (rml >= 0 && rowl > bestl) { bestl = rowl; bil = ml; bjl = rowjl; }
+        if (rmh >= 0 && rowh > besth) { besth = rowh; bih = mh; bjh = rowjh; }
+#endif
+    }
+#if MODE == 0
+    bil = ml; bjl = nl; bih = mh; bjh = nh;
+#endif
+    if (livel) {
+        long long* out = res + 8LL * pid[sl];
+        out[0] = (long long)bestl * unit; out[1] = bil; out[2] = bjl;
+        out[3] = bil; out[4] = bjl; out[5] = ml + nl; out[6] = 0; out[7] = 0;
+    }
+    if (liveh) {
+        long long* out = res + 8LL * pid[sh];
+        out[0] = (long long)besth * unit; out[1] = bih; out[2] = bjh;
+        out[3] = bih; out[4] = bjh; out[5] = mh + nh; out[6] = 0; out[7] = 0;
+    }
+}
+
+// Copy each slot's runs src[src_off[s] : src_off[s] + n_s] to dst[dst_off[s] : dst_off[s+1]]
+// (n_s = dst_off[s+1] - dst_off[s]); one warp per slot.
+extern "C" __global__ void gather_runs(
+    const unsigned int* __restrict__ src, const long long* __restrict__ src_off,
+    const long long* __restrict__ dst_off, int nslots, unsigned int* __restrict__ dst)
+{
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (w >= nslots) return;
+    const long long a = src_off[w], d = dst_off[w], n = dst_off[w + 1] - d;
+    for (long long k = lane; k < n; k += 32) dst[d + k] = src[a + k];
 }
