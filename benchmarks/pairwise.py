@@ -96,14 +96,19 @@ def cmd_pairwise(args) -> int:
                                                          devices=devices, stats=stats, use16=use16)
                 run(pairs[:4000])  # warm-up: compile and allocate
                 cupy.cuda.Device().synchronize()
-                stats.clear()
-                t, out = _time(lambda: run(pairs), repeat=args.repeat)
+                best = None
+                for _ in range(args.repeat):  # keep the fastest run and its statistics
+                    stats.clear()
+                    t, out = _time(lambda: run(pairs))
+                    if best is None or t < best[0]:
+                        best = (t, out, dict(stats))
+                t, out, stats = best
                 kern = max(v for k, v in stats.items() if k.startswith("kernel_s"))
                 entry[f"gpu_{key}_kernel_seconds"] = kern
                 entry[f"gpu_{key}_kernel_gcups"] = cells(pairs) / kern / 1e9
                 entry[f"gpu_{key}_gcups"] = cells(pairs) / t / 1e9
                 entry[f"gpu_{key}_seconds"] = t
-                entry[f"gpu_{key}_kernels"] = {k: v for k, v in stats.items() if not k.startswith("kernel_s")}
+                entry[f"gpu_{key}_stats"] = {k: round(v, 4) for k, v in stats.items()}
                 small = run(sub)
                 twin = pairwise_cpu.align_batch(seq, off, sub[:, 0], sub[:, 1], S, go, ge, code, tb)
                 entry[f"gpu_{key}_equals_twin_on_subset"] = all(np.array_equal(x, y) for x, y in zip(small, twin))

@@ -25,6 +25,7 @@ result is the same.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from math import gcd
 
@@ -37,7 +38,8 @@ from . import pairwise_cpu
 WARP = 32
 STRIP = 8  # R in the 32-bit kernel
 STRIP16 = {0: 16, 1: 16, 2: 8}  # S16 of the 16-bit kernel, per mode (registers)
-BLOCK = 64
+BLOCK = 256  # 32-bit kernels: 2 blocks (89 registers a thread) and 2 tables per SM
+BLOCK16 = 192  # 16-bit kernel: 149 registers a thread
 PAD = 31
 MEMORY_FRACTION = 0.6
 LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
@@ -183,6 +185,18 @@ def _kernel(name: str, mode: int, traceback: bool):
     raise AssertionError("unreachable")
 
 
+def table_bytes(ksize: int) -> int:
+    """Shared memory of the lane-replicated substitution table (see fill_table)."""
+    return (ksize + 1) ** 2 * WARP * 4
+
+
+def _with_table(kern, ksize: int) -> int:
+    smem = table_bytes(ksize)
+    if smem > 48 * 1024 and kern.max_dynamic_shared_size_bytes < smem:
+        kern.max_dynamic_shared_size_bytes = smem
+    return smem
+
+
 @dataclass
 class _Job:
     """One batch of groups of one kind on one device."""
@@ -251,14 +265,16 @@ class _Run:
             if job.kind == "s16":
                 u = self.unit
                 kern = _kernel("pairwise_score16", self.mode, False)
+                smem = _with_table(kern, self.S.shape[0])
                 threads = len(warps) * WARP
-                kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
+                kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
                      (dv.seq, dv.off, dv.len, d_pa, d_pb, d_pid, d_dims, cp.asarray(row_off), d_rows,
                       dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
-                      np.int32(u), np.int32(len(warps)), dv.res))
+                      np.int32(u), np.int32(len(warps)), dv.res), shared_mem=smem)
             else:
                 tb = job.kind == "tb"
                 kern = _kernel("pairwise_dp", self.mode, tb)
+                smem = _with_table(kern, self.S.shape[0])
                 nslots = len(slots)
                 dir_off = np.zeros(len(warps), np.int64)
                 n_dir = 1
@@ -275,7 +291,7 @@ class _Run:
                 kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
                      (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, cp.asarray(row_off), d_rows,
                       cp.asarray(dir_off), d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
-                      np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off))
+                      np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off), shared_mem=smem)
                 if tb:
                     job.keep += [d_runs, d_slot_off, live, cap]
             t1.record()
@@ -347,6 +363,14 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     import cupy as cp
 
     stats = {} if stats is None else stats
+    clock = time.perf_counter()
+
+    def lap(name):
+        nonlocal clock
+        now = time.perf_counter()
+        stats[name] = stats.get(name, 0.0) + now - clock
+        clock = now
+
     pa = np.asarray(pa, np.int64)
     pb = np.asarray(pb, np.int64)
     lens = np.diff(off).astype(np.int64)
@@ -377,7 +401,9 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
         stats[f"pairs_{kind}"] = int((plan.slots >= 0).sum())
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
 
+    lap("host_plan_s")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
+    lap("host_upload_s")
     # every group of every kind on one cost scale (the 16-bit kernel does two cells per lane)
     kinds = np.concatenate([np.full(len(p.dims), k) for k, (_, p) in enumerate(plans)])
     local = np.concatenate([np.arange(len(p.dims)) for _, p in plans])
@@ -395,17 +421,21 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             need = need + (plan.dims[:, 0] + plan.dims[:, 1]).astype(np.int64) * WARP * 4 * (kind == "tb")
             jobs += [_Job(kind, plan, b) for b in _batches(mine, need, budget)]
         queues.append(jobs)
+    lap("host_plan_s")
     done = [[] for _ in devices]
     rounds = max((len(q) for q in queues), default=0)
     for r in range(rounds):
         live = [(k, q[r]) for k, q in enumerate(queues) if r < len(q)]
         for k, job in live:
             run.launch(run.devs[k], job)
+        lap("host_launch_s")
         for k, job in live:
             run.finish(run.devs[k], job)
             done[k].append(job)
-    run.kernel_seconds(done)
+        lap("host_finish_s")
     res = run.results()
+    lap("host_results_s")
+    run.kernel_seconds(done)
     if not traceback:
         return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
     if cpu_pairs.size:
@@ -413,7 +443,9 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
         res[cpu_pairs] = r
         run.host_runs.append(o)
         run.host_pids.append(cpu_pairs)
-    return res, *_pair_order(run.host_runs, run.host_pids, m + n - res[:, 5])
+    out = _pair_order(run.host_runs, run.host_pids, m + n - res[:, 5])
+    lap("host_order_s")
+    return res, *out
 
 
 def _pair_order(parts, pids, counts):

@@ -14,7 +14,8 @@
 // nibbles of one column form one 32-bit word, also interleaved per warp.
 //
 // seq: residue codes, each sequence starting at a multiple of 4, padded with
-// PAD; pa/pb: sequence indices per slot (-1: empty slot).
+// PAD; pa/pb: sequence indices per slot (-1: empty slot). Residues past a
+// pair's own m or n are looked up as code ksize (scores 0).
 
 #define NEG (-(1 << 29))
 #define R 8
@@ -40,7 +41,21 @@ __device__ __forceinline__ int max3(int a, int b, int c) {
 #endif
 }
 
-extern "C" __global__ void pairwise_dp(
+// The substitution matrix in shared memory, one copy per lane: entry (a, b)
+// of lane L at sS[(a * K1 + b) * 32 + L] (K1 = ksize + 1; code ksize is the
+// padding residue and scores 0), so the 32 lanes of a warp always read 32
+// different banks, whatever residues they look up. Returns K1.
+__device__ __forceinline__ int fill_table(int* sS, const int* __restrict__ Sg, int ksize) {
+    const int K1 = ksize + 1;
+    for (int k = threadIdx.x; k < K1 * K1 * 32; k += blockDim.x) {
+        const int e = k >> 5, x = e / K1, y = e - x * K1;
+        sS[k] = (x < ksize && y < ksize) ? Sg[x * ksize + y] : 0;
+    }
+    __syncthreads();
+    return K1;
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
     const int* __restrict__ pa, const int* __restrict__ pb,
@@ -52,12 +67,8 @@ extern "C" __global__ void pairwise_dp(
     long long* __restrict__ res,  // 8 per pair, as in the twin
     unsigned int* __restrict__ runs, const long long* __restrict__ runs_off)
 {
-    __shared__ int sS[32 * 32];
-    for (int k = threadIdx.x; k < 32 * 32; k += blockDim.x) {
-        const int x = k >> 5, y = k & 31;
-        sS[k] = (x < ksize && y < ksize) ? Sg[x * ksize + y] : 0;
-    }
-    __syncthreads();
+    extern __shared__ int sS[];
+    const int K1 = fill_table(sS, Sg, ksize);
     const int slot = blockIdx.x * blockDim.x + threadIdx.x;
     if (slot >= nslots) return;  // nslots is a multiple of 32: whole warps leave
     const int warp = slot >> 5, lane = slot & 31;
@@ -84,7 +95,7 @@ extern "C" __global__ void pairwise_dp(
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int i = i0 + r + 1;
-            arow[r] = (i <= m ? A[i - 1] : PAD) * 32;
+            arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
             hl[r] = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
             f[r] = NEG;
 #if MODE != 0
@@ -95,7 +106,7 @@ extern "C" __global__ void pairwise_dp(
         unsigned int bw = 0;
         for (int j = 1; j <= Nw; ++j) {
             if (((j - 1) & 3) == 0) bw = B4[(j - 1) >> 2];
-            const int bj_code = (bw >> (8 * ((j - 1) & 3))) & 0xff;
+            const int bcol = ((j <= n) ? (int)((bw >> (8 * ((j - 1) & 3))) & 0xff) : ksize) * 32 + lane;
             int hup, eup;
             if (i0 == 0) {
                 hup = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
@@ -111,7 +122,7 @@ extern "C" __global__ void pairwise_dp(
 #endif
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const int s = sS[arow[r] + bj_code];
+                const int s = sS[arow[r] + bcol];
 #if TRACEBACK
                 const int eo = hup - go, ee = eup - ge;
                 int bits, e, h;
@@ -224,8 +235,8 @@ extern "C" __global__ void pairwise_dp(
 // strips of S16 rows. The host only sends groups whose scores provably stay
 // inside (-30000, 30000) (scores divided by the gcd of all costs), so the
 // packed arithmetic never wraps and NEG16 never wins against a real value.
-// B codes past a pair's own n are replaced by PAD (S = 0) and rows past its
-// m use PAD too, so a padded cell never exceeds an earlier real cell: the
+// B codes past a pair's own n are looked up as the padding code (S = 0), rows past its
+// m too, so a padded cell never exceeds an earlier real cell: the
 // end cells (ties: smallest i, then smallest j) equal the twin's.
 // H - go is kept once per cell and serves both E (next row) and F (next column).
 
@@ -240,7 +251,7 @@ __device__ __forceinline__ unsigned int pk2(int lo, int hi) {
 __device__ __forceinline__ int lo16(unsigned int v) { return (int)(short)(v & 0xffffu); }
 __device__ __forceinline__ int hi16(unsigned int v) { return (int)(short)(v >> 16); }
 
-extern "C" __global__ void pairwise_score16(
+extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
     const int* __restrict__ pa, const int* __restrict__ pb, const int* __restrict__ pid,
@@ -249,12 +260,8 @@ extern "C" __global__ void pairwise_score16(
     const int* __restrict__ Sg, int ksize, int go, int ge, int unit, int ngroups,
     long long* __restrict__ res)
 {
-    __shared__ int sS[32 * 32];
-    for (int k = threadIdx.x; k < 32 * 32; k += blockDim.x) {
-        const int x = k >> 5, y = k & 31;
-        sS[k] = (x < ksize && y < ksize) ? Sg[x * ksize + y] : 0;
-    }
-    __syncthreads();
+    extern __shared__ int sS[];
+    const int K1 = fill_table(sS, Sg, ksize);
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     const int group = t >> 5, lane = t & 31;
     if (group >= ngroups) return;  // whole warps leave
@@ -289,8 +296,8 @@ extern "C" __global__ void pairwise_score16(
 #pragma unroll
         for (int r = 0; r < S16; ++r) {
             const int i = i0 + r + 1;
-            arl[r] = (i <= ml ? Al[i - 1] : PAD) * 32;
-            arh[r] = (i <= mh ? Ah[i - 1] : PAD) * 32;
+            arl[r] = (i <= ml ? Al[i - 1] : ksize) * K1 * 32;
+            arh[r] = (i <= mh ? Ah[i - 1] : ksize) * K1 * 32;
             const int b0 = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
             hl[r] = pk2(b0, b0);
             hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
@@ -314,8 +321,8 @@ extern "C" __global__ void pairwise_score16(
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 const int j = j4 + k + 1;
-                const int cbl = (j <= nl) ? (int)((wl >> (8 * k)) & 0xff) : PAD;
-                const int cbh = (j <= nh) ? (int)((wh >> (8 * k)) & 0xff) : PAD;
+                const int cbl = ((j <= nl) ? (int)((wl >> (8 * k)) & 0xff) : ksize) * 32 + lane;
+                const int cbh = ((j <= nh) ? (int)((wh >> (8 * k)) & 0xff) : ksize) * 32 + lane;
                 unsigned int hup, eup;
                 if (i0 == 0) {
                     const int v = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
@@ -352,24 +359,27 @@ extern "C" __global__ void pairwise_score16(
                 rb[(long long)(j - 1) * 32] = make_uint2(hl[S16 - 1], eup);
 #if MODE != 2
                 // cells of row m and of column n, read after the column is done
-                int vml = NEG16, vmh = NEG16;
+                // (global: only at j = n; semiglobal: row m in the strip holding it)
+                if ((MODE == 1 && (rml >= 0 || rmh >= 0)) || j == nl || j == nh) {
+                    int vml = NEG16, vmh = NEG16;
 #pragma unroll
-                for (int r = 0; r < S16; ++r) {
-                    if (r == rml) vml = lo16(hl[r]);
-                    if (r == rmh) vmh = hi16(hl[r]);
-                }
+                    for (int r = 0; r < S16; ++r) {
+                        if (r == rml) vml = lo16(hl[r]);
+                        if (r == rmh) vmh = hi16(hl[r]);
+                    }
 #if MODE == 0
-                if (j == nl && rml >= 0) bestl = vml;
-                if (j == nh && rmh >= 0) besth = vmh;
+                    if (j == nl && rml >= 0) bestl = vml;
+                    if (j == nh && rmh >= 0) besth = vmh;
 #else
-                if (j <= nl && rml >= 0 && vml > rowl) { rowl = vml; rowjl = j; }
-                if (j <= nh && rmh >= 0 && vmh > rowh) { rowh = vmh; rowjh = j; }
-                if (j == nl || j == nh) {
+                    if (j <= nl && rml >= 0 && vml > rowl) { rowl = vml; rowjl = j; }
+                    if (j <= nh && rmh >= 0 && vmh > rowh) { rowh = vmh; rowjh = j; }
+                    if (j == nl || j == nh) {
 #pragma unroll
-                    for (int r = 0; r < S16; ++r)
-                        lastcol[r] = __byte_perm(j == nl ? hl[r] : lastcol[r], j == nh ? hl[r] : lastcol[r], 0x7610);
-                }
+                        for (int r = 0; r < S16; ++r)
+                            lastcol[r] = __byte_perm(j == nl ? hl[r] : lastcol[r], j == nh ? hl[r] : lastcol[r], 0x7610);
+                    }
 #endif
+                }
 #endif
             }
         }
