@@ -274,6 +274,14 @@ def test_gpu_schedule_helpers_without_a_gpu():
     assert (plan.dims[:, 0] % 4 == 0).all() and (plan.dims[:, 1] % 4 == 0).all()
     batches = pg._batches(np.arange(5), np.array([4, 4, 4, 9, 1]), 8)
     assert [b.tolist() for b in batches] == [[0, 1], [2], [3], [4]]
-    parts = [np.array([7, 8, 9], np.uint32), np.array([5, 6], np.uint32)]
-    runs, offs = pg._pair_order(parts, [np.array([2, 0]), np.array([1])], np.array([1, 2, 2]))
-    assert runs.tolist() == [9, 5, 6, 7, 8] and offs.tolist() == [0, 1, 3, 5]
+    rng = np.random.default_rng(2)
+    cost = rng.integers(1, 1000, 500)
+    for k in (1, 2, 3, 8):
+        b = pg.split_by_cost(cost, k)
+        assert b[0] == 0 and b[-1] == 500 and (np.diff(b) >= 0).all()
+        shares = np.add.reduceat(cost, b[:-1]) if k == 1 else [cost[x:y].sum() for x, y in zip(b[:-1], b[1:])]
+        assert max(shares) - min(shares) <= 2 * cost.max()  # balanced to within a pair or two
+    owner = pg.deal_longest_first(cost.astype(float), 3)
+    assert sorted(np.concatenate(owner).tolist()) == list(range(500))
+    loads = [cost[o].sum() for o in owner]
+    assert max(loads) - min(loads) <= cost.max()  # LPT: within one job of each other

@@ -9,12 +9,16 @@ Schedule first, then execute:
    a group runs as one (Mw x Nw) problem;
 2. score-only groups whose scores provably fit 16 bits (after dividing every
    cost by their gcd) take the 16-bit kernel, the others the 32-bit one;
-3. groups are dealt to the devices longest first, each to the least loaded
-   one (LPT), and each device runs its groups in batches sized from its free
-   memory (``memGetInfo``) or ``batch_bytes``;
-4. one host thread launches every device's batch asynchronously, then
-   finishes them in turn (with a traceback the runs are compacted on the GPU
-   so only the alignments cross the bus), so the devices work at once.
+3. score only: groups are dealt to the devices longest first, each to the
+   least loaded one (LPT). With a traceback each device takes a contiguous
+   range of pairs holding an equal share of the cells (so its alignments land
+   in place) and runs its groups longest first;
+4. each device runs its groups in batches sized from its free memory
+   (``memGetInfo``) or ``batch_bytes``; one host thread launches every
+   device's batch asynchronously, so the devices work at once;
+5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
+   m + n words; at the end a kernel places them in pair order and one copy
+   brings them to the host.
 
 A pair's result does not depend on its group, batch, kernel or device, so the
 output is identical whatever the GPU count and batch size. With a traceback,
@@ -37,7 +41,7 @@ from . import pairwise_cpu
 
 WARP = 32
 STRIP = 8  # R in the 32-bit kernel
-STRIP16 = {0: 16, 1: 16, 2: 8}  # S16 of the 16-bit kernel, per mode (registers)
+STRIP16 = {0: 16, 1: 12, 2: 8}  # S16 of the 16-bit kernel, per mode (registers: no spills at 2 blocks)
 BLOCK = 256  # 32-bit kernels: 2 blocks (89 registers a thread) and 2 tables per SM
 BLOCK16 = 192  # 16-bit kernel: 149 registers a thread
 PAD = 31
@@ -207,6 +211,7 @@ class _Job:
     pid: np.ndarray = None  # live pairs, in slot order
     events: tuple = ()
     keep: list = field(default_factory=list)  # device buffers alive until finished
+    tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
 
 
 class _Device:
@@ -292,35 +297,34 @@ class _Run:
                      (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, cp.asarray(row_off), d_rows,
                       cp.asarray(dir_off), d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
                       np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off), shared_mem=smem)
-                if tb:
-                    job.keep += [d_runs, d_slot_off, live, cap]
+                if tb:  # kept until the runs are placed in pair order (`place`)
+                    job.tb = (d_runs, d_slot_off, d_pid)
             t1.record()
             job.events = (t0, t1)
             job.keep += [d_pa, d_pb, d_pid, d_dims, d_rows]
         dv.pids.append(job.pid)
 
-    # ---- finish (synchronising): compact and fetch the runs of a traceback batch
     def finish(self, dv: _Device, job: _Job) -> None:
+        job.keep.clear()
+
+    def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
+        """Runs of pairs lo..hi-1 (``dst``: pair-order offsets of all pairs) into
+        ``out[dst[lo]:dst[hi]]``: placed in pair order on the device, then one copy.
+        Pairs the device did not align keep their place (the caller fills it)."""
         import cupy as cp
 
-        if job.kind == "tb":
-            d_runs, d_slot_off, live, cap = job.keep[:4]
-            with cp.cuda.Device(dv.id):
-                idx = cp.asarray(np.flatnonzero(live))
-                first = dv.res[cp.asarray(job.pid), 5]
-                cnt = cp.asarray(cap[live]) - first
-                dst = cp.zeros(len(job.pid) + 1, cp.int64)
-                cp.cumsum(cnt, out=dst[1:])
-                src = d_slot_off[idx] + first
-                total = int(dst[-1])
-                out = cp.empty(max(total, 1), cp.uint32)
-                if len(job.pid):
-                    gather = _kernel("gather_runs", self.mode, True)
-                    threads = len(job.pid) * WARP
-                    gather(((threads + 255) // 256,), (256,), (d_runs, src, dst, np.int32(len(job.pid)), out))
-                self.host_runs.append(out[:total].get())
-                self.host_pids.append(job.pid)
-        job.keep.clear()
+        with cp.cuda.Device(dv.id):
+            d_dst = cp.asarray(dst[lo:hi + 1] - dst[lo])
+            buf = cp.empty(max(int(dst[hi] - dst[lo]), 1), cp.uint32)
+            kern = _kernel("place_runs", self.mode, True)
+            for job in jobs:
+                d_runs, d_slot_off, d_pid = job.tb
+                nslots = len(d_pid)
+                kern(((nslots * WARP + 255) // 256,), (256,),
+                     (d_runs, d_slot_off, d_pid, dv.res, d_dst, np.int32(lo), np.int32(nslots), buf))
+                job.tb = ()
+            if dst[hi] > dst[lo]:
+                buf[: int(dst[hi] - dst[lo])].get(out=out[dst[lo]:dst[hi]])
 
     def kernel_seconds(self, jobs_per_dev) -> None:
         import cupy as cp
@@ -377,10 +381,16 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     m, n = lens[pa], lens[pb]
     devices = visible_devices() if devices is None else list(devices)
     P = len(pa)
-    order = sort_pairs(m, n)
-    plans: list[tuple[str, WarpPlan]] = []
+    free = []
+    for d in devices:
+        with cp.cuda.Device(d):
+            free.append(int(cp.cuda.runtime.memGetInfo()[0] * MEMORY_FRACTION))
+    queues: list[list[_Job]] = []
     cpu_pairs = np.empty(0, np.int64)
     if not traceback:
+        # score only: groups of both kernels dealt to the devices longest first (LPT)
+        order = sort_pairs(m, n)
+        plans: list[tuple[str, WarpPlan]] = []
         rest = order
         if use16:
             p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order)
@@ -390,38 +400,42 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             rest = p16.slots[~ok].ravel()
             rest = rest[rest >= 0]
         plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest)))
+        # one cost scale for both kinds (the 16-bit kernel does two cells per lane)
+        kinds = np.concatenate([np.full(len(p.dims), k) for k, (_, p) in enumerate(plans)])
+        local = np.concatenate([np.arange(len(p.dims)) for _, p in plans])
+        cost = np.concatenate([p.cost() / (2.0 if kind == "s16" else 1.0) for kind, p in plans])
+        for k, share in enumerate(deal_longest_first(cost, len(devices))):
+            budget = batch_bytes if batch_bytes is not None else free[k]
+            jobs = []
+            for pk, (kind, plan) in enumerate(plans):
+                mine = local[share[kinds[share] == pk]]
+                jobs += [_Job(kind, plan, b) for b in _batches(mine, plan.row_bytes(), budget)]
+            queues.append(jobs)
+        for kind, plan in plans:
+            stats[f"pairs_{kind}"] = int((plan.slots >= 0).sum())
+        bounds = None
     else:
-        plan = plan_warps(m, n, WARP, STRIP, order)
-        limit = batch_bytes if batch_bytes is not None else _smallest_free(devices)
-        big = plan.dir_bytes() + plan.row_bytes() > limit
-        cpu_pairs = plan.slots[big].ravel()
-        cpu_pairs = cpu_pairs[cpu_pairs >= 0]
-        plans.append(("tb", WarpPlan(plan.slots[~big], plan.dims[~big])))
-    for kind, plan in plans:
-        stats[f"pairs_{kind}"] = int((plan.slots >= 0).sum())
+        # traceback: each device a contiguous range of pairs with an equal share of
+        # the cells, so its runs land in place; inside it, groups run longest first
+        bounds = split_by_cost(m * n, len(devices))
+        cpu_parts = []
+        for k in range(len(devices)):
+            lo, hi = int(bounds[k]), int(bounds[k + 1])
+            plan = plan_warps(m, n, WARP, STRIP, lo + sort_pairs(m[lo:hi], n[lo:hi]))
+            kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
+            budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
+            need = plan.dir_bytes() + plan.row_bytes()
+            big = need > budget
+            cpu_parts.append(plan.slots[big].ravel())
+            plan = WarpPlan(plan.slots[~big], plan.dims[~big])
+            queues.append([_Job("tb", plan, b) for b in _batches(np.arange(len(plan.dims)), need[~big], budget)])
+        cpu_pairs = np.concatenate(cpu_parts)
+        cpu_pairs = np.sort(cpu_pairs[cpu_pairs >= 0])
+        stats["pairs_tb"] = int(P - len(cpu_pairs))
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
-
     lap("host_plan_s")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
     lap("host_upload_s")
-    # every group of every kind on one cost scale (the 16-bit kernel does two cells per lane)
-    kinds = np.concatenate([np.full(len(p.dims), k) for k, (_, p) in enumerate(plans)])
-    local = np.concatenate([np.arange(len(p.dims)) for _, p in plans])
-    cost = np.concatenate([p.cost() / (2.0 if kind == "s16" else 1.0) for kind, p in plans])
-    queues: list[list[_Job]] = []
-    for k, share in enumerate(deal_longest_first(cost, len(devices))):
-        budget = batch_bytes
-        if budget is None:
-            with cp.cuda.Device(devices[k]):
-                budget = int(cp.cuda.runtime.memGetInfo()[0] * MEMORY_FRACTION)
-        jobs = []
-        for pk, (kind, plan) in enumerate(plans):
-            mine = local[share[kinds[share] == pk]]
-            need = plan.row_bytes() + (plan.dir_bytes() if kind == "tb" else 0)
-            need = need + (plan.dims[:, 0] + plan.dims[:, 1]).astype(np.int64) * WARP * 4 * (kind == "tb")
-            jobs += [_Job(kind, plan, b) for b in _batches(mine, need, budget)]
-        queues.append(jobs)
-    lap("host_plan_s")
     done = [[] for _ in devices]
     rounds = max((len(q) for q in queues), default=0)
     for r in range(rounds):
@@ -439,38 +453,26 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     if not traceback:
         return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
     if cpu_pairs.size:
-        r, o, oo = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
+        r, cpu_runs, cpu_off = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
         res[cpu_pairs] = r
-        run.host_runs.append(o)
-        run.host_pids.append(cpu_pairs)
-    out = _pair_order(run.host_runs, run.host_pids, m + n - res[:, 5])
-    lap("host_order_s")
-    return res, *out
-
-
-def _pair_order(parts, pids, counts):
-    """Runs fetched batch by batch (pairs in slot order) put in pair order."""
-    P = len(counts)
     dst = np.zeros(P + 1, np.int64)
-    np.cumsum(counts, out=dst[1:])
-    if not parts:
-        return np.empty(0, np.uint32), dst
-    buf = np.concatenate(parts)
-    order = np.concatenate(pids)
-    src = np.zeros(P, np.int64)
-    pos = np.zeros(len(order) + 1, np.int64)
-    np.cumsum(counts[order], out=pos[1:])
-    src[order] = pos[:-1]
+    np.cumsum(m + n - res[:, 5], out=dst[1:])
     out = np.empty(int(dst[-1]), np.uint32)
-    pairwise_cpu.move_segments(buf, src, dst, out)
-    return out, dst
+    for k, dv in enumerate(run.devs):
+        run.place(dv, done[k], dst, int(bounds[k]), int(bounds[k + 1]), out)
+    for k, p in enumerate(cpu_pairs.tolist()):
+        out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
+    lap("host_place_s")
+    return res, out, dst
 
 
-def _smallest_free(devices) -> int:
-    import cupy
+def split_by_cost(cost: np.ndarray, k: int) -> np.ndarray:
+    """Boundaries (k + 1) of k contiguous ranges with about equal summed cost.
 
-    free = []
-    for d in devices:
-        with cupy.cuda.Device(d):
-            free.append(cupy.cuda.runtime.memGetInfo()[0])
-    return int(min(free) * MEMORY_FRACTION)
+    >>> split_by_cost(np.array([4, 4, 1, 1, 1, 1]), 2).tolist()
+    [0, 2, 6]
+    """
+    c = np.cumsum(np.asarray(cost, np.float64))
+    total = c[-1] if len(c) else 0.0
+    inner = np.searchsorted(c, total * np.arange(1, k) / k, side="left") + 1
+    return np.concatenate(([0], np.minimum(inner, len(c)), [len(c)])).astype(np.int64)

@@ -103,16 +103,25 @@ extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
 #endif
         }
         int hdiag0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;  // H[i0][0]
-        unsigned int bw = 0;
+        // the row buffer and B are read two columns (one word) ahead, so
+        // their latency hides behind a column of work
+        unsigned int bw = 0, bwn = B4[0];
+        int2 n0 = make_int2(0, 0), n1 = make_int2(0, 0);
+        if (i0 > 0) { n0 = rb[0]; if (Nw > 1) n1 = rb[32]; }
         for (int j = 1; j <= Nw; ++j) {
-            if (((j - 1) & 3) == 0) bw = B4[(j - 1) >> 2];
+            if (((j - 1) & 3) == 0) {
+                bw = bwn;
+                if (j + 3 < Nw) bwn = B4[((j - 1) >> 2) + 1];
+            }
+            const int2 v = n0;
+            n0 = n1;
+            if (i0 > 0 && j + 1 < Nw) n1 = rb[(long long)(j + 1) * 32];
             const int bcol = ((j <= n) ? (int)((bw >> (8 * ((j - 1) & 3))) & 0xff) : ksize) * 32 + lane;
             int hup, eup;
             if (i0 == 0) {
                 hup = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
                 eup = NEG;
             } else {
-                const int2 v = rb[(long long)(j - 1) * 32];
                 hup = v.x; eup = v.y;
             }
             int diag = hdiag0;
@@ -316,8 +325,24 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
         unsigned int hdiag0 = pk2(d0, d0);
         // semiglobal: best of row m (j = 1..n; j = 0 scores 0 and never wins)
         int rowl = NEG16, rowjl = 0, rowh = NEG16, rowjh = 0;
+        // the next block of 4 columns (row buffer and B words) is read a block ahead
+        unsigned int nwl = Bl4[0], nwh = Bh4[0];
+        uint2 nxt[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) nxt[k] = (i0 > 0) ? rb[(long long)k * 32] : make_uint2(0, 0);
         for (int j4 = 0; j4 < Nw; j4 += 4) {
-            const unsigned int wl = Bl4[j4 >> 2], wh = Bh4[j4 >> 2];
+            const unsigned int wl = nwl, wh = nwh;
+            uint2 cur[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) cur[k] = nxt[k];
+            if (j4 + 4 < Nw) {
+                nwl = Bl4[(j4 >> 2) + 1];
+                nwh = Bh4[(j4 >> 2) + 1];
+                if (i0 > 0) {
+#pragma unroll
+                    for (int k = 0; k < 4; ++k) nxt[k] = rb[(long long)(j4 + 4 + k) * 32];
+                }
+            }
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 const int j = j4 + k + 1;
@@ -329,8 +354,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                     hup = pk2(v, v);
                     eup = negp;
                 } else {
-                    const uint2 v = rb[(long long)(j - 1) * 32];
-                    hup = v.x; eup = v.y;
+                    hup = cur[k].x; eup = cur[k].y;
                 }
                 unsigned int hgoup = __viaddmax_s16x2(hup, ngo, negp);
                 unsigned int diag = hdiag0;
@@ -417,15 +441,19 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     }
 }
 
-// Copy each slot's runs src[src_off[s] : src_off[s] + n_s] to dst[dst_off[s] : dst_off[s+1]]
-// (n_s = dst_off[s+1] - dst_off[s]); one warp per slot.
-extern "C" __global__ void gather_runs(
-    const unsigned int* __restrict__ src, const long long* __restrict__ src_off,
-    const long long* __restrict__ dst_off, int nslots, unsigned int* __restrict__ dst)
+// Place each slot's runs (its slot of m + n words in `runs`, from index
+// res[8 p + 5] on) at out[dst[p - lo]] .. out[dst[p - lo + 1]], p = pid[s]:
+// the runs land in pair order. One warp per slot.
+extern "C" __global__ void place_runs(
+    const unsigned int* __restrict__ runs, const long long* __restrict__ slot_off,
+    const int* __restrict__ pid, const long long* __restrict__ res,
+    const long long* __restrict__ dst, int lo, int nslots, unsigned int* __restrict__ out)
 {
     const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (w >= nslots) return;
-    const long long a = src_off[w], d = dst_off[w], n = dst_off[w + 1] - d;
-    for (long long k = lane; k < n; k += 32) dst[d + k] = src[a + k];
+    const int p = pid[w];
+    if (p < 0) return;
+    const long long a = slot_off[w] + res[8LL * p + 5], d = dst[p - lo], n = dst[p - lo + 1] - d;
+    for (long long k = lane; k < n; k += 32) out[d + k] = runs[a + k];
 }
