@@ -84,15 +84,17 @@ def sort_pairs(m: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def plan_warps(m: np.ndarray, n: np.ndarray, width: int = WARP, strip: int = STRIP,
-               order: np.ndarray | None = None) -> WarpPlan:
-    """Sort pairs by length (unless ``order`` is given) and cut them into groups of ``width``."""
+               order: np.ndarray | None = None, dims=None) -> WarpPlan:
+    """Sort pairs by length (unless ``order`` is given) and cut them into groups
+    of ``width``; ``dims(slots, strip)``, if given, computes the group dims
+    (on a device) instead of NumPy."""
     order = sort_pairs(m, n) if order is None else order
     P = len(order)
     W = (P + width - 1) // width
     slots = np.full(W * width, -1, np.int64)
     slots[:P] = order
     slots = slots.reshape(W, width)
-    return WarpPlan(slots, _dims(slots, m, n, strip), width)
+    return WarpPlan(slots, _dims(slots, m, n, strip) if dims is None else dims(slots, strip), width)
 
 
 def _dims(slots, m, n, strip):
@@ -163,17 +165,15 @@ def _batches(warps: np.ndarray, need: np.ndarray, budget: int) -> list[np.ndarra
     return out
 
 
-def _padded_sequences(seq: np.ndarray, off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each sequence starting at a multiple of 4, PAD between and after."""
+def _padded_offsets(off: np.ndarray) -> tuple[np.ndarray, int]:
+    """Start of each sequence in the padded layout (multiples of 4) and its size
+    (PAD between sequences and after the last, so 4-residue reads never leave it)."""
     lens = np.diff(off)
     room = (lens + 3) // 4 * 4
     new_off = np.zeros(len(lens) + 1, np.int64)
     np.cumsum(room, out=new_off[1:])
     tail = int(lens.max()) + 8 if len(lens) else 8
-    buf = np.full(int(new_off[-1]) + tail, PAD, np.uint8)
-    idx = np.repeat(new_off[:-1] - off[:-1], lens) + np.arange(int(off[-1]))
-    buf[idx] = seq
-    return buf, new_off[:-1].copy()
+    return new_off[:-1].copy(), int(new_off[-1]) + tail
 
 
 def _kernel(name: str, mode: int, traceback: bool):
@@ -217,34 +217,68 @@ class _Job:
 class _Device:
     """Uploads shared by a device's jobs and its results (pair order)."""
 
-    def __init__(self, dev, seqbuf, seqoff, lens, S, S16, P):
+    def __init__(self, dev, run):
         import cupy as cp
 
         self.id = dev
         with cp.cuda.Device(dev):
-            self.seq = cp.asarray(seqbuf)
-            self.off = cp.asarray(seqoff)
-            self.len = cp.asarray(lens.astype(np.int32))
-            self.S = cp.asarray(S.astype(np.int32))
-            self.S16 = cp.asarray(S16.astype(np.int32))
-            self.res = cp.zeros((P, 8), cp.int64)
+            doff, size = _padded_offsets(run.off)
+            self.seq = cp.full(size, PAD, cp.uint8)
+            self.off = cp.asarray(doff)
+            nseq = len(doff)
+            if nseq:
+                pad = _kernel("pad_sequences", run.mode, run.traceback)
+                pad(((nseq + 127) // 128,), (128,),
+                    (cp.asarray(run.seq), cp.asarray(run.off), self.off, np.int32(nseq), self.seq))
+            self.len = cp.asarray(run.lens.astype(np.int32))
+            self.pa = cp.asarray(run.pa.astype(np.int32))
+            self.pb = cp.asarray(run.pb.astype(np.int32))
+            self.S = cp.asarray(run.S.astype(np.int32))
+            self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
+            self.res = cp.zeros((len(run.pa), 8), cp.int64)
         self.pids: list[np.ndarray] = []
+
+    def order(self, lo: int, hi: int) -> np.ndarray:
+        """`sort_pairs` of pairs lo..hi-1, computed here (a radix sort on the GPU)."""
+        import cupy as cp
+
+        if hi <= lo:
+            return np.zeros(0, np.int64)
+        with cp.cuda.Device(self.id):
+            m = self.len[self.pa[lo:hi]].astype(cp.int64)
+            n = self.len[self.pb[lo:hi]].astype(cp.int64)
+            bucket = (m + 15) // 16
+            nmax = int(n.max())
+            key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
+            return lo + cp.argsort(key).get()
+
+
+    def dims(self, slots: np.ndarray, strip: int) -> np.ndarray:
+        """`_dims` of the groups ``slots``, computed here."""
+        import cupy as cp
+
+        if not slots.size:
+            return np.zeros((0, 2), np.int64)
+        with cp.cuda.Device(self.id):
+            d = cp.asarray(slots)
+            live = d >= 0
+            sp = cp.maximum(d, 0)
+            mw = cp.where(live, self.len[self.pa[sp]], 0).max(axis=1).astype(cp.int64)
+            nw = cp.where(live, self.len[self.pb[sp]], 0).max(axis=1).astype(cp.int64)
+            return cp.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).get()
 
 
 class _Run:
     """One call: the schedule's inputs, the devices and the host outputs."""
 
     def __init__(self, seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats):
+        self.seq, self.off = seq, off
         self.pa, self.pb = pa, pb
         self.lens = np.diff(off).astype(np.int64)
         self.S, self.go, self.ge, self.mode, self.traceback = S, go, ge, mode, traceback
         self.unit = cost_unit(S, go, ge)
         self.stats = stats
-        seqbuf, seqoff = _padded_sequences(seq, off)
-        S16 = S // self.unit
-        self.devs = [_Device(d, seqbuf, seqoff, self.lens, S, S16, len(pa)) for d in devices]
-        self.host_runs: list[np.ndarray] = []
-        self.host_pids: list[np.ndarray] = []
+        self.devs = [_Device(d, self) for d in devices]
 
     # ---- launch (asynchronous)
     def launch(self, dv: _Device, job: _Job) -> None:
@@ -252,17 +286,19 @@ class _Run:
 
         plan, warps = job.plan, job.warps
         slots = plan.slots[warps].ravel()
-        live = slots >= 0
-        sp = np.maximum(slots, 0)
-        s_pa = np.where(live, self.pa[sp], -1).astype(np.int32)
-        s_pb = np.where(live, self.pb[sp], -1).astype(np.int32)
-        job.pid = slots[live]
+        if len(self.devs) > 1:
+            job.pid = slots[slots >= 0]
+            dv.pids.append(job.pid)
         dims = plan.dims[warps]
         row_off = np.zeros(len(warps), np.int64)
         np.cumsum(dims[:-1, 1] * WARP, out=row_off[1:])
         with cp.cuda.Device(dv.id):
-            d_pa, d_pb = cp.asarray(s_pa), cp.asarray(s_pb)
-            d_pid = cp.asarray(np.where(live, slots, -1).astype(np.int32))
+            d_slots = cp.asarray(slots)
+            live = d_slots >= 0
+            sp = cp.maximum(d_slots, 0)
+            d_pa = cp.where(live, dv.pa[sp], -1).astype(cp.int32)
+            d_pb = cp.where(live, dv.pb[sp], -1).astype(cp.int32)
+            d_pid = cp.where(live, d_slots, -1).astype(cp.int32)
             d_dims = cp.asarray(dims.astype(np.int32))
             d_rows = cp.empty(int((dims[:, 1] * WARP).sum()) * 2, cp.int32)
             t0, t1 = cp.cuda.Event(), cp.cuda.Event()
@@ -283,16 +319,18 @@ class _Run:
                 nslots = len(slots)
                 dir_off = np.zeros(len(warps), np.int64)
                 n_dir = 1
-                cap = np.where(live, self.lens[np.maximum(s_pa, 0)] + self.lens[np.maximum(s_pb, 0)], 0)
-                slot_off = np.zeros(nslots + 1, np.int64)
+                d_slot_off = cp.zeros(nslots + 1, cp.int64)
                 if tb:
                     words = dims[:, 0] // STRIP * dims[:, 1] * WARP
                     np.cumsum(words[:-1], out=dir_off[1:])
                     n_dir = int(words.sum())
-                    np.cumsum(cap, out=slot_off[1:])
+                    cap = cp.where(live, dv.len[cp.maximum(d_pa, 0)] + dv.len[cp.maximum(d_pb, 0)], 0)
+                    cp.cumsum(cap, out=d_slot_off[1:])
+                    n_runs = int(d_slot_off[-1])
+                else:
+                    n_runs = 1
                 d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
-                d_runs = cp.empty(max(int(slot_off[-1]), 1), cp.uint32)
-                d_slot_off = cp.asarray(slot_off)
+                d_runs = cp.empty(max(n_runs, 1), cp.uint32)
                 kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
                      (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, cp.asarray(row_off), d_rows,
                       cp.asarray(dir_off), d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
@@ -302,7 +340,6 @@ class _Run:
             t1.record()
             job.events = (t0, t1)
             job.keep += [d_pa, d_pb, d_pid, d_dims, d_rows]
-        dv.pids.append(job.pid)
 
     def finish(self, dv: _Device, job: _Job) -> None:
         job.keep.clear()
@@ -337,10 +374,11 @@ class _Run:
             self.stats[f"kernel_s_dev{k}_gpu{dv.id}"] = t
 
     def results(self) -> np.ndarray:
-        if len(self.devs) == 1:
-            return self.devs[0].res.get()
         import cupy as cp
 
+        if len(self.devs) == 1:
+            with cp.cuda.Device(self.devs[0].id):
+                return self.devs[0].res.get(out=_pinned((len(self.pa), 8), np.int64))
         res = np.zeros((len(self.pa), 8), np.int64)
         for dv in self.devs:
             if dv.pids:
@@ -385,21 +423,24 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     for d in devices:
         with cp.cuda.Device(d):
             free.append(int(cp.cuda.runtime.memGetInfo()[0] * MEMORY_FRACTION))
+    lap("host_plan_s")
+    run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
+    lap("host_upload_s")
     queues: list[list[_Job]] = []
     cpu_pairs = np.empty(0, np.int64)
     if not traceback:
         # score only: groups of both kernels dealt to the devices longest first (LPT)
-        order = sort_pairs(m, n)
+        order = run.devs[0].order(0, P)
         plans: list[tuple[str, WarpPlan]] = []
         rest = order
         if use16:
-            p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order)
+            p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order, run.devs[0].dims)
             unit = cost_unit(S, go, ge)
             ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
             plans.append(("s16", WarpPlan(p16.slots[ok], p16.dims[ok], 2 * WARP)))
             rest = p16.slots[~ok].ravel()
             rest = rest[rest >= 0]
-        plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest)))
+        plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest, run.devs[0].dims)))
         # one cost scale for both kinds (the 16-bit kernel does two cells per lane)
         kinds = np.concatenate([np.full(len(p.dims), k) for k, (_, p) in enumerate(plans)])
         local = np.concatenate([np.arange(len(p.dims)) for _, p in plans])
@@ -421,7 +462,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
         cpu_parts = []
         for k in range(len(devices)):
             lo, hi = int(bounds[k]), int(bounds[k + 1])
-            plan = plan_warps(m, n, WARP, STRIP, lo + sort_pairs(m[lo:hi], n[lo:hi]))
+            plan = plan_warps(m, n, WARP, STRIP, run.devs[k].order(lo, hi), run.devs[k].dims)
             kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
             budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
             need = plan.dir_bytes() + plan.row_bytes()
@@ -434,8 +475,6 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
         stats["pairs_tb"] = int(P - len(cpu_pairs))
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
     lap("host_plan_s")
-    run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
-    lap("host_upload_s")
     done = [[] for _ in devices]
     rounds = max((len(q) for q in queues), default=0)
     for r in range(rounds):
@@ -464,6 +503,14 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
     lap("host_place_s")
     return res, out, dst
+
+
+def _pinned(shape, dtype) -> np.ndarray:
+    """A NumPy array in page-locked memory (CuPy's pinned pool): device copies
+    into it run at full bus speed, without staging."""
+    import cupyx
+
+    return cupyx.empty_pinned(shape, dtype)
 
 
 def split_by_cost(cost: np.ndarray, k: int) -> np.ndarray:

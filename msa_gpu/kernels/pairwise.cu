@@ -24,6 +24,9 @@
 #ifndef DPX
 #define DPX 0
 #endif
+#ifndef PW_MINBLOCKS
+#define PW_MINBLOCKS 3  // 32-bit kernels: blocks of 256 per SM (registers <= 80; 3 tables fit)
+#endif
 
 __device__ __forceinline__ int addmax(int a, int b, int c) {  // max(a + b, c)
 #if DPX && __CUDA_ARCH__ >= 900
@@ -55,7 +58,7 @@ __device__ __forceinline__ int fill_table(int* sS, const int* __restrict__ Sg, i
     return K1;
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
+extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
     const int* __restrict__ pa, const int* __restrict__ pb,
@@ -89,8 +92,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
 
     for (int i0 = 0; i0 < Mw; i0 += R) {
         int arow[R], hl[R], f[R];
-#if MODE != 0
-        int rbest[R], rj[R], lastcol[R];
+#if MODE == 2
+        int rbest[R], rj[R];
+#elif MODE == 1
+        int lastcol[R];
+        // row m, if this strip holds it: its best cell (j = 1..n; H[m][0] = 0 never wins)
+        const int rm = (m > i0 && m <= i0 + R) ? m - i0 - 1 : -1;
+        int rowbest = NEG, rowj = 0;
 #endif
 #pragma unroll
         for (int r = 0; r < R; ++r) {
@@ -98,8 +106,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
             arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
             hl[r] = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
             f[r] = NEG;
-#if MODE != 0
-            rbest[r] = 0; rj[r] = 0; lastcol[r] = 0;
+#if MODE == 2
+            rbest[r] = 0; rj[r] = 0;
+#elif MODE == 1
+            lastcol[r] = 0;
 #endif
         }
         int hdiag0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;  // H[i0][0]
@@ -153,11 +163,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
                 h = max(h, 0);
 #endif
 #endif
-#if MODE != 0
-                if (j <= n && h > rbest[r]) { rbest[r] = h; rj[r] = j; }
-                if (j == n) lastcol[r] = h;
-#else
-                if (j == n && i0 + r + 1 == m) gscore = h;
+#if MODE == 2
+                // columns past n read the padding code (S = 0): they never beat an earlier cell
+                if (h > rbest[r]) { rbest[r] = h; rj[r] = j; }
 #endif
                 diag = hl[r];
                 hl[r] = h;
@@ -165,6 +173,25 @@ extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
                 eup = e;
             }
             rb[(long long)(j - 1) * 32] = make_int2(hup, eup);
+#if MODE == 0
+            if (j == n) {
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    if (i0 + r + 1 == m) gscore = hl[r];
+            }
+#elif MODE == 1
+            if (j == n) {
+#pragma unroll
+                for (int r = 0; r < R; ++r) lastcol[r] = hl[r];
+            }
+            if (rm >= 0 && j <= n) {
+                int v = NEG;
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    if (r == rm) v = hl[r];
+                if (v > rowbest) { rowbest = v; rowj = j; }
+            }
+#endif
 #if TRACEBACK
             dw[((long long)(i0 / R) * Nw + (j - 1)) * 32] = word;
 #endif
@@ -178,9 +205,11 @@ extern "C" __global__ void __launch_bounds__(256, 2) pairwise_dp(
             if (i <= m && rbest[r] > best) { best = rbest[r]; bi = i; bj = rj[r]; }
 #else
             if (i < m && lastcol[r] > best) { best = lastcol[r]; bi = i; bj = n; }
-            if (i == m && rbest[r] > best) { best = rbest[r]; bi = i; bj = rj[r]; }
 #endif
         }
+#if MODE == 1
+        if (rm >= 0 && rowbest > best) { best = rowbest; bi = m; bj = rowj; }
+#endif
 #endif
     }
     if (!live) return;
@@ -456,4 +485,16 @@ extern "C" __global__ void place_runs(
     if (p < 0) return;
     const long long a = slot_off[w] + res[8LL * p + 5], d = dst[p - lo], n = dst[p - lo + 1] - d;
     for (long long k = lane; k < n; k += 32) out[d + k] = runs[a + k];
+}
+
+// Copy sequence k (src[off[k] .. off[k+1]]) to dst[doff[k] ..], one thread per
+// sequence: the padded layout the kernels read 4 residues at a time.
+extern "C" __global__ void pad_sequences(
+    const unsigned char* __restrict__ src, const long long* __restrict__ off,
+    const long long* __restrict__ doff, int nseq, unsigned char* __restrict__ dst)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nseq) return;
+    const long long a = off[k], n = off[k + 1] - a, d = doff[k];
+    for (long long i = 0; i < n; ++i) dst[d + i] = src[a + i];
 }
