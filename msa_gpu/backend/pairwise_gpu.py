@@ -9,10 +9,10 @@ Schedule first, then execute:
    a group runs as one (Mw x Nw) problem;
 2. score-only groups whose scores provably fit 16 bits (after dividing every
    cost by their gcd) take the 16-bit kernel, the others the 32-bit one;
-3. score only: groups are dealt to the devices longest first, each to the
-   least loaded one (LPT). With a traceback each device takes a contiguous
-   range of pairs holding an equal share of the cells (so its alignments land
-   in place) and runs its groups longest first;
+3. each device takes a contiguous range of pairs holding an equal share of
+   the work (cells; twice for pairs too long for 16 bits), so its scores and
+   alignments land in place with no gather on the host, and runs its groups
+   longest first;
 4. each device runs its groups in batches sized from its free memory
    (``memGetInfo``) or ``batch_bytes``; one host thread launches every
    device's batch asynchronously, so the devices work at once;
@@ -33,7 +33,6 @@ import time
 from dataclasses import dataclass, field
 from math import gcd
 
-import numba
 import numpy as np
 
 from ..kernels import get_function
@@ -123,34 +122,6 @@ def fits16(dims: np.ndarray, S: np.ndarray, go: int, ge: int) -> np.ndarray:
     return (hi < LIMIT16) & (lo < LIMIT16) & (ge < 700)
 
 
-@numba.njit(cache=True)
-def _lpt(cost, k):
-    owner = np.empty(cost.shape[0], np.int64)
-    load = np.zeros(k)
-    for w in np.argsort(-cost, kind="mergesort"):
-        d = 0
-        for x in range(1, k):
-            if load[x] < load[d]:
-                d = x
-        owner[w] = d
-        load[d] += cost[w]
-    return owner
-
-
-def deal_longest_first(cost: np.ndarray, k: int) -> list[np.ndarray]:
-    """Group indices per device: longest first, each to the least loaded device.
-
-    >>> [a.tolist() for a in deal_longest_first(np.array([5, 9, 1, 4]), 2)]
-    [[1, 2], [0, 3]]
-    """
-    cost = np.asarray(cost, np.float64)
-    if k == 1:
-        return [np.argsort(-cost, kind="stable")]
-    owner = _lpt(cost, k)
-    order = np.argsort(-cost, kind="stable")
-    return [order[owner[order] == d] for d in range(k)]
-
-
 def _batches(warps: np.ndarray, need: np.ndarray, budget: int) -> list[np.ndarray]:
     """Consecutive runs of ``warps`` whose memory stays within ``budget``."""
     if not len(warps):
@@ -208,7 +179,6 @@ class _Job:
     kind: str  # "s16", "s32" or "tb"
     plan: WarpPlan
     warps: np.ndarray
-    pid: np.ndarray = None  # live pairs, in slot order
     events: tuple = ()
     keep: list = field(default_factory=list)  # device buffers alive until finished
     tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
@@ -236,7 +206,6 @@ class _Device:
             self.S = cp.asarray(run.S.astype(np.int32))
             self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
             self.res = cp.zeros((len(run.pa), 8), cp.int64)
-        self.pids: list[np.ndarray] = []
 
     def order(self, lo: int, hi: int) -> np.ndarray:
         """`sort_pairs` of pairs lo..hi-1, computed here (a radix sort on the GPU)."""
@@ -286,9 +255,6 @@ class _Run:
 
         plan, warps = job.plan, job.warps
         slots = plan.slots[warps].ravel()
-        if len(self.devs) > 1:
-            job.pid = slots[slots >= 0]
-            dv.pids.append(job.pid)
         dims = plan.dims[warps]
         row_off = np.zeros(len(warps), np.int64)
         np.cumsum(dims[:-1, 1] * WARP, out=row_off[1:])
@@ -373,19 +339,31 @@ class _Run:
                 t += cp.cuda.get_elapsed_time(*job.events) / 1e3
             self.stats[f"kernel_s_dev{k}_gpu{dv.id}"] = t
 
-    def results(self) -> np.ndarray:
-        import cupy as cp
-
-        if len(self.devs) == 1:
-            with cp.cuda.Device(self.devs[0].id):
-                return self.devs[0].res.get(out=_pinned((len(self.pa), 8), np.int64))
-        res = np.zeros((len(self.pa), 8), np.int64)
-        for dv in self.devs:
-            if dv.pids:
-                ids = np.concatenate(dv.pids)
-                with cp.cuda.Device(dv.id):
-                    res[ids] = dv.res[cp.asarray(ids)].get()
+    def results(self, bounds) -> np.ndarray:
+        """Each device's range of result rows, fetched in parallel into one
+        page-locked array (its allocation overlaps the kernels)."""
+        res = _pinned((len(self.pa), 8), np.int64)
+        _each_device(self.devs, lambda k, dv: dv.res[bounds[k]:bounds[k + 1]].get(
+            out=res[bounds[k]:bounds[k + 1]]) if bounds[k + 1] > bounds[k] else None)
         return res
+
+
+def _each_device(devs, fn) -> None:
+    """``fn(k, device)`` for every device, in one thread each (copies release the GIL)."""
+    import cupy as cp
+
+    def call(k):
+        with cp.cuda.Device(devs[k].id):
+            fn(k, devs[k])
+
+    if len(devs) == 1:
+        call(0)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(devs)) as pool:
+        for f in [pool.submit(call, k) for k in range(len(devs))]:
+            f.result()
 
 
 def visible_devices() -> list[int]:
@@ -426,53 +404,49 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     lap("host_plan_s")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
     lap("host_upload_s")
+    # each device a contiguous range of pairs with an equal share of the work (cells,
+    # twice for pairs too long for 16 bits), so its results and alignments land in
+    # place; inside a range, groups run longest first
+    unit = cost_unit(S, go, ge)
+    slow = (traceback or not use16) | (np.minimum(m, n) * max(int(S.max()) // unit, 1) >= LIMIT16)
+    bounds = split_by_cost(m * n * (1 + slow), len(devices))
     queues: list[list[_Job]] = []
-    cpu_pairs = np.empty(0, np.int64)
-    if not traceback:
-        # score only: groups of both kernels dealt to the devices longest first (LPT)
-        order = run.devs[0].order(0, P)
+    cpu_parts = []
+    counts: dict = {}
+    for k in range(len(devices)):
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        dv = run.devs[k]
+        order = dv.order(lo, hi)
         plans: list[tuple[str, WarpPlan]] = []
-        rest = order
-        if use16:
-            p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order, run.devs[0].dims)
-            unit = cost_unit(S, go, ge)
-            ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
-            plans.append(("s16", WarpPlan(p16.slots[ok], p16.dims[ok], 2 * WARP)))
-            rest = p16.slots[~ok].ravel()
-            rest = rest[rest >= 0]
-        plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest, run.devs[0].dims)))
-        # one cost scale for both kinds (the 16-bit kernel does two cells per lane)
-        kinds = np.concatenate([np.full(len(p.dims), k) for k, (_, p) in enumerate(plans)])
-        local = np.concatenate([np.arange(len(p.dims)) for _, p in plans])
-        cost = np.concatenate([p.cost() / (2.0 if kind == "s16" else 1.0) for kind, p in plans])
-        for k, share in enumerate(deal_longest_first(cost, len(devices))):
+        if not traceback:
+            rest = order
+            if use16:
+                p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order, dv.dims)
+                ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
+                plans.append(("s16", WarpPlan(p16.slots[ok], p16.dims[ok], 2 * WARP)))
+                rest = p16.slots[~ok].ravel()
+                rest = rest[rest >= 0]
+            plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest, dv.dims)))
             budget = batch_bytes if batch_bytes is not None else free[k]
-            jobs = []
-            for pk, (kind, plan) in enumerate(plans):
-                mine = local[share[kinds[share] == pk]]
-                jobs += [_Job(kind, plan, b) for b in _batches(mine, plan.row_bytes(), budget)]
-            queues.append(jobs)
-        for kind, plan in plans:
-            stats[f"pairs_{kind}"] = int((plan.slots >= 0).sum())
-        bounds = None
-    else:
-        # traceback: each device a contiguous range of pairs with an equal share of
-        # the cells, so its runs land in place; inside it, groups run longest first
-        bounds = split_by_cost(m * n, len(devices))
-        cpu_parts = []
-        for k in range(len(devices)):
-            lo, hi = int(bounds[k]), int(bounds[k + 1])
-            plan = plan_warps(m, n, WARP, STRIP, run.devs[k].order(lo, hi), run.devs[k].dims)
+            needs = [p.row_bytes() for _, p in plans]
+        else:
+            plan = plan_warps(m, n, WARP, STRIP, order, dv.dims)
             kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
             budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
             need = plan.dir_bytes() + plan.row_bytes()
             big = need > budget
             cpu_parts.append(plan.slots[big].ravel())
-            plan = WarpPlan(plan.slots[~big], plan.dims[~big])
-            queues.append([_Job("tb", plan, b) for b in _batches(np.arange(len(plan.dims)), need[~big], budget)])
-        cpu_pairs = np.concatenate(cpu_parts)
-        cpu_pairs = np.sort(cpu_pairs[cpu_pairs >= 0])
-        stats["pairs_tb"] = int(P - len(cpu_pairs))
+            plans.append(("tb", WarpPlan(plan.slots[~big], plan.dims[~big])))
+            needs = [need[~big]]
+        jobs = []
+        for (kind, plan), need in zip(plans, needs):
+            jobs += [_Job(kind, plan, b) for b in _batches(np.arange(len(plan.dims)), need, budget)]
+            counts[kind] = counts.get(kind, 0) + int((plan.slots >= 0).sum())
+        queues.append(jobs)
+    cpu_pairs = np.concatenate(cpu_parts) if cpu_parts else np.empty(0, np.int64)
+    cpu_pairs = np.sort(cpu_pairs[cpu_pairs >= 0])
+    for kind, c in counts.items():
+        stats[f"pairs_{kind}"] = c
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
     lap("host_plan_s")
     done = [[] for _ in devices]
@@ -486,7 +460,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             run.finish(run.devs[k], job)
             done[k].append(job)
         lap("host_finish_s")
-    res = run.results()
+    res = run.results(bounds)
     lap("host_results_s")
     run.kernel_seconds(done)
     if not traceback:
@@ -497,8 +471,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     dst = np.zeros(P + 1, np.int64)
     np.cumsum(m + n - res[:, 5], out=dst[1:])
     out = np.empty(int(dst[-1]), np.uint32)
-    for k, dv in enumerate(run.devs):
-        run.place(dv, done[k], dst, int(bounds[k]), int(bounds[k + 1]), out)
+    _each_device(run.devs, lambda k, dv: run.place(dv, done[k], dst, int(bounds[k]), int(bounds[k + 1]), out))
     for k, p in enumerate(cpu_pairs.tolist()):
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
     lap("host_place_s")
