@@ -207,34 +207,31 @@ class _Device:
             self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
             self.res = cp.zeros((len(run.pa), 8), cp.int64)
 
-    def order(self, lo: int, hi: int) -> np.ndarray:
-        """`sort_pairs` of pairs lo..hi-1, computed here (a radix sort on the GPU)."""
+    def plan(self, ids, width: int, strip: int) -> WarpPlan:
+        """`plan_warps` of the pairs ``ids`` (a device array) computed here: a
+        radix sort on the GPU; the group slots stay on the device, the dims come back."""
         import cupy as cp
 
-        if hi <= lo:
-            return np.zeros(0, np.int64)
-        with cp.cuda.Device(self.id):
-            m = self.len[self.pa[lo:hi]].astype(cp.int64)
-            n = self.len[self.pb[lo:hi]].astype(cp.int64)
-            bucket = (m + 15) // 16
-            nmax = int(n.max())
-            key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
-            return lo + cp.argsort(key).get()
-
-
-    def dims(self, slots: np.ndarray, strip: int) -> np.ndarray:
-        """`_dims` of the groups ``slots``, computed here."""
-        import cupy as cp
-
-        if not slots.size:
-            return np.zeros((0, 2), np.int64)
-        with cp.cuda.Device(self.id):
-            d = cp.asarray(slots)
-            live = d >= 0
-            sp = cp.maximum(d, 0)
-            mw = cp.where(live, self.len[self.pa[sp]], 0).max(axis=1).astype(cp.int64)
-            nw = cp.where(live, self.len[self.pb[sp]], 0).max(axis=1).astype(cp.int64)
-            return cp.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).get()
+        P = int(ids.size)
+        W = (P + width - 1) // width
+        if not P:
+            return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width)
+        m = self.len[self.pa[ids]].astype(cp.int64)
+        n = self.len[self.pb[ids]].astype(cp.int64)
+        bucket = (m + 15) // 16
+        nmax = int(n.max())
+        key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
+        perm = cp.argsort(key)
+        slots = cp.full(W * width, -1, cp.int64)
+        slots[:P] = ids[perm]
+        mw = cp.zeros(W * width, cp.int64)
+        nw = cp.zeros(W * width, cp.int64)
+        mw[:P] = m[perm]
+        nw[:P] = n[perm]
+        mw = mw.reshape(W, width).max(axis=1)
+        nw = nw.reshape(W, width).max(axis=1)
+        dims = cp.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).get()
+        return WarpPlan(slots.reshape(W, width), dims, width)
 
 
 class _Run:
@@ -254,12 +251,12 @@ class _Run:
         import cupy as cp
 
         plan, warps = job.plan, job.warps
-        slots = plan.slots[warps].ravel()
-        dims = plan.dims[warps]
+        g0, g1 = int(warps[0]), int(warps[-1]) + 1  # batches are consecutive groups
+        dims = plan.dims[g0:g1]
         row_off = np.zeros(len(warps), np.int64)
         np.cumsum(dims[:-1, 1] * WARP, out=row_off[1:])
         with cp.cuda.Device(dv.id):
-            d_slots = cp.asarray(slots)
+            d_slots = plan.slots[g0:g1].ravel()
             live = d_slots >= 0
             sp = cp.maximum(d_slots, 0)
             d_pa = cp.where(live, dv.pa[sp], -1).astype(cp.int32)
@@ -282,7 +279,7 @@ class _Run:
                 tb = job.kind == "tb"
                 kern = _kernel("pairwise_dp", self.mode, tb)
                 smem = _with_table(kern, self.S.shape[0])
-                nslots = len(slots)
+                nslots = int(d_slots.size)
                 dir_off = np.zeros(len(warps), np.int64)
                 n_dir = 1
                 d_slot_off = cp.zeros(nslots + 1, cp.int64)
@@ -401,65 +398,67 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     for d in devices:
         with cp.cuda.Device(d):
             free.append(int(cp.cuda.runtime.memGetInfo()[0] * MEMORY_FRACTION))
-    lap("host_plan_s")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
-    lap("host_upload_s")
     # each device a contiguous range of pairs with an equal share of the work (cells,
     # twice for pairs too long for 16 bits), so its results and alignments land in
     # place; inside a range, groups run longest first
     unit = cost_unit(S, go, ge)
     slow = (traceback or not use16) | (np.minimum(m, n) * max(int(S.max()) // unit, 1) >= LIMIT16)
     bounds = split_by_cost(m * n * (1 + slow), len(devices))
-    queues: list[list[_Job]] = []
-    cpu_parts = []
-    counts: dict = {}
-    for k in range(len(devices)):
+    lap("host_plan_s")
+    done: list[list[_Job]] = [[] for _ in devices]
+    cpu_parts: list[np.ndarray] = [np.empty(0, np.int64) for _ in devices]
+    counts: list[dict] = [{} for _ in devices]
+
+    def work(k, dv):  # plan the device's range, then run its batches (one thread per device)
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        dv = run.devs[k]
-        order = dv.order(lo, hi)
-        plans: list[tuple[str, WarpPlan]] = []
+        ids = cp.arange(lo, hi, dtype=cp.int64)
+        plans: list[tuple[str, WarpPlan, np.ndarray]] = []
         if not traceback:
-            rest = order
+            rest = ids
             if use16:
-                p16 = plan_warps(m, n, 2 * WARP, STRIP16[mode], order, dv.dims)
+                p16 = dv.plan(ids, 2 * WARP, STRIP16[mode])
                 ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
-                plans.append(("s16", WarpPlan(p16.slots[ok], p16.dims[ok], 2 * WARP)))
-                rest = p16.slots[~ok].ravel()
+                d_ok = cp.asarray(ok)
+                p = WarpPlan(p16.slots[d_ok], p16.dims[ok], 2 * WARP)
+                rest = p16.slots[~d_ok].ravel()
                 rest = rest[rest >= 0]
-            plans.append(("s32", plan_warps(m, n, WARP, STRIP, rest, dv.dims)))
+                plans.append(("s16", p, p.row_bytes()))
+            p = dv.plan(rest, WARP, STRIP)
+            plans.append(("s32", p, p.row_bytes()))
             budget = batch_bytes if batch_bytes is not None else free[k]
-            needs = [p.row_bytes() for _, p in plans]
         else:
-            plan = plan_warps(m, n, WARP, STRIP, order, dv.dims)
+            p = dv.plan(ids, WARP, STRIP)
             kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
             budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
-            need = plan.dir_bytes() + plan.row_bytes()
+            need = p.dir_bytes() + p.row_bytes()
             big = need > budget
-            cpu_parts.append(plan.slots[big].ravel())
-            plans.append(("tb", WarpPlan(plan.slots[~big], plan.dims[~big])))
-            needs = [need[~big]]
-        jobs = []
-        for (kind, plan), need in zip(plans, needs):
-            jobs += [_Job(kind, plan, b) for b in _batches(np.arange(len(plan.dims)), need, budget)]
-            counts[kind] = counts.get(kind, 0) + int((plan.slots >= 0).sum())
-        queues.append(jobs)
-    cpu_pairs = np.concatenate(cpu_parts) if cpu_parts else np.empty(0, np.int64)
-    cpu_pairs = np.sort(cpu_pairs[cpu_pairs >= 0])
-    for kind, c in counts.items():
-        stats[f"pairs_{kind}"] = c
+            if big.any():
+                d_big = cp.asarray(big)
+                cpu = p.slots[d_big].ravel()
+                cpu_parts[k] = cpu[cpu >= 0].get()
+                p = WarpPlan(p.slots[~d_big], p.dims[~big])
+            plans.append(("tb", p, need[~big]))
+        if traceback:
+            counts[k]["tb"] = hi - lo - len(cpu_parts[k])
+        else:
+            counts[k]["s32"] = int(rest.size)
+            if use16:
+                counts[k]["s16"] = hi - lo - int(rest.size)
+        for kind, p, need in plans:
+            for b in _batches(np.arange(len(p.dims)), need, budget):
+                job = _Job(kind, p, b)
+                run.launch(dv, job)
+                run.finish(dv, job)
+                done[k].append(job)
+
+    _each_device(run.devs, work)
+    cpu_pairs = np.sort(np.concatenate(cpu_parts))
+    for c in counts:
+        for kind, v in c.items():
+            stats[f"pairs_{kind}"] = stats.get(f"pairs_{kind}", 0) + v
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
-    lap("host_plan_s")
-    done = [[] for _ in devices]
-    rounds = max((len(q) for q in queues), default=0)
-    for r in range(rounds):
-        live = [(k, q[r]) for k, q in enumerate(queues) if r < len(q)]
-        for k, job in live:
-            run.launch(run.devs[k], job)
-        lap("host_launch_s")
-        for k, job in live:
-            run.finish(run.devs[k], job)
-            done[k].append(job)
-        lap("host_finish_s")
+    lap("host_plan_launch_s")
     res = run.results(bounds)
     lap("host_results_s")
     run.kernel_seconds(done)
