@@ -244,7 +244,35 @@ class _Run:
         self.S, self.go, self.ge, self.mode, self.traceback = S, go, ge, mode, traceback
         self.unit = cost_unit(S, go, ge)
         self.stats = stats
-        self.devs = [_Device(d, self) for d in devices]
+        self.devs: list = [None] * len(devices)
+
+        def init(k, _):
+            self.devs[k] = _Device(devices[k], self)
+
+        _each_device([_Id(d) for d in devices], init)  # uploads to all devices at once
+
+    def split(self, slow_factor: bool) -> np.ndarray:
+        """`split_by_cost` of the pairs' cells, computed on the first device;
+        with ``slow_factor`` pairs too long for the 16-bit kernel count twice."""
+        import cupy as cp
+
+        dv = self.devs[0]
+        k = len(self.devs)
+        if k == 1:
+            return np.array([0, len(self.pa)], np.int64)
+        with cp.cuda.Device(dv.id):
+            m = dv.len[dv.pa].astype(cp.float64)
+            n = dv.len[dv.pb].astype(cp.float64)
+            cost = m * n
+            if slow_factor:
+                smax = max(int(self.S.max()) // self.unit, 1)
+                cost *= 1 + (cp.minimum(m, n) * smax >= LIMIT16)
+            return split_by_cost(cost, k)
+
+
+@dataclass(frozen=True)
+class _Id:
+    id: int
 
     # ---- launch (asynchronous)
     def launch(self, dv: _Device, job: _Job) -> None:
@@ -391,7 +419,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     pa = np.asarray(pa, np.int64)
     pb = np.asarray(pb, np.int64)
     lens = np.diff(off).astype(np.int64)
-    m, n = lens[pa], lens[pb]
+    m, n = (lens[pa], lens[pb]) if traceback else (None, None)  # host lengths: tracebacks only
     devices = visible_devices() if devices is None else list(devices)
     P = len(pa)
     free = []
@@ -403,8 +431,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     # twice for pairs too long for 16 bits), so its results and alignments land in
     # place; inside a range, groups run longest first
     unit = cost_unit(S, go, ge)
-    slow = (traceback or not use16) | (np.minimum(m, n) * max(int(S.max()) // unit, 1) >= LIMIT16)
-    bounds = split_by_cost(m * n * (1 + slow), len(devices))
+    bounds = run.split(use16 and not traceback)
     lap("host_plan_s")
     done: list[list[_Job]] = [[] for _ in devices]
     cpu_parts: list[np.ndarray] = [np.empty(0, np.int64) for _ in devices]
@@ -505,7 +532,12 @@ def split_by_cost(cost: np.ndarray, k: int) -> np.ndarray:
     >>> split_by_cost(np.array([4, 4, 1, 1, 1, 1]), 2).tolist()
     [0, 2, 6]
     """
-    c = np.cumsum(np.asarray(cost, np.float64))
-    total = c[-1] if len(c) else 0.0
-    inner = np.searchsorted(c, total * np.arange(1, k) / k, side="left") + 1
-    return np.concatenate(([0], np.minimum(inner, len(c)), [len(c)])).astype(np.int64)
+    xp = np
+    if type(cost).__module__.startswith("cupy"):  # computed on the device
+        import cupy as xp
+    c = xp.cumsum(cost.astype(xp.float64))
+    if not len(c):
+        return np.zeros(k + 1, np.int64)
+    inner = xp.searchsorted(c, c[-1] * xp.arange(1, k) / k, side="left") + 1
+    inner = np.minimum(inner.get() if hasattr(inner, "get") else inner, len(c))
+    return np.concatenate(([0], inner, [len(c)])).astype(np.int64)
