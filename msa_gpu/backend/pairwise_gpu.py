@@ -18,7 +18,9 @@ Schedule first, then execute:
    device's batch asynchronously, so the devices work at once;
 5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
    m + n words; at the end a kernel places them in pair order and one copy
-   brings them to the host.
+   brings them to the host. Local and semiglobal tracebacks first run the
+   score-only kernels to find each end cell, then align only the box before
+   it (the nibbles there do not depend on anything after it).
 
 A pair's result does not depend on its group, batch, kernel or device, so the
 output is identical whatever the GPU count and batch size. With a traceback,
@@ -153,7 +155,8 @@ def _kernel(name: str, mode: int, traceback: bool):
     for dpx in ("1", "0"):
         try:
             return get_function("pairwise", name, {"MODE": str(mode), "TRACEBACK": str(int(traceback)),
-                                                   "DPX": dpx, "S16": str(STRIP16[mode])})
+                                                   "DPX": dpx, "S16": str(STRIP16[mode]),
+                                                   "KNOWN_END": str(int(traceback and mode != 0))})
         except cupy.cuda.compiler.CompileException:
             if dpx == "0":
                 raise
@@ -207,17 +210,21 @@ class _Device:
             self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
             self.res = cp.zeros((len(run.pa), 8), cp.int64)
 
-    def plan(self, ids, width: int, strip: int) -> WarpPlan:
+    def plan(self, ids, width: int, strip: int, box: bool = False) -> WarpPlan:
         """`plan_warps` of the pairs ``ids`` (a device array) computed here: a
-        radix sort on the GPU; the group slots stay on the device, the dims come back."""
+        radix sort on the GPU; the group slots stay on the device, the dims come
+        back. With ``box`` a pair's lengths are its end cell (from ``res``)."""
         import cupy as cp
 
         P = int(ids.size)
         W = (P + width - 1) // width
         if not P:
             return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width)
-        m = self.len[self.pa[ids]].astype(cp.int64)
-        n = self.len[self.pb[ids]].astype(cp.int64)
+        if box:
+            m, n = self.res[ids, 1], self.res[ids, 2]
+        else:
+            m = self.len[self.pa[ids]].astype(cp.int64)
+            n = self.len[self.pb[ids]].astype(cp.int64)
         bucket = (m + 15) // 16
         nmax = int(n.max())
         key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
@@ -437,25 +444,37 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     cpu_parts: list[np.ndarray] = [np.empty(0, np.int64) for _ in devices]
     counts: list[dict] = [{} for _ in devices]
 
+    box = traceback and mode != 0  # tracebacks find their end cells in a score pass first
+
+    def run_jobs(k, dv, kind, p, need, budget):
+        for b in _batches(np.arange(len(p.dims)), need, budget):
+            job = _Job(kind, p, b)
+            run.launch(dv, job)
+            run.finish(dv, job)
+            done[k].append(job)
+
     def work(k, dv):  # plan the device's range, then run its batches (one thread per device)
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         ids = cp.arange(lo, hi, dtype=cp.int64)
-        plans: list[tuple[str, WarpPlan, np.ndarray]] = []
-        if not traceback:
+        if not traceback or box:
+            # score only (or the end cells of local/semiglobal tracebacks): 16 bits where it fits
+            budget = batch_bytes if batch_bytes is not None else free[k]
             rest = ids
-            if use16:
+            if use16 or box:
                 p16 = dv.plan(ids, 2 * WARP, STRIP16[mode])
                 ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
                 d_ok = cp.asarray(ok)
                 p = WarpPlan(p16.slots[d_ok], p16.dims[ok], 2 * WARP)
                 rest = p16.slots[~d_ok].ravel()
                 rest = rest[rest >= 0]
-                plans.append(("s16", p, p.row_bytes()))
+                counts[k]["s16"] = hi - lo - int(rest.size)
+                run_jobs(k, dv, "s16", p, p.row_bytes(), budget)
+            counts[k]["s32"] = int(rest.size)
             p = dv.plan(rest, WARP, STRIP)
-            plans.append(("s32", p, p.row_bytes()))
-            budget = batch_bytes if batch_bytes is not None else free[k]
-        else:
-            p = dv.plan(ids, WARP, STRIP)
+            run_jobs(k, dv, "s32", p, p.row_bytes(), budget)
+        if traceback:
+            # with `box`, each pair's DP stops at its end cell (read from res on the device)
+            p = dv.plan(ids, WARP, STRIP, box=box)
             kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
             budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
             need = p.dir_bytes() + p.row_bytes()
@@ -465,19 +484,8 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
                 cpu = p.slots[d_big].ravel()
                 cpu_parts[k] = cpu[cpu >= 0].get()
                 p = WarpPlan(p.slots[~d_big], p.dims[~big])
-            plans.append(("tb", p, need[~big]))
-        if traceback:
             counts[k]["tb"] = hi - lo - len(cpu_parts[k])
-        else:
-            counts[k]["s32"] = int(rest.size)
-            if use16:
-                counts[k]["s16"] = hi - lo - int(rest.size)
-        for kind, p, need in plans:
-            for b in _batches(np.arange(len(p.dims)), need, budget):
-                job = _Job(kind, p, b)
-                run.launch(dv, job)
-                run.finish(dv, job)
-                done[k].append(job)
+            run_jobs(k, dv, "tb", p, need[~big], budget)
 
     _each_device(run.devs, work)
     cpu_pairs = np.sort(np.concatenate(cpu_parts))

@@ -24,6 +24,14 @@
 #ifndef DPX
 #define DPX 0
 #endif
+#ifndef KNOWN_END
+#define KNOWN_END 0  // traceback kernel: the end cell is read from res (see pairwise_dp)
+#endif
+#if KNOWN_END
+#define TRACK_MODE 0  // no end-cell search: the box ends at the known cell
+#else
+#define TRACK_MODE MODE
+#endif
 #ifndef PW_MINBLOCKS
 #define PW_MINBLOCKS 3  // 32-bit kernels: blocks of 256 per SM (registers <= 80; 3 tables fit)
 #endif
@@ -58,6 +66,16 @@ __device__ __forceinline__ int fill_table(int* sS, const int* __restrict__ Sg, i
     return K1;
 }
 
+// H at (m, n) when one of them is 0: the boundary of the mode's DP.
+__device__ __forceinline__ int H_corner(int m, int n, int go, int ge) {
+#if MODE == 0
+    const int k = m + n;
+    return k == 0 ? 0 : -(go + (k - 1) * ge);
+#else
+    return 0;
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
@@ -78,7 +96,14 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     const int Mw = warp_dims[2 * warp], Nw = warp_dims[2 * warp + 1];
     const bool live = pa[slot] >= 0;
     const int sa = live ? pa[slot] : 0, sb = live ? pb[slot] : 0;
-    const int m = live ? seq_len[sa] : 0, n = live ? seq_len[sb] : 0;
+    const int mt = live ? seq_len[sa] : 0, nt = live ? seq_len[sb] : 0;  // true lengths
+#if KNOWN_END
+    // the end cell comes from a score-only pass (this pair's res row): only the box
+    // (0..bi) x (0..bj) before it is aligned, as a global-style problem ending there
+    const int m = live ? (int)res[8LL * pid[slot] + 1] : 0, n = live ? (int)res[8LL * pid[slot] + 2] : 0;
+#else
+    const int m = mt, n = nt;
+#endif
     const unsigned char* A = seq + seq_off[sa];
     const unsigned int* B4 = reinterpret_cast<const unsigned int*>(seq + seq_off[sb]);
     int2* rb = rowbuf + row_off[warp] + lane;
@@ -92,9 +117,9 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
 
     for (int i0 = 0; i0 < Mw; i0 += R) {
         int arow[R], hl[R], f[R];
-#if MODE == 2
+#if TRACK_MODE == 2
         int rbest[R], rj[R];
-#elif MODE == 1
+#elif TRACK_MODE == 1
         int lastcol[R];
         // row m, if this strip holds it: its best cell (j = 1..n; H[m][0] = 0 never wins)
         const int rm = (m > i0 && m <= i0 + R) ? m - i0 - 1 : -1;
@@ -106,9 +131,9 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
             arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
             hl[r] = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
             f[r] = NEG;
-#if MODE == 2
+#if TRACK_MODE == 2
             rbest[r] = 0; rj[r] = 0;
-#elif MODE == 1
+#elif TRACK_MODE == 1
             lastcol[r] = 0;
 #endif
         }
@@ -163,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
                 h = max(h, 0);
 #endif
 #endif
-#if MODE == 2
+#if TRACK_MODE == 2
                 // columns past n read the padding code (S = 0): they never beat an earlier cell
                 if (h > rbest[r]) { rbest[r] = h; rj[r] = j; }
 #endif
@@ -173,13 +198,13 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
                 eup = e;
             }
             rb[(long long)(j - 1) * 32] = make_int2(hup, eup);
-#if MODE == 0
+#if TRACK_MODE == 0
             if (j == n) {
 #pragma unroll
                 for (int r = 0; r < R; ++r)
                     if (i0 + r + 1 == m) gscore = hl[r];
             }
-#elif MODE == 1
+#elif TRACK_MODE == 1
             if (j == n) {
 #pragma unroll
                 for (int r = 0; r < R; ++r) lastcol[r] = hl[r];
@@ -196,34 +221,35 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
             dw[((long long)(i0 / R) * Nw + (j - 1)) * 32] = word;
 #endif
         }
-#if MODE != 0
+#if TRACK_MODE != 0
         // offer this strip's end-cell candidates in (i, j) order, strictly better only
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int i = i0 + r + 1;
-#if MODE == 2
+#if TRACK_MODE == 2
             if (i <= m && rbest[r] > best) { best = rbest[r]; bi = i; bj = rj[r]; }
 #else
             if (i < m && lastcol[r] > best) { best = lastcol[r]; bi = i; bj = n; }
 #endif
         }
-#if MODE == 1
+#if TRACK_MODE == 1
         if (rm >= 0 && rowbest > best) { best = rowbest; bi = m; bj = rowj; }
 #endif
 #endif
     }
     if (!live) return;
-#if MODE == 0
-    best = gscore; bi = m; bj = n;
+#if TRACK_MODE == 0
+    best = (m > 0 && n > 0) ? gscore : H_corner(m, n, go, ge);
+    bi = m; bj = n;
 #endif
     long long* out = res + 8LL * pid[slot];
     out[0] = best; out[1] = bi; out[2] = bj;
-    out[3] = bi; out[4] = bj; out[5] = m + n; out[6] = 0; out[7] = 0;
+    out[3] = bi; out[4] = bj; out[5] = mt + nt; out[6] = 0; out[7] = 0;
 #if TRACEBACK
     // moves are found backwards and written as maximal runs (length << 2 | move)
     // ending at the end of the slot; pos ends as the index of the first run
     unsigned int* rn = runs + runs_off[slot];
-    int pos = m + n, i = bi, j = bj, st = 0, ident = 0, npair = 0;
+    int pos = mt + nt, i = bi, j = bj, st = 0, ident = 0, npair = 0;
     unsigned int cur = 0, cnt = 0;
     auto push = [&](unsigned int mv, unsigned int k) {
         if (k == 0) return;
@@ -232,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
         cur = mv; cnt = k;
     };
 #if MODE == 1
-    if (i == m) push(2, n - j); else push(1, m - i);
+    if (i == mt) push(2, nt - j); else push(1, mt - i);
 #endif
     const unsigned char* B = seq + seq_off[sb];
     while (i > 0 && j > 0) {
