@@ -241,6 +241,13 @@ class _Device:
         return WarpPlan(slots.reshape(W, width), dims, width)
 
 
+@dataclass(frozen=True)
+class _Id:
+    """A bare device id, for `_each_device` before the devices are set up."""
+
+    id: int
+
+
 class _Run:
     """One call: the schedule's inputs, the devices and the host outputs."""
 
@@ -275,11 +282,6 @@ class _Run:
                 smax = max(int(self.S.max()) // self.unit, 1)
                 cost *= 1 + (cp.minimum(m, n) * smax >= LIMIT16)
             return split_by_cost(cost, k)
-
-
-@dataclass(frozen=True)
-class _Id:
-    id: int
 
     # ---- launch (asynchronous)
     def launch(self, dv: _Device, job: _Job) -> None:
