@@ -355,6 +355,8 @@ class _Run:
             buf = cp.empty(max(int(dst[hi] - dst[lo]), 1), cp.uint32)
             kern = _kernel("place_runs", self.mode, True)
             for job in jobs:
+                if job.kind != "tb":  # the score pass of a local or semiglobal traceback
+                    continue
                 d_runs, d_slot_off, d_pid = job.tb
                 nslots = len(d_pid)
                 kern(((nslots * WARP + 255) // 256,), (256,),
