@@ -457,6 +457,11 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             run.finish(dv, job)
             done[k].append(job)
 
+    t_start = time.perf_counter()
+
+    def mark(k, what):  # when each device thread got where (seconds since the threads started)
+        stats[f"t_dev{k}_{what}_s"] = round(time.perf_counter() - t_start, 4)
+
     def work(k, dv):  # plan the device's range, then run its batches (one thread per device)
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         ids = cp.arange(lo, hi, dtype=cp.int64)
@@ -476,9 +481,11 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             counts[k]["s32"] = int(rest.size)
             p = dv.plan(rest, WARP, STRIP)
             run_jobs(k, dv, "s32", p, p.row_bytes(), budget)
+            mark(k, "scores_launched")
         if traceback:
             # with `box`, each pair's DP stops at its end cell (read from res on the device)
             p = dv.plan(ids, WARP, STRIP, box=box)
+            mark(k, "traceback_planned")
             kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
             budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
             need = p.dir_bytes() + p.row_bytes()
@@ -490,6 +497,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
                 p = WarpPlan(p.slots[~d_big], p.dims[~big])
             counts[k]["tb"] = hi - lo - len(cpu_parts[k])
             run_jobs(k, dv, "tb", p, need[~big], budget)
+        mark(k, "launched")
 
     _each_device(run.devs, work)
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
