@@ -434,9 +434,10 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     devices = visible_devices() if devices is None else list(devices)
     P = len(pa)
     free = []
-    for d in devices:
+    for d in devices:  # free memory, counting what CuPy's pool holds but does not use
         with cp.cuda.Device(d):
-            free.append(int(cp.cuda.runtime.memGetInfo()[0] * MEMORY_FRACTION))
+            pool = cp.get_default_memory_pool().free_bytes()
+            free.append(int((cp.cuda.runtime.memGetInfo()[0] + pool) * MEMORY_FRACTION))
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
     # each device a contiguous range of pairs with an equal share of the work (cells,
     # twice for pairs too long for 16 bits), so its results and alignments land in
