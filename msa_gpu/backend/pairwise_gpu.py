@@ -533,7 +533,7 @@ def _fresh(shape, dtype) -> np.ndarray:
 
     A device-to-host copy into never-touched memory runs at the speed of the
     page faults (about 4 GB/s on an H200 host against 18 GB/s into touched
-    pages, `.bench/dl.py`); faulting the pages in parallel first is cheaper."""
+    pages, `python -m benchmarks.d2h`); faulting the pages in parallel first is cheaper."""
     out = np.empty(shape, dtype)
     flat = out.reshape(-1).view(np.uint8)
     if flat.size <= 2 * PREFAULT_CHUNK:
