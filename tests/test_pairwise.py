@@ -220,6 +220,18 @@ def test_gpu_matches_twin_bit_for_bit(mode, kind, letters, matrix, go, ge):
         _compare(cpu, small)
         twice = all_pairs(seqs, scoring, traceback=tb, backend="gpu", devices=[0, 0])  # split path
         _compare(cpu, twice)
+    from msa_gpu.backend import pairwise_gpu
+
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    S, gof, gef, code = scoring.fixed(letters)
+    twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, True)
+    stats: dict = {}
+    chunked = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, True, stats=stats,
+                                       chunk_words=int(np.diff(off)[pa].sum() // 3))
+    assert stats["traceback_chunks"] >= 3
+    for x, y in zip(twin, chunked):
+        assert np.array_equal(x, y)
 
 
 @pytest.mark.gpu

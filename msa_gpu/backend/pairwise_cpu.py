@@ -280,10 +280,10 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_
                np.zeros(P + 1, np.int64), res)
         return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
     cap = lens[pa] + lens[pb]
+    total = np.concatenate(([0], np.cumsum(cap)))
     parts, p0 = [], 0
     while p0 < P:  # chunks of pairs whose slots stay within CHUNK_WORDS (one pair at least)
-        c = np.cumsum(cap[p0:])
-        p1 = p0 + max(1, int(np.searchsorted(c, CHUNK_WORDS, side="right")))
+        p1 = max(p0 + 1, int(np.searchsorted(total, total[p0] + CHUNK_WORDS, side="right")) - 1)
         slot_off = np.zeros(p1 - p0 + 1, np.int64)
         np.cumsum(cap[p0:p1], out=slot_off[1:])
         runs = np.empty(int(slot_off[-1]), np.uint32)

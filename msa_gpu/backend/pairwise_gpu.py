@@ -14,8 +14,10 @@ Schedule first, then execute:
    alignments land in place with no gather on the host, and runs its groups
    longest first;
 4. each device runs its groups in batches sized from its free memory
-   (``memGetInfo``) or ``batch_bytes``; one host thread launches every
-   device's batch asynchronously, so the devices work at once;
+   (``memGetInfo`` plus CuPy's pooled free bytes) or ``batch_bytes``; one
+   host thread per device plans its range and launches its batches
+   asynchronously, so the devices work at once; tracebacks of very many pairs
+   run in chunks of pairs whose run slots fit the devices' memory;
 5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
    m + n words; at the end a kernel places them in pair order and one copy
    brings them to the host. Local and semiglobal tracebacks first run the
@@ -32,7 +34,7 @@ result is the same.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
@@ -43,7 +45,7 @@ from . import pairwise_cpu
 WARP = 32
 STRIP = 8  # R in the 32-bit kernel
 STRIP16 = {0: 16, 1: 12, 2: 8}  # S16 of the 16-bit kernel, per mode (registers: no spills at 2 blocks)
-BLOCK = 256  # 32-bit kernels: 2 blocks (89 registers a thread) and 2 tables per SM
+BLOCK = 256  # 32-bit kernels: 3 blocks per SM (<= 80 registers a thread, PW_MINBLOCKS) and 3 tables
 BLOCK16 = 192  # 16-bit kernel: 149 registers a thread
 PAD = 31
 MEMORY_FRACTION = 0.6
@@ -117,7 +119,8 @@ def cost_unit(S: np.ndarray, go: int, ge: int) -> int:
 def fits16(dims: np.ndarray, S: np.ndarray, go: int, ge: int) -> np.ndarray:
     """Groups whose every DP value (in units of `cost_unit`) stays in
     (-LIMIT16, LIMIT16): H <= max(S) * min(i, j) and H >= -(2 go + (i + j) ge),
-    with one more open, extension and mismatch below that for E, F and diag."""
+    with one more open, extension and mismatch below that for E, F and diag;
+    and ge < 700, so that NEG16 - ge cannot wrap."""
     smax, smin = max(int(S.max()), 0), min(int(S.min()), 0)
     hi = smax * (np.minimum(dims[:, 0], dims[:, 1]) + 1)
     lo = 3 * go + (dims[:, 0] + dims[:, 1] + 2) * ge - smin
@@ -150,17 +153,11 @@ def _padded_offsets(off: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _kernel(name: str, mode: int, traceback: bool):
-    import cupy
-
-    for dpx in ("1", "0"):
-        try:
-            return get_function("pairwise", name, {"MODE": str(mode), "TRACEBACK": str(int(traceback)),
-                                                   "DPX": dpx, "S16": str(STRIP16[mode]),
-                                                   "KNOWN_END": str(int(traceback and mode != 0))})
-        except cupy.cuda.compiler.CompileException:
-            if dpx == "0":
-                raise
-    raise AssertionError("unreachable")
+    """A kernel of ``pairwise.cu`` for this mode (the DPX intrinsics need CUDA 12 or
+    later; before Hopper the CUDA headers emulate them)."""
+    return get_function("pairwise", name, {"MODE": str(mode), "TRACEBACK": str(int(traceback)), "DPX": "1",
+                                           "S16": str(STRIP16[mode]),
+                                           "KNOWN_END": str(int(traceback and mode != 0))})
 
 
 def table_bytes(ksize: int) -> int:
@@ -183,7 +180,6 @@ class _Job:
     plan: WarpPlan
     warps: np.ndarray
     events: tuple = ()
-    keep: list = field(default_factory=list)  # device buffers alive until finished
     tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
 
 
@@ -261,7 +257,10 @@ class _Run:
         self.devs: list = [None] * len(devices)
 
         def init(k, _):
+            import cupy as cp
+
             self.devs[k] = _Device(devices[k], self)
+            cp.cuda.Device().synchronize()  # ready for any stream of any thread
 
         _each_device([_Id(d) for d in devices], init)  # uploads to all devices at once
 
@@ -339,10 +338,6 @@ class _Run:
                     job.tb = (d_runs, d_slot_off, d_pid)
             t1.record()
             job.events = (t0, t1)
-            job.keep += [d_pa, d_pb, d_pid, d_dims, d_rows]
-
-    def finish(self, dv: _Device, job: _Job) -> None:
-        job.keep.clear()
 
     def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
         """Runs of pairs lo..hi-1 (``dst``: pair-order offsets of all pairs) into
@@ -373,7 +368,8 @@ class _Run:
             for job in jobs:
                 job.events[1].synchronize()
                 t += cp.cuda.get_elapsed_time(*job.events) / 1e3
-            self.stats[f"kernel_s_dev{k}_gpu{dv.id}"] = t
+            key = f"kernel_s_dev{k}_gpu{dv.id}"
+            self.stats[key] = self.stats.get(key, 0.0) + t
 
     def results(self, bounds) -> np.ndarray:
         """Each device's range of result rows, fetched in parallel into one array
@@ -402,23 +398,68 @@ def _each_device(devs, fn) -> None:
             f.result()
 
 
+def _free_bytes(devices) -> list[int]:
+    """Usable bytes per entry of ``devices``: MEMORY_FRACTION of what the device
+    has free (counting what CuPy's pool holds unused), shared among repeated ids."""
+    import cupy as cp
+
+    out = []
+    for d in devices:
+        with cp.cuda.Device(d):
+            pool = cp.get_default_memory_pool().free_bytes()
+            free = cp.cuda.runtime.memGetInfo()[0] + pool
+        out.append(int(free * MEMORY_FRACTION) // devices.count(d))
+    return out
+
+
 def visible_devices() -> list[int]:
     import cupy
 
     return list(range(cupy.cuda.runtime.getDeviceCount()))
 
 
+RUNS_SHARE = 0.25  # of the devices' free memory for the run slots of one traceback chunk
+
+
 def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batch_bytes=None, stats=None,
-                use16=True):
+                use16=True, chunk_words=None):
     """GPU counterpart of `pairwise_cpu.align_batch` (same outputs, bit for bit).
 
+    Tracebacks whose run slots (4 bytes per residue of each pair, kept on the
+    device until placed, then once more for the placed copy) would not fit
+    RUNS_SHARE of the devices' free memory are aligned in chunks of pairs
+    (``chunk_words``, if given, sets the chunk size in run words instead)."""
+    pa = np.asarray(pa, np.int64)
+    pb = np.asarray(pb, np.int64)
+    devices = visible_devices() if devices is None else list(devices)
+    stats = {} if stats is None else stats
+    if traceback and len(pa) > 1:
+        lens = np.diff(off)
+        words = np.cumsum(lens[pa] + lens[pb])
+        limit = chunk_words or max(1, int(RUNS_SHARE * sum(_free_bytes(devices))) // 8)
+        if words[-1] > limit:
+            cuts = np.unique(np.concatenate(([0], np.searchsorted(words, np.arange(limit, words[-1], limit),
+                                                                  side="right"), [len(pa)])))
+            parts = [_align_batch(seq, off, pa[a:b], pb[a:b], S, go, ge, mode, True, devices, batch_bytes, stats,
+                                  use16) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+            stats["traceback_chunks"] = len(parts)
+            offs = [p[2] for p in parts]
+            shift = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
+            runs_off = np.concatenate([[0]] + [o[1:] + s for o, s in zip(offs, shift)]).astype(np.int64)
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), runs_off
+    return _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16)
+
+
+def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16):
+    """`align_batch` of one chunk.
+
     ``stats`` (a dict), if given, receives the kernel seconds per device and
-    the number of pairs each kernel took; ``use16=False`` keeps every pair on
-    the 32-bit kernel (for benchmarks).
+    the number of pairs each kernel took; ``use16=False`` keeps every
+    score-only pair on the 32-bit kernel (for benchmarks; the end-cell pass of
+    local and semiglobal tracebacks still uses 16 bits where it fits).
     """
     import cupy as cp
 
-    stats = {} if stats is None else stats
     clock = time.perf_counter()
 
     def lap(name):
@@ -427,22 +468,17 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
         stats[name] = stats.get(name, 0.0) + now - clock
         clock = now
 
-    pa = np.asarray(pa, np.int64)
-    pb = np.asarray(pb, np.int64)
     lens = np.diff(off).astype(np.int64)
     m, n = (lens[pa], lens[pb]) if traceback else (None, None)  # host lengths: tracebacks only
-    devices = visible_devices() if devices is None else list(devices)
     P = len(pa)
-    free = []
-    for d in devices:  # free memory, counting what CuPy's pool holds but does not use
-        with cp.cuda.Device(d):
-            pool = cp.get_default_memory_pool().free_bytes()
-            free.append(int((cp.cuda.runtime.memGetInfo()[0] + pool) * MEMORY_FRACTION))
+    if P >= 1 << 31:
+        raise ValueError("at most 2**31 - 1 pairs per call (pair indices are int32 on the device)")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
+    free = _free_bytes(devices)
     # each device a contiguous range of pairs with an equal share of the work (cells,
     # twice for pairs too long for 16 bits), so its results and alignments land in
     # place; inside a range, groups run longest first
-    unit = cost_unit(S, go, ge)
+    unit = run.unit
     bounds = run.split(use16 and not traceback)
     lap("host_plan_s")
     done: list[list[_Job]] = [[] for _ in devices]
@@ -454,8 +490,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     def run_jobs(k, dv, kind, p, need, budget):
         for b in _batches(np.arange(len(p.dims)), need, budget):
             job = _Job(kind, p, b)
-            run.launch(dv, job)
-            run.finish(dv, job)
+            run.launch(dv, job)  # buffers freed on return are reused in stream order only
             done[k].append(job)
 
     t_start = time.perf_counter()

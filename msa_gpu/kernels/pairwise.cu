@@ -3,7 +3,10 @@
 // The recurrences, tie rules, end-cell rule and direction nibbles are those
 // of the CPU twin (msa_gpu/backend/pairwise_cpu.py), so scores, end cells and
 // moves are identical. Defines: MODE (0 global, 1 semiglobal, 2 local),
-// TRACEBACK (0/1), DPX (1: Hopper max instructions in the score-only path).
+// TRACEBACK (0/1), DPX (1: Hopper max instructions in the 32-bit score-only
+// path), S16 (strip rows of the 16-bit kernel), KNOWN_END (traceback of the
+// box before an end cell found by a score pass), PW_MINBLOCKS (blocks per SM
+// the 32-bit kernels are compiled for).
 //
 // The 32 pairs of a warp are run as one (Mw x Nw) problem, Mw (a multiple of
 // R) and Nw (a multiple of 4) the warp's largest lengths: cells outside a
