@@ -12,6 +12,20 @@ FRAC = 1024
 
 
 @numba.njit(cache=True, inline="always")
+def pick_h(h, e, f, bits):
+    """H = max(diag + s (given as ``h``), E, F), ties to the diagonal, then E,
+    then F, the source in bits 0-1 of the direction nibble ``bits``. Shared by
+    the profile twin and the pairwise twin (`pairwise_cpu`)."""
+    if e > h:
+        h = e
+        bits |= 1
+    if f > h:
+        h = f
+        bits = (bits & 12) | 2
+    return h, bits
+
+
+@numba.njit(cache=True, inline="always")
 def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
     """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, e, f, bits)."""
     bits = 0
@@ -34,13 +48,7 @@ def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
         else:
             f = f_left - ext
     if i > 0 and j > 0:
-        h = h_diag + s
-        if e > h:
-            h = e
-            bits |= 1
-        if f > h:
-            h = f
-            bits = (bits & 12) | 2
+        h, bits = pick_h(h_diag + s, e, f, bits)
     elif i > 0:
         h = e
         bits |= 1

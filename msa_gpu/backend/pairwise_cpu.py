@@ -38,6 +38,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .cpu import pick_h
+
 NEG = -(1 << 29)
 GLOBAL, SEMIGLOBAL, LOCAL = 0, 1, 2
 LIMIT_CELLS = 1 << 25  # full nibble matrix up to 16 MiB per pair
@@ -96,13 +98,7 @@ def _rows(a, b, S, go, ge, mode, r0, r1, H, E, D, store, track, best):
                 bits |= 8
             else:
                 f = fe
-            h = hdiag + S[ai, b[j - 1]]
-            if e > h:
-                h = e
-                bits |= 1
-            if f > h:
-                h = f
-                bits = (bits & 12) | 2
+            h, bits = pick_h(hdiag + S[ai, b[j - 1]], e, f, bits)
             if mode == LOCAL:
                 if h <= 0:
                     h = 0
