@@ -74,30 +74,40 @@ class WarpPlan:
         return self.dims[:, 0] * self.dims[:, 1]
 
 
+def _sort_key(m, n):
+    """Ascending key of the pair order (NumPy or CuPy): A length in buckets of 16
+    descending, then B length descending."""
+    bucket = (m + 15) // 16
+    nmax = int(n.max())
+    return (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
+
+
+def _round_dims(mw, nw, strip: int, xp=np):
+    """Group dims (G, 2): Mw up to a multiple of the strip, Nw of 4."""
+    return xp.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).astype(xp.int64)
+
+
 def sort_pairs(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Pair order: A length in buckets of 16 descending, then B length descending."""
     if not len(m):
         return np.zeros(0, np.int64)
-    bucket = (m + 15) // 16
-    nmax = int(n.max())
-    key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
+    key = _sort_key(m, n)
     if int(key.max()) < 1 << 16:  # radix sort
         return np.argsort(key.astype(np.uint16), kind="stable")
     return np.argsort(key, kind="stable")
 
 
 def plan_warps(m: np.ndarray, n: np.ndarray, width: int = WARP, strip: int = STRIP,
-               order: np.ndarray | None = None, dims=None) -> WarpPlan:
+               order: np.ndarray | None = None) -> WarpPlan:
     """Sort pairs by length (unless ``order`` is given) and cut them into groups
-    of ``width``; ``dims(slots, strip)``, if given, computes the group dims
-    (on a device) instead of NumPy."""
+    of ``width`` (NumPy; `_Device.plan` does the same on a device)."""
     order = sort_pairs(m, n) if order is None else order
     P = len(order)
     W = (P + width - 1) // width
     slots = np.full(W * width, -1, np.int64)
     slots[:P] = order
     slots = slots.reshape(W, width)
-    return WarpPlan(slots, _dims(slots, m, n, strip) if dims is None else dims(slots, strip), width)
+    return WarpPlan(slots, _dims(slots, m, n, strip), width)
 
 
 def _dims(slots, m, n, strip):
@@ -105,7 +115,7 @@ def _dims(slots, m, n, strip):
     sp = np.maximum(slots, 0)
     mw = np.where(live, m[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
     nw = np.where(live, n[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
-    return np.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).astype(np.int64)
+    return _round_dims(mw, nw, strip)
 
 
 def cost_unit(S: np.ndarray, go: int, ge: int) -> int:
@@ -221,10 +231,7 @@ class _Device:
         else:
             m = self.len[self.pa[ids]].astype(cp.int64)
             n = self.len[self.pb[ids]].astype(cp.int64)
-        bucket = (m + 15) // 16
-        nmax = int(n.max())
-        key = (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
-        perm = cp.argsort(key)
+        perm = cp.argsort(_sort_key(m, n))
         slots = cp.full(W * width, -1, cp.int64)
         slots[:P] = ids[perm]
         mw = cp.zeros(W * width, cp.int64)
@@ -233,15 +240,7 @@ class _Device:
         nw[:P] = n[perm]
         mw = mw.reshape(W, width).max(axis=1)
         nw = nw.reshape(W, width).max(axis=1)
-        dims = cp.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).get()
-        return WarpPlan(slots.reshape(W, width), dims, width)
-
-
-@dataclass(frozen=True)
-class _Id:
-    """A bare device id, for `_each_device` before the devices are set up."""
-
-    id: int
+        return WarpPlan(slots.reshape(W, width), _round_dims(mw, nw, strip, cp).get(), width)
 
 
 class _Run:
@@ -256,13 +255,13 @@ class _Run:
         self.stats = stats
         self.devs: list = [None] * len(devices)
 
-        def init(k, _):
+        def init(k):
             import cupy as cp
 
             self.devs[k] = _Device(devices[k], self)
             cp.cuda.Device().synchronize()  # ready for any stream of any thread
 
-        _each_device([_Id(d) for d in devices], init)  # uploads to all devices at once
+        _each_device(devices, init)  # uploads to all devices at once
 
     def split(self, slow_factor: bool) -> np.ndarray:
         """`split_by_cost` of the pairs' cells, computed on the first device;
@@ -375,26 +374,27 @@ class _Run:
         """Each device's range of result rows, fetched in parallel into one array
         (allocated while the kernels run)."""
         res = _fresh((len(self.pa), 8), np.int64)
-        _each_device(self.devs, lambda k, dv: dv.res[bounds[k]:bounds[k + 1]].get(
+        _each_device([dv.id for dv in self.devs], lambda k: self.devs[k].res[bounds[k]:bounds[k + 1]].get(
             out=res[bounds[k]:bounds[k + 1]]) if bounds[k + 1] > bounds[k] else None)
         return res
 
 
-def _each_device(devs, fn) -> None:
-    """``fn(k, device)`` for every device, in one thread each (copies release the GIL)."""
+def _each_device(ids: list[int], fn) -> None:
+    """``fn(k)`` for every k, with device ``ids[k]`` current, in one thread each
+    (copies and synchronisations release the GIL)."""
     import cupy as cp
 
     def call(k):
-        with cp.cuda.Device(devs[k].id):
-            fn(k, devs[k])
+        with cp.cuda.Device(ids[k]):
+            fn(k)
 
-    if len(devs) == 1:
+    if len(ids) == 1:
         call(0)
         return
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(len(devs)) as pool:
-        for f in [pool.submit(call, k) for k in range(len(devs))]:
+    with ThreadPoolExecutor(len(ids)) as pool:
+        for f in [pool.submit(call, k) for k in range(len(ids))]:
             f.result()
 
 
@@ -468,12 +468,11 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         stats[name] = stats.get(name, 0.0) + now - clock
         clock = now
 
-    lens = np.diff(off).astype(np.int64)
-    m, n = (lens[pa], lens[pb]) if traceback else (None, None)  # host lengths: tracebacks only
     P = len(pa)
     if P >= 1 << 31:
         raise ValueError("at most 2**31 - 1 pairs per call (pair indices are int32 on the device)")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
+    m, n = (run.lens[pa], run.lens[pb]) if traceback else (None, None)  # host lengths: tracebacks only
     free = _free_bytes(devices)
     # each device a contiguous range of pairs with an equal share of the work (cells,
     # twice for pairs too long for 16 bits), so its results and alignments land in
@@ -535,7 +534,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             run_jobs(k, dv, "tb", p, need[~big], budget)
         mark(k, "launched")
 
-    _each_device(run.devs, work)
+    _each_device(devices, lambda k: work(k, run.devs[k]))
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
     for c in counts:
         for kind, v in c.items():
@@ -553,7 +552,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     dst = np.zeros(P + 1, np.int64)
     np.cumsum(m + n - res[:, 5], out=dst[1:])
     out = _fresh(int(dst[-1]), np.uint32)
-    _each_device(run.devs, lambda k, dv: run.place(dv, done[k], dst, int(bounds[k]), int(bounds[k + 1]), out))
+    _each_device(devices, lambda k: run.place(run.devs[k], done[k], dst, int(bounds[k]), int(bounds[k + 1]), out))
     for k, p in enumerate(cpu_pairs.tolist()):
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
     lap("host_place_s")
