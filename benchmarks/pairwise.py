@@ -109,7 +109,7 @@ def cmd_pairwise(args) -> int:
                 entry[f"gpu_{key}_kernel_gcups"] = cells(pairs) / kern / 1e9
                 entry[f"gpu_{key}_gcups"] = cells(pairs) / t / 1e9
                 entry[f"gpu_{key}_seconds"] = t
-                entry[f"gpu_{key}_stats"] = {k: round(v, 4) for k, v in stats.items()}
+                entry[f"gpu_{key}_stats"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in stats.items()}
                 small = run(sub)
                 twin = pairwise_cpu.align_batch(seq, off, sub[:, 0], sub[:, 1], S, go, ge, code, tb)
                 entry[f"gpu_{key}_equals_twin_on_subset"] = all(np.array_equal(x, y) for x, y in zip(small, twin))
@@ -120,6 +120,8 @@ def cmd_pairwise(args) -> int:
                                                runs, runs_off, res[:, 3:5].copy(), got)
                     entry["gpu_tb_rescore_ok"] = bool((got == res[:, 0]).all())
                     entry["gpu_tb_runs_per_pair"] = float(len(runs) / len(pairs))
+                    # cells of the boxes before the end cells (what a local/semiglobal traceback pass aligns)
+                    entry["gpu_tb_box_cell_fraction"] = float((res[:, 1] * res[:, 2]).sum() / cells(pairs))
             plan = pairwise_gpu.plan_warps(lens[pairs[:, 0]], lens[pairs[:, 1]])
             entry["warp_padding_overhead"] = float(plan.cost().sum() * 32 / cells(pairs)) - 1.0
         else:

@@ -293,3 +293,16 @@ def test_gpu_schedule_helpers_without_a_gpu():
         assert b[0] == 0 and b[-1] == 500 and (np.diff(b) >= 0).all()
         shares = [cost[x:y].sum() for x, y in zip(b[:-1], b[1:])]
         assert max(shares) - min(shares) <= 2 * cost.max()  # balanced to within a pair or two
+    # the devices' ranges of a large call come from every s-th pair's cost
+    lens = rng.integers(50, 1000, 300)
+    off = np.concatenate(([0], np.cumsum(lens)))
+    pa = rng.integers(0, 300, 200_000)
+    pb = rng.integers(0, 300, 200_000)
+    pa[:50_000] = np.argmax(lens)  # the first quarter is the heaviest
+    run = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa, pb, S, go, ge, 0, False, {})
+    full = (lens[pa] * lens[pb]).astype(np.float64)
+    for k in (1, 2, 3, 4):
+        b = run.split(k, False)
+        assert b[0] == 0 and b[-1] == len(pa) and (np.diff(b) > 0).all()
+        shares = np.array([full[x:y].sum() for x, y in zip(b[:-1], b[1:])])
+        assert shares.max() / shares.mean() < 1.01, (k, shares)

@@ -10,14 +10,16 @@ Schedule first, then execute:
 2. score-only groups whose scores provably fit 16 bits (after dividing every
    cost by their gcd) take the 16-bit kernel, the others the 32-bit one;
 3. each device takes a contiguous range of pairs holding an equal share of
-   the work (cells; twice for pairs too long for 16 bits), so its scores and
-   alignments land in place with no gather on the host, and runs its groups
-   longest first;
-4. each device runs its groups in batches sized from its free memory
-   (``memGetInfo`` plus CuPy's pooled free bytes) or ``batch_bytes``; one
-   host thread per device plans its range and launches its batches
-   asynchronously, so the devices work at once; tracebacks of very many pairs
-   run in chunks of pairs whose run slots fit the devices' memory;
+   the work (cells, from a sample of the pairs; twice for pairs too long for
+   16 bits), so its scores and alignments land in place with no gather on
+   the host, and runs its groups longest first;
+4. one host thread per device uploads the sequences and its range's pairs,
+   plans its groups there (radix sort on the GPU) and queues its batches on
+   its own stream (kept across calls, so CuPy's pooled memory is reused),
+   sized from its free memory (``memGetInfo`` plus CuPy's pooled free bytes)
+   or ``batch_bytes``; nothing it queues waits for the host, and the host
+   result array is pre-faulted while the kernels run; tracebacks of very
+   many pairs run in chunks of pairs whose run slots fit the devices' memory;
 5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
    m + n words; at the end a kernel places them in pair order and one copy
    brings them to the host. Local and semiglobal tracebacks first run the
@@ -50,6 +52,7 @@ BLOCK16 = 192  # 16-bit kernel: 149 registers a thread
 PAD = 31
 MEMORY_FRACTION = 0.6
 LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
+SPLIT_SAMPLE = 1 << 16  # pairs whose cost sets the devices' ranges (every s-th pair above that)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,15 @@ class WarpPlan:
     slots: np.ndarray  # int64 (W, width): pair index or -1
     dims: np.ndarray  # int64 (W, 2): Mw (multiple of the strip), Nw (multiple of 4)
     width: int = WARP
+    ddims: object = None  # plans built on a device: the dims there too
+    words: np.ndarray | None = None  # int64 (W,): sum of the true m + n of each group's pairs (run slots)
+
+    def part(self, sel, dsel=None) -> "WarpPlan":
+        """The groups ``sel`` (a slice, or a host bool mask with ``dsel`` its device copy)."""
+        d = sel if dsel is None else dsel
+        return WarpPlan(self.slots[d], self.dims[sel], self.width,
+                        None if self.ddims is None else self.ddims[d],
+                        None if self.words is None else self.words[sel])
 
     def row_bytes(self) -> np.ndarray:
         return self.dims[:, 1] * WARP * 8
@@ -74,12 +86,16 @@ class WarpPlan:
         return self.dims[:, 0] * self.dims[:, 1]
 
 
-def _sort_key(m, n):
+def _sort_key(m, n, lmax: int | None = None):
     """Ascending key of the pair order (NumPy or CuPy): A length in buckets of 16
-    descending, then B length descending."""
-    bucket = (m + 15) // 16
-    nmax = int(n.max())
-    return (int(bucket.max()) - bucket) * (nmax + 1) + (nmax - n)
+    descending, then B length descending. ``lmax`` (any bound of the lengths,
+    e.g. known on the host) saves reading the maxima back; 32-bit keys where
+    they fit (a faster radix sort)."""
+    if lmax is None:
+        lmax = max(int(m.max()), int(n.max()))
+    top = (lmax + 15) // 16
+    key = (top - (m + 15) // 16) * (lmax + 1) + (lmax - n)
+    return key.astype("int32") if (top + 1) * (lmax + 1) < 1 << 31 else key
 
 
 def _round_dims(mw, nw, strip: int, xp=np):
@@ -193,28 +209,44 @@ class _Job:
     tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
 
 
-class _Device:
-    """Uploads shared by a device's jobs and its results (pair order)."""
+_STREAMS: dict = {}
 
-    def __init__(self, dev, run):
+
+def _stream(dev: int, k: int):
+    """The non-blocking stream of the k-th entry of a call's devices (on device
+    ``dev``, current), kept for later calls: CuPy pools freed memory per stream,
+    so a fresh stream would allocate afresh on every call."""
+    import cupy as cp
+
+    if (dev, k) not in _STREAMS:
+        _STREAMS[dev, k] = cp.cuda.Stream(non_blocking=True)
+    return _STREAMS[dev, k]
+
+
+class _Device:
+    """One device's share of a call: pairs ``lo .. hi - 1`` (ids local to the
+    range), its uploads, its results and the stream its work runs on."""
+
+    def __init__(self, dev, k: int, run, lo: int, hi: int):
         import cupy as cp
 
-        self.id = dev
-        with cp.cuda.Device(dev):
-            doff, size = _padded_offsets(run.off)
-            self.seq = cp.full(size, PAD, cp.uint8)
-            self.off = cp.asarray(doff)
-            nseq = len(doff)
+        self.id, self.lo, self.hi, self.k = dev, lo, hi, k
+        self.stream = _stream(dev, k)
+        with self.stream:
+            self.seq = cp.full(run.padded_size, PAD, cp.uint8)
+            self.off = cp.asarray(run.doff)
+            nseq = len(run.doff)
             if nseq:
                 pad = _kernel("pad_sequences", run.mode, run.traceback)
                 pad(((nseq + 127) // 128,), (128,),
                     (cp.asarray(run.seq), cp.asarray(run.off), self.off, np.int32(nseq), self.seq))
-            self.len = cp.asarray(run.lens.astype(np.int32))
-            self.pa = cp.asarray(run.pa.astype(np.int32))
-            self.pb = cp.asarray(run.pb.astype(np.int32))
+            self.len = cp.asarray(run.lens32)
+            self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
+            self.pa = cp.asarray(run.pa[lo:hi].astype(np.int32))
+            self.pb = cp.asarray(run.pb[lo:hi].astype(np.int32))
             self.S = cp.asarray(run.S.astype(np.int32))
             self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
-            self.res = cp.zeros((len(run.pa), 8), cp.int64)
+            self.res = cp.empty((hi - lo, 8), cp.int64)  # every row is written by a kernel (or the twin)
 
     def plan(self, ids, width: int, strip: int, box: bool = False) -> WarpPlan:
         """`plan_warps` of the pairs ``ids`` (a device array) computed here: a
@@ -225,13 +257,14 @@ class _Device:
         P = int(ids.size)
         W = (P + width - 1) // width
         if not P:
-            return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width)
+            return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width,
+                            cp.zeros((0, 2), cp.int64), np.zeros(0, np.int64))
         if box:
             m, n = self.res[ids, 1], self.res[ids, 2]
         else:
             m = self.len[self.pa[ids]].astype(cp.int64)
             n = self.len[self.pb[ids]].astype(cp.int64)
-        perm = cp.argsort(_sort_key(m, n))
+        perm = cp.argsort(_sort_key(m, n, self.lmax))
         slots = cp.full(W * width, -1, cp.int64)
         slots[:P] = ids[perm]
         mw = cp.zeros(W * width, cp.int64)
@@ -240,111 +273,120 @@ class _Device:
         nw[:P] = n[perm]
         mw = mw.reshape(W, width).max(axis=1)
         nw = nw.reshape(W, width).max(axis=1)
-        return WarpPlan(slots.reshape(W, width), _round_dims(mw, nw, strip, cp).get(), width)
+        words = cp.zeros(W * width, cp.int64)  # run slots hold the true lengths (end gaps included)
+        words[:P] = (self.len[self.pa[ids]] + self.len[self.pb[ids]])[perm]
+        ddims = _round_dims(mw, nw, strip, cp)
+        both = cp.concatenate([ddims, words.reshape(W, width).sum(axis=1)[:, None]], axis=1).get()  # one copy
+        return WarpPlan(slots.reshape(W, width), both[:, :2].copy(), width, ddims, both[:, 2].copy())
 
 
 class _Run:
-    """One call: the schedule's inputs, the devices and the host outputs."""
+    """One call: the schedule's inputs on the host, shared by the devices."""
 
-    def __init__(self, seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats):
+    def __init__(self, seq, off, pa, pb, S, go, ge, mode, traceback, stats):
         self.seq, self.off = seq, off
         self.pa, self.pb = pa, pb
         self.lens = np.diff(off).astype(np.int64)
+        self.lens32 = self.lens.astype(np.int32)
+        self.doff, self.padded_size = _padded_offsets(off)
         self.S, self.go, self.ge, self.mode, self.traceback = S, go, ge, mode, traceback
         self.unit = cost_unit(S, go, ge)
         self.stats = stats
-        self.devs: list = [None] * len(devices)
 
-        def init(k):
-            import cupy as cp
+    def split(self, k: int, slow_factor: bool) -> np.ndarray:
+        """`split_by_cost` of the pairs' cells into k ranges; with
+        ``slow_factor`` pairs too long for the 16-bit kernel count twice.
+        Above SPLIT_SAMPLE pairs the cost is summed over every s-th pair only
+        (the boundaries land on multiples of s; the ranges still cover every pair)."""
+        P = len(self.pa)
+        if k == 1 or P == 0:
+            return np.array([0, P], np.int64)
+        step = max(1, P // SPLIT_SAMPLE)
+        m = self.lens[self.pa[::step]].astype(np.float64)
+        n = self.lens[self.pb[::step]].astype(np.float64)
+        cost = m * n
+        if slow_factor:
+            smax = max(int(self.S.max()) // self.unit, 1)
+            cost *= 1 + (np.minimum(m, n) * smax >= LIMIT16)
+        b = split_by_cost(cost, k) * step
+        b[-1] = P
+        return np.minimum(b, P)
 
-            self.devs[k] = _Device(devices[k], self)
-            cp.cuda.Device().synchronize()  # ready for any stream of any thread
-
-        _each_device(devices, init)  # uploads to all devices at once
-
-    def split(self, slow_factor: bool) -> np.ndarray:
-        """`split_by_cost` of the pairs' cells, computed on the first device;
-        with ``slow_factor`` pairs too long for the 16-bit kernel count twice."""
-        import cupy as cp
-
-        dv = self.devs[0]
-        k = len(self.devs)
-        if k == 1:
-            return np.array([0, len(self.pa)], np.int64)
-        with cp.cuda.Device(dv.id):
-            m = dv.len[dv.pa].astype(cp.float64)
-            n = dv.len[dv.pb].astype(cp.float64)
-            cost = m * n
-            if slow_factor:
-                smax = max(int(self.S.max()) // self.unit, 1)
-                cost *= 1 + (cp.minimum(m, n) * smax >= LIMIT16)
-            return split_by_cost(cost, k)
-
-    # ---- launch (asynchronous)
+    # ---- launch (asynchronous, on the device's stream)
     def launch(self, dv: _Device, job: _Job) -> None:
+        """Queue one job on the current stream. Everything it needs is built on
+        the device from the plan (no host-to-device copy, which would wait for
+        the stream), so the host never blocks here."""
         import cupy as cp
 
         plan, warps = job.plan, job.warps
         g0, g1 = int(warps[0]), int(warps[-1]) + 1  # batches are consecutive groups
         dims = plan.dims[g0:g1]
-        row_off = np.zeros(len(warps), np.int64)
-        np.cumsum(dims[:-1, 1] * WARP, out=row_off[1:])
-        with cp.cuda.Device(dv.id):
-            d_slots = plan.slots[g0:g1].ravel()
-            live = d_slots >= 0
-            sp = cp.maximum(d_slots, 0)
-            d_pa = cp.where(live, dv.pa[sp], -1).astype(cp.int32)
-            d_pb = cp.where(live, dv.pb[sp], -1).astype(cp.int32)
-            d_pid = cp.where(live, d_slots, -1).astype(cp.int32)
-            d_dims = cp.asarray(dims.astype(np.int32))
-            d_rows = cp.empty(int((dims[:, 1] * WARP).sum()) * 2, cp.int32)
-            t0, t1 = cp.cuda.Event(), cp.cuda.Event()
-            t0.record()
-            if job.kind == "s16":
-                u = self.unit
-                kern = _kernel("pairwise_score16", self.mode, False)
-                smem = _with_table(kern, self.S.shape[0])
-                threads = len(warps) * WARP
-                kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
-                     (dv.seq, dv.off, dv.len, d_pa, d_pb, d_pid, d_dims, cp.asarray(row_off), d_rows,
-                      dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
-                      np.int32(u), np.int32(len(warps)), dv.res), shared_mem=smem)
-            else:
-                tb = job.kind == "tb"
-                kern = _kernel("pairwise_dp", self.mode, tb)
-                smem = _with_table(kern, self.S.shape[0])
-                nslots = int(d_slots.size)
-                dir_off = np.zeros(len(warps), np.int64)
-                n_dir = 1
-                d_slot_off = cp.zeros(nslots + 1, cp.int64)
-                if tb:
-                    words = dims[:, 0] // STRIP * dims[:, 1] * WARP
-                    np.cumsum(words[:-1], out=dir_off[1:])
-                    n_dir = int(words.sum())
-                    cap = cp.where(live, dv.len[cp.maximum(d_pa, 0)] + dv.len[cp.maximum(d_pb, 0)], 0)
-                    cp.cumsum(cap, out=d_slot_off[1:])
-                    n_runs = int(d_slot_off[-1])
-                else:
-                    n_runs = 1
-                d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
-                d_runs = cp.empty(max(n_runs, 1), cp.uint32)
-                kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
-                     (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, cp.asarray(row_off), d_rows,
-                      cp.asarray(dir_off), d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
-                      np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off), shared_mem=smem)
-                if tb:  # kept until the runs are placed in pair order (`place`)
-                    job.tb = (d_runs, d_slot_off, d_pid)
-            t1.record()
-            job.events = (t0, t1)
+        ddims = plan.ddims[g0:g1]
 
-    def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
-        """Runs of pairs lo..hi-1 (``dst``: pair-order offsets of all pairs) into
-        ``out[dst[lo]:dst[hi]]``: placed in pair order on the device, then one copy.
-        Pairs the device did not align keep their place (the caller fills it)."""
+        def starts(x):  # exclusive prefix sums on the device
+            out = cp.zeros(len(x), cp.int64)
+            if len(x) > 1:
+                cp.cumsum(x[:-1], out=out[1:])
+            return out
+
+        d_slots = plan.slots[g0:g1].ravel()
+        live = d_slots >= 0
+        sp = cp.maximum(d_slots, 0)
+        d_pa = cp.where(live, dv.pa[sp], -1).astype(cp.int32)
+        d_pb = cp.where(live, dv.pb[sp], -1).astype(cp.int32)
+        d_pid = cp.where(live, d_slots, -1).astype(cp.int32)
+        d_dims = ddims.astype(cp.int32)
+        row_off = starts(ddims[:, 1] * WARP)
+        d_rows = cp.empty(int((dims[:, 1] * WARP).sum()) * 2, cp.int32)
+        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
+        if job.kind == "s16":
+            u = self.unit
+            kern = _kernel("pairwise_score16", self.mode, False)
+            smem = _with_table(kern, self.S.shape[0])
+            threads = len(warps) * WARP
+            t0.record()
+            kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
+                 (dv.seq, dv.off, dv.len, d_pa, d_pb, d_pid, d_dims, row_off, d_rows,
+                  dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
+                  np.int32(u), np.int32(len(warps)), dv.res), shared_mem=smem)
+        else:
+            tb = job.kind == "tb"
+            kern = _kernel("pairwise_dp", self.mode, tb)
+            smem = _with_table(kern, self.S.shape[0])
+            nslots = int(d_slots.size)
+            if tb:
+                dir_off = starts(ddims[:, 0] // STRIP * ddims[:, 1] * WARP)
+                n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum())
+                cap = cp.where(live, dv.len[cp.maximum(d_pa, 0)] + dv.len[cp.maximum(d_pb, 0)], 0)
+                d_slot_off = cp.zeros(nslots + 1, cp.int64)
+                cp.cumsum(cap, out=d_slot_off[1:])
+                n_runs = int(plan.words[g0:g1].sum())
+            else:
+                dir_off = cp.zeros(len(warps), cp.int64)
+                d_slot_off = cp.zeros(nslots + 1, cp.int64)
+                n_dir = n_runs = 1
+            d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
+            d_runs = cp.empty(max(n_runs, 1), cp.uint32)
+            t0.record()
+            kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
+                 (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, row_off, d_rows,
+                  dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
+                  np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off), shared_mem=smem)
+            if tb:  # kept until the runs are placed in pair order (`place`)
+                job.tb = (d_runs, d_slot_off, d_pid)
+        t1.record()
+        job.events = (t0, t1)
+
+    def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, out: np.ndarray) -> None:
+        """Runs of the device's pairs (``dst``: pair-order offsets of all pairs)
+        into ``out[dst[lo]:dst[hi]]``: placed in pair order on the device, then
+        one copy. Pairs the device did not align keep their place (the caller
+        fills it)."""
         import cupy as cp
 
-        with cp.cuda.Device(dv.id):
+        lo, hi = dv.lo, dv.hi
+        with dv.stream:
             d_dst = cp.asarray(dst[lo:hi + 1] - dst[lo])
             buf = cp.empty(max(int(dst[hi] - dst[lo]), 1), cp.uint32)
             kern = _kernel("place_runs", self.mode, True)
@@ -354,29 +396,42 @@ class _Run:
                 d_runs, d_slot_off, d_pid = job.tb
                 nslots = len(d_pid)
                 kern(((nslots * WARP + 255) // 256,), (256,),
-                     (d_runs, d_slot_off, d_pid, dv.res, d_dst, np.int32(lo), np.int32(nslots), buf))
+                     (d_runs, d_slot_off, d_pid, dv.res, d_dst, np.int32(0), np.int32(nslots), buf))
                 job.tb = ()
             if dst[hi] > dst[lo]:
-                buf[: int(dst[hi] - dst[lo])].get(out=out[dst[lo]:dst[hi]])
+                region = out[dst[lo]:dst[hi]]
+                _touch(region)  # this device's part of the host array, while the kernels place the runs
+                buf[: int(dst[hi] - dst[lo])].get(out=region)
 
-    def kernel_seconds(self, jobs_per_dev) -> None:
-        import cupy as cp
 
-        for k, (dv, jobs) in enumerate(zip(self.devs, jobs_per_dev)):
-            t = 0.0
-            for job in jobs:
-                job.events[1].synchronize()
-                t += cp.cuda.get_elapsed_time(*job.events) / 1e3
-            key = f"kernel_s_dev{k}_gpu{dv.id}"
-            self.stats[key] = self.stats.get(key, 0.0) + t
+def _job_seconds(k: int, dv: _Device, jobs: list[_Job], stats: dict) -> None:
+    """Kernel time of device k (its jobs must be done): ``kernel_s_dev*`` from
+    the first kernel's start to the last one's end (streams may overlap),
+    ``kernel_busy_s_dev*`` the sum of the kernels' own times, ``jobs_dev*``
+    one line per kernel (times from the first launched one's start)."""
+    import cupy as cp
 
-    def results(self, bounds) -> np.ndarray:
-        """Each device's range of result rows, fetched in parallel into one array
-        (allocated while the kernels run)."""
-        res = _fresh((len(self.pa), 8), np.int64)
-        _each_device([dv.id for dv in self.devs], lambda k: self.devs[k].res[bounds[k]:bounds[k + 1]].get(
-            out=res[bounds[k]:bounds[k + 1]]) if bounds[k + 1] > bounds[k] else None)
-        return res
+    if not jobs:
+        return
+    ref = jobs[0].events[0]
+    first, last, busy, lines = 0.0, 0.0, 0.0, []
+    for job in jobs:
+        a = cp.cuda.get_elapsed_time(ref, job.events[0]) / 1e3
+        b = cp.cuda.get_elapsed_time(ref, job.events[1]) / 1e3
+        first, last, busy = min(first, a), max(last, b), busy + b - a
+        cells = int((job.plan.dims[job.warps, 0] * job.plan.dims[job.warps, 1]).sum()) * job.plan.width
+        lines.append(f"{job.kind} groups={len(job.warps)} padded_cells={cells:.3e} "
+                     f"start={a * 1e3:.2f}ms end={b * 1e3:.2f}ms")
+    for key, v in ((f"kernel_s_dev{k}_gpu{dv.id}", last - first), (f"kernel_busy_s_dev{k}_gpu{dv.id}", busy)):
+        stats[key] = stats.get(key, 0.0) + v
+    stats.setdefault(f"jobs_dev{k}", []).extend(lines)
+
+
+def _on_device(dev: int, fn, k: int):
+    import cupy as cp
+
+    with cp.cuda.Device(dev):
+        return fn(k)
 
 
 def _each_device(ids: list[int], fn) -> None:
@@ -453,10 +508,11 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
 def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16):
     """`align_batch` of one chunk.
 
-    ``stats`` (a dict), if given, receives the kernel seconds per device and
-    the number of pairs each kernel took; ``use16=False`` keeps every
-    score-only pair on the 32-bit kernel (for benchmarks; the end-cell pass of
-    local and semiglobal tracebacks still uses 16 bits where it fits).
+    ``stats`` (a dict), if given, receives per-phase host times, the kernel
+    seconds per device and the number of pairs each kernel took;
+    ``use16=False`` keeps every score-only pair on the 32-bit kernel (for
+    benchmarks; the end-cell pass of local and semiglobal tracebacks still
+    uses 16 bits where it fits).
     """
     import cupy as cp
 
@@ -471,20 +527,23 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     P = len(pa)
     if P >= 1 << 31:
         raise ValueError("at most 2**31 - 1 pairs per call (pair indices are int32 on the device)")
-    run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, devices, stats)
-    m, n = (run.lens[pa], run.lens[pb]) if traceback else (None, None)  # host lengths: tracebacks only
-    free = _free_bytes(devices)
+    run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, stats)
+    m_plus_n = run.lens[pa] + run.lens[pb] if traceback else None  # run slot words per pair (tracebacks)
     # each device a contiguous range of pairs with an equal share of the work (cells,
     # twice for pairs too long for 16 bits), so its results and alignments land in
     # place; inside a range, groups run longest first
     unit = run.unit
-    bounds = run.split(use16 and not traceback)
-    lap("host_plan_s")
+    bounds = run.split(len(devices), use16 and not traceback)
+    lap("host_split_s")
+    devs: list = [None] * len(devices)
     done: list[list[_Job]] = [[] for _ in devices]
     cpu_parts: list[np.ndarray] = [np.empty(0, np.int64) for _ in devices]
     counts: list[dict] = [{} for _ in devices]
-
     box = traceback and mode != 0  # tracebacks find their end cells in a score pass first
+    t_start = time.perf_counter()
+
+    def mark(k, what):  # when each device thread got where (seconds since the threads started)
+        stats[f"t_dev{k}_{what}_s"] = round(time.perf_counter() - t_start, 4)
 
     def run_jobs(k, dv, kind, p, need, budget):
         for b in _batches(np.arange(len(p.dims)), need, budget):
@@ -492,67 +551,113 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             run.launch(dv, job)  # buffers freed on return are reused in stream order only
             done[k].append(job)
 
-    t_start = time.perf_counter()
-
-    def mark(k, what):  # when each device thread got where (seconds since the threads started)
-        stats[f"t_dev{k}_{what}_s"] = round(time.perf_counter() - t_start, 4)
-
-    def work(k, dv):  # plan the device's range, then run its batches (one thread per device)
-        lo, hi = int(bounds[k]), int(bounds[k + 1])
-        ids = cp.arange(lo, hi, dtype=cp.int64)
-        if not traceback or box:
-            # score only (or the end cells of local/semiglobal tracebacks): 16 bits where it fits
-            budget = batch_bytes if batch_bytes is not None else free[k]
-            rest = ids
-            if use16 or box:
-                p16 = dv.plan(ids, 2 * WARP, STRIP16[mode])
-                ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
+    def score_plans(k, dv, ids, sixteen):
+        """(kind, plan) of the score-only groups of ``ids``: 16 bits where it fits."""
+        out = []
+        rest = ids
+        if sixteen:
+            p16 = dv.plan(ids, 2 * WARP, STRIP16[mode])
+            ok = fits16(p16.dims, S // unit, go // unit, ge // unit)
+            if ok.all():  # (the usual case: no masking, no synchronisation)
+                rest = ids[:0]
+                out.append(("s16", p16))
+            else:
                 d_ok = cp.asarray(ok)
-                p = WarpPlan(p16.slots[d_ok], p16.dims[ok], 2 * WARP)
                 rest = p16.slots[~d_ok].ravel()
                 rest = rest[rest >= 0]
-                counts[k]["s16"] = hi - lo - int(rest.size)
-                run_jobs(k, dv, "s16", p, p.row_bytes(), budget)
-            counts[k]["s32"] = int(rest.size)
-            p = dv.plan(rest, WARP, STRIP)
-            run_jobs(k, dv, "s32", p, p.row_bytes(), budget)
-            mark(k, "scores_launched")
-        if traceback:
-            # with `box`, each pair's DP stops at its end cell (read from res on the device)
-            p = dv.plan(ids, WARP, STRIP, box=box)
-            mark(k, "traceback_planned")
-            kept = int((m[lo:hi] + n[lo:hi]).sum()) * 4  # slot runs stay until placed
-            budget = batch_bytes if batch_bytes is not None else max(free[k] - kept, free[k] // 4)
-            need = p.dir_bytes() + p.row_bytes()
-            big = need > budget
-            if big.any():
-                d_big = cp.asarray(big)
-                cpu = p.slots[d_big].ravel()
-                cpu_parts[k] = cpu[cpu >= 0].get()
-                p = WarpPlan(p.slots[~d_big], p.dims[~big])
-            counts[k]["tb"] = hi - lo - len(cpu_parts[k])
-            run_jobs(k, dv, "tb", p, need[~big], budget)
-        mark(k, "launched")
+                out.append(("s16", p16.part(ok, d_ok)))
+        out.append(("s32", dv.plan(rest, WARP, STRIP)))
+        counts[k]["s16"] = counts[k].get("s16", 0) + int(ids.size) - int(rest.size)
+        counts[k]["s32"] = counts[k].get("s32", 0) + int(rest.size)
+        return out
 
-    _each_device(devices, lambda k: work(k, run.devs[k]))
+    def tb_jobs(k, dv, ids, free):
+        """Plan and launch the traceback groups of ``ids`` on the current stream
+        (box: each pair's DP stops at its end cell, read from res on the device)."""
+        p = dv.plan(ids, WARP, STRIP, box=box)
+        mark(k, "traceback_planned")
+        host_ids = None
+        kept = int(m_plus_n[dv.lo:dv.hi].sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
+        budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
+        need = p.dir_bytes() + p.row_bytes()
+        big = need > budget
+        if big.any():
+            d_big = cp.asarray(big)
+            cpu = p.slots[d_big].ravel()
+            host_ids = cpu[cpu >= 0].get() + dv.lo
+            cpu_parts[k] = np.concatenate([cpu_parts[k], host_ids])
+            p = p.part(~big, ~d_big)
+        counts[k]["tb"] = counts[k].get("tb", 0) + int(ids.size) - (0 if host_ids is None else len(host_ids))
+        run_jobs(k, dv, "tb", p, need[~big], budget)
+
+    import threading
+
+    launched = [threading.Event() for _ in devices]
+    res_ready = threading.Event()
+    res_box: list = []
+
+    def work(k):  # one thread per device: upload, plan, launch, wait, fetch its results
+        try:
+            lo, hi = int(bounds[k]), int(bounds[k + 1])
+            dv = devs[k] = _Device(devices[k], k, run, lo, hi)
+            free = _free_bytes([devices[k]])[0] // devices.count(devices[k])  # after the uploads
+            mark(k, "uploaded")
+            with dv.stream:
+                ids = cp.arange(hi - lo, dtype=cp.int64)
+            if not traceback:
+                with dv.stream:
+                    budget = batch_bytes if batch_bytes is not None else free
+                    for kind, p in score_plans(k, dv, ids, use16):
+                        run_jobs(k, dv, kind, p, p.row_bytes(), budget)
+            else:
+                with dv.stream:
+                    if box:  # local and semiglobal: a score pass finds each end cell first
+                        budget = batch_bytes if batch_bytes is not None else free
+                        for kind, p in score_plans(k, dv, ids, True):
+                            run_jobs(k, dv, kind, p, p.row_bytes(), budget)
+                        mark(k, "scores_launched")
+                    tb_jobs(k, dv, ids, free)
+            mark(k, "launched")
+        finally:
+            launched[k].set()
+        dv.stream.synchronize()
+        mark(k, "kernels_done")
+        res_ready.wait()
+        if hi > lo:
+            with dv.stream:
+                dv.res.get(out=res_box[0][lo:hi])
+        mark(k, "fetched")
+        _job_seconds(k, dv, done[k], stats)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(devices)) as pool:
+        futures = [pool.submit(_on_device, devices[k], work, k) for k in range(len(devices))]
+        for e in launched:
+            e.wait()
+        try:
+            res_box.append(_fresh((P, 8), np.int64))  # pre-faulted while the kernels run
+        finally:
+            res_ready.set()
+        for f in futures:
+            f.result()
+    res = res_box[0]
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
     for c in counts:
         for kind, v in c.items():
             stats[f"pairs_{kind}"] = stats.get(f"pairs_{kind}", 0) + v
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
-    lap("host_plan_launch_s")
-    res = run.results(bounds)
-    lap("host_results_s")
-    run.kernel_seconds(done)
+    lap("host_devices_s")
     if not traceback:
         return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
     if cpu_pairs.size:
         r, cpu_runs, cpu_off = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
         res[cpu_pairs] = r
     dst = np.zeros(P + 1, np.int64)
-    np.cumsum(m + n - res[:, 5], out=dst[1:])
-    out = _fresh(int(dst[-1]), np.uint32)
-    _each_device(devices, lambda k: run.place(run.devs[k], done[k], dst, int(bounds[k]), int(bounds[k + 1]), out))
+    np.cumsum(m_plus_n - res[:, 5], out=dst[1:])
+    out = np.empty(int(dst[-1]), np.uint32)  # each device touches its part (`place`)
+    lap("host_runs_alloc_s")
+    _each_device(devices, lambda k: run.place(devs[k], done[k], dst, out))
     for k, p in enumerate(cpu_pairs.tolist()):
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
     lap("host_place_s")
@@ -569,16 +674,21 @@ def _fresh(shape, dtype) -> np.ndarray:
     page faults (about 4 GB/s on an H200 host against 18 GB/s into touched
     pages, `python -m benchmarks.d2h`); faulting the pages in parallel first is cheaper."""
     out = np.empty(shape, dtype)
-    flat = out.reshape(-1).view(np.uint8)
+    _touch(out)
+    return out
+
+
+def _touch(a: np.ndarray) -> None:
+    """Write zeros over ``a`` (contiguous) from up to 8 threads when it is large."""
+    flat = a.reshape(-1).view(np.uint8)
     if flat.size <= 2 * PREFAULT_CHUNK:
-        return out
+        return
     import os
     from concurrent.futures import ThreadPoolExecutor
 
     starts = range(0, flat.size, PREFAULT_CHUNK)
     with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-        list(pool.map(lambda a: flat[a:a + PREFAULT_CHUNK].fill(0), starts))
-    return out
+        list(pool.map(lambda x: flat[x:x + PREFAULT_CHUNK].fill(0), starts))
 
 
 def split_by_cost(cost: np.ndarray, k: int) -> np.ndarray:
@@ -587,12 +697,8 @@ def split_by_cost(cost: np.ndarray, k: int) -> np.ndarray:
     >>> split_by_cost(np.array([4, 4, 1, 1, 1, 1]), 2).tolist()
     [0, 2, 6]
     """
-    xp = np
-    if type(cost).__module__.startswith("cupy"):  # computed on the device
-        import cupy as xp
-    c = xp.cumsum(cost.astype(xp.float64))
+    c = np.cumsum(np.asarray(cost, np.float64))
     if not len(c):
         return np.zeros(k + 1, np.int64)
-    inner = xp.searchsorted(c, c[-1] * xp.arange(1, k) / k, side="left") + 1
-    inner = np.minimum(inner.get() if hasattr(inner, "get") else inner, len(c))
+    inner = np.minimum(np.searchsorted(c, c[-1] * np.arange(1, k) / k, side="left") + 1, len(c))
     return np.concatenate(([0], inner, [len(c)])).astype(np.int64)
