@@ -52,7 +52,8 @@ BLOCK16 = 192  # 16-bit kernel: 149 registers a thread
 PAD = 31
 MEMORY_FRACTION = 0.6
 LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
-SPLIT_SAMPLE = 1 << 16  # pairs whose cost sets the devices' ranges (every s-th pair above that)
+SPLIT_SAMPLE = 1 << 16  # pairs whose cost sets the devices' ranges (see _Run.split)
+SPLIT_SPANS = 1024
 
 
 @dataclass(frozen=True)
@@ -294,23 +295,33 @@ class _Run:
         self.stats = stats
 
     def split(self, k: int, slow_factor: bool) -> np.ndarray:
-        """`split_by_cost` of the pairs' cells into k ranges; with
-        ``slow_factor`` pairs too long for the 16-bit kernel count twice.
-        Above SPLIT_SAMPLE pairs the cost is summed over every s-th pair only
-        (the boundaries land on multiples of s; the ranges still cover every pair)."""
+        """Boundaries of k contiguous ranges of pairs with about equal cells;
+        with ``slow_factor`` pairs too long for the 16-bit kernel count twice.
+        The pairs are cut into SPLIT_SPANS spans whose cost is estimated from
+        their first few pairs (contiguous reads: a strided sample of a million
+        pairs costs milliseconds in cache misses), and each boundary is
+        interpolated inside its span."""
         P = len(self.pa)
         if k == 1 or P == 0:
             return np.array([0, P], np.int64)
-        step = max(1, P // SPLIT_SAMPLE)
-        m = self.lens[self.pa[::step]].astype(np.float64)
-        n = self.lens[self.pb[::step]].astype(np.float64)
+        spans = min(P, SPLIT_SPANS)
+        starts = np.arange(spans + 1, dtype=np.int64) * P // spans
+        width = np.diff(starts)
+        take = int(min(max(1, SPLIT_SAMPLE // spans), width.min()))
+        idx = (starts[:-1, None] + np.arange(take)).ravel()
+        m = self.lens[self.pa[idx]].astype(np.float64)
+        n = self.lens[self.pb[idx]].astype(np.float64)
         cost = m * n
         if slow_factor:
             smax = max(int(self.S.max()) // self.unit, 1)
             cost *= 1 + (np.minimum(m, n) * smax >= LIMIT16)
-        b = split_by_cost(cost, k) * step
-        b[-1] = P
-        return np.minimum(b, P)
+        span_cost = cost.reshape(spans, take).mean(axis=1) * width
+        c = np.concatenate(([0.0], np.cumsum(span_cost)))
+        target = c[-1] * np.arange(1, k) / k
+        j = np.clip(np.searchsorted(c, target, side="right") - 1, 0, spans - 1)
+        frac = (target - c[j]) / np.maximum(span_cost[j], 1e-300)
+        inner = np.rint(starts[j] + np.clip(frac, 0, 1) * width[j]).astype(np.int64)
+        return np.concatenate(([0], np.maximum.accumulate(np.clip(inner, 0, P)), [P])).astype(np.int64)
 
     # ---- launch (asynchronous, on the device's stream)
     def launch(self, dv: _Device, job: _Job) -> None:
