@@ -287,13 +287,7 @@ def test_gpu_schedule_helpers_without_a_gpu():
     batches = pg._batches(np.arange(5), np.array([4, 4, 4, 9, 1]), 8)
     assert [b.tolist() for b in batches] == [[0, 1], [2], [3], [4]]
     rng = np.random.default_rng(2)
-    cost = rng.integers(1, 1000, 500)
-    for k in (1, 2, 3, 8):
-        b = pg.split_by_cost(cost, k)
-        assert b[0] == 0 and b[-1] == 500 and (np.diff(b) >= 0).all()
-        shares = [cost[x:y].sum() for x, y in zip(b[:-1], b[1:])]
-        assert max(shares) - min(shares) <= 2 * cost.max()  # balanced to within a pair or two
-    # the devices' ranges of a large call come from every s-th pair's cost
+    # the devices' ranges come from the estimated cost of spans of the pairs
     lens = rng.integers(50, 1000, 300)
     off = np.concatenate(([0], np.cumsum(lens)))
     pa = rng.integers(0, 300, 200_000)
@@ -306,3 +300,6 @@ def test_gpu_schedule_helpers_without_a_gpu():
         assert b[0] == 0 and b[-1] == len(pa) and (np.diff(b) > 0).all()
         shares = np.array([full[x:y].sum() for x, y in zip(b[:-1], b[1:])])
         assert shares.max() / shares.mean() < 1.01, (k, shares)
+    for P in (1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
+        b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
+        assert b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()

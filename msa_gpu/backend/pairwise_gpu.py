@@ -700,16 +700,3 @@ def _touch(a: np.ndarray) -> None:
     starts = range(0, flat.size, PREFAULT_CHUNK)
     with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         list(pool.map(lambda x: flat[x:x + PREFAULT_CHUNK].fill(0), starts))
-
-
-def split_by_cost(cost: np.ndarray, k: int) -> np.ndarray:
-    """Boundaries (k + 1) of k contiguous ranges with about equal summed cost.
-
-    >>> split_by_cost(np.array([4, 4, 1, 1, 1, 1]), 2).tolist()
-    [0, 2, 6]
-    """
-    c = np.cumsum(np.asarray(cost, np.float64))
-    if not len(c):
-        return np.zeros(k + 1, np.int64)
-    inner = np.minimum(np.searchsorted(c, c[-1] * np.arange(1, k) / k, side="left") + 1, len(c))
-    return np.concatenate(([0], inner, [len(c)])).astype(np.int64)
