@@ -35,7 +35,10 @@ result is the same.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from math import gcd
 
@@ -260,11 +263,9 @@ class _Device:
         if not P:
             return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width,
                             cp.zeros((0, 2), cp.int64), np.zeros(0, np.int64))
-        if box:
-            m, n = self.res[ids, 1], self.res[ids, 2]
-        else:
-            m = self.len[self.pa[ids]].astype(cp.int64)
-            n = self.len[self.pb[ids]].astype(cp.int64)
+        la = self.len[self.pa[ids]].astype(cp.int64)
+        lb = self.len[self.pb[ids]].astype(cp.int64)
+        m, n = (self.res[ids, 1], self.res[ids, 2]) if box else (la, lb)
         perm = cp.argsort(_sort_key(m, n, self.lmax))
         slots = cp.full(W * width, -1, cp.int64)
         slots[:P] = ids[perm]
@@ -275,7 +276,7 @@ class _Device:
         mw = mw.reshape(W, width).max(axis=1)
         nw = nw.reshape(W, width).max(axis=1)
         words = cp.zeros(W * width, cp.int64)  # run slots hold the true lengths (end gaps included)
-        words[:P] = (self.len[self.pa[ids]] + self.len[self.pb[ids]])[perm]
+        words[:P] = (la + lb)[perm]
         ddims = _round_dims(mw, nw, strip, cp)
         both = cp.concatenate([ddims, words.reshape(W, width).sum(axis=1)[:, None]], axis=1).get()  # one copy
         return WarpPlan(slots.reshape(W, width), both[:, :2].copy(), width, ddims, both[:, 2].copy())
@@ -439,6 +440,7 @@ def _job_seconds(k: int, dv: _Device, jobs: list[_Job], stats: dict) -> None:
 
 
 def _on_device(dev: int, fn, k: int):
+    """``fn(k)`` with device ``dev`` current."""
     import cupy as cp
 
     with cp.cuda.Device(dev):
@@ -448,19 +450,11 @@ def _on_device(dev: int, fn, k: int):
 def _each_device(ids: list[int], fn) -> None:
     """``fn(k)`` for every k, with device ``ids[k]`` current, in one thread each
     (copies and synchronisations release the GIL)."""
-    import cupy as cp
-
-    def call(k):
-        with cp.cuda.Device(ids[k]):
-            fn(k)
-
     if len(ids) == 1:
-        call(0)
+        _on_device(ids[0], fn, 0)
         return
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(len(ids)) as pool:
-        for f in [pool.submit(call, k) for k in range(len(ids))]:
+        for f in [pool.submit(_on_device, ids[k], fn, k) for k in range(len(ids))]:
             f.result()
 
 
@@ -601,8 +595,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         counts[k]["tb"] = counts[k].get("tb", 0) + int(ids.size) - (0 if host_ids is None else len(host_ids))
         run_jobs(k, dv, "tb", p, need[~big], budget)
 
-    import threading
-
     launched = [threading.Event() for _ in devices]
     res_ready = threading.Event()
     res_box: list = []
@@ -615,18 +607,12 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             mark(k, "uploaded")
             with dv.stream:
                 ids = cp.arange(hi - lo, dtype=cp.int64)
-            if not traceback:
-                with dv.stream:
+                if not traceback or box:  # scores (local and semiglobal tracebacks: their end cells first)
                     budget = batch_bytes if batch_bytes is not None else free
-                    for kind, p in score_plans(k, dv, ids, use16):
+                    for kind, p in score_plans(k, dv, ids, use16 or box):
                         run_jobs(k, dv, kind, p, p.row_bytes(), budget)
-            else:
-                with dv.stream:
-                    if box:  # local and semiglobal: a score pass finds each end cell first
-                        budget = batch_bytes if batch_bytes is not None else free
-                        for kind, p in score_plans(k, dv, ids, True):
-                            run_jobs(k, dv, kind, p, p.row_bytes(), budget)
-                        mark(k, "scores_launched")
+                    mark(k, "scores_launched")
+                if traceback:
                     tb_jobs(k, dv, ids, free)
             mark(k, "launched")
         finally:
@@ -639,8 +625,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 dv.res.get(out=res_box[0][lo:hi])
         mark(k, "fetched")
         _job_seconds(k, dv, done[k], stats)
-
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(len(devices)) as pool:
         futures = [pool.submit(_on_device, devices[k], work, k) for k in range(len(devices))]
@@ -694,9 +678,6 @@ def _touch(a: np.ndarray) -> None:
     flat = a.reshape(-1).view(np.uint8)
     if flat.size <= 2 * PREFAULT_CHUNK:
         return
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
     starts = range(0, flat.size, PREFAULT_CHUNK)
     with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         list(pool.map(lambda x: flat[x:x + PREFAULT_CHUNK].fill(0), starts))
