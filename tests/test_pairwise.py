@@ -255,6 +255,8 @@ def test_gpu_packed_16bit_kernel_equals_twin_with_ties_and_fallback(mode):
     rng = np.random.default_rng(17)
     seqs = random_family(rng, PROTEIN, 60, 1, 400, "protein")
     raw = list(seqs.raw) + [seqs.raw[3], seqs.raw[3], b"W" * 2800, b"W" * 2790]  # duplicates tie; W*2800 overflows 16 bits
+    # repeats: the best score is met in many rows and columns (local: the end row's strip is recomputed)
+    raw += [b"ACDWK" * 60, b"ACDWK" * 25, b"GWKDA" * 33 + b"ACDWK" * 7, b"MKV" * 100]
     seqs = make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
     seq, off = _packed(seqs)
     pa, pb = np.triu_indices(len(seqs), 1)
@@ -303,3 +305,4 @@ def test_gpu_schedule_helpers_without_a_gpu():
     for P in (1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
         b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
         assert b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()
+

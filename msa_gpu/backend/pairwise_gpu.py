@@ -13,13 +13,17 @@ Schedule first, then execute:
    the work (cells, from a sample of the pairs; twice for pairs too long for
    16 bits), so its scores and alignments land in place with no gather on
    the host, and runs its groups longest first;
-4. one host thread per device uploads the sequences and its range's pairs,
-   plans its groups there (radix sort on the GPU) and queues its batches on
-   its own stream (kept across calls, so CuPy's pooled memory is reused),
-   sized from its free memory (``memGetInfo`` plus CuPy's pooled free bytes)
-   or ``batch_bytes``; nothing it queues waits for the host, and the host
-   result array is pre-faulted while the kernels run; tracebacks of very
-   many pairs run in chunks of pairs whose run slots fit the devices' memory;
+4. one host thread per device uploads the sequences and its range's pairs
+   (cast to int32 by a few threads straight into a kept page-locked buffer,
+   then one asynchronous copy), plans its groups there (keys and groups by
+   two small kernels around a radix sort) and queues its batches on its own
+   stream (kept across calls, so CuPy's pooled memory is reused), sized from
+   its free memory (``memGetInfo`` plus CuPy's pooled free bytes) or
+   ``batch_bytes``; the kernels read the pairs of each slot themselves, so
+   a launch is a handful of calls and nothing it queues waits for the host;
+   the host result array (page-locked up to PINNED_RESULT_BYTES) is
+   allocated while the kernels run; tracebacks of very many pairs run in
+   chunks of pairs whose run slots fit the devices' memory;
 5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
    m + n words; at the end a kernel places them in pair order and one copy
    brings them to the host. Local and semiglobal tracebacks first run the
@@ -55,7 +59,7 @@ BLOCK16 = 192  # 16-bit kernel: 149 registers a thread
 PAD = 31
 MEMORY_FRACTION = 0.6
 LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
-SPLIT_SAMPLE = 1 << 16  # pairs whose cost sets the devices' ranges (see _Run.split)
+SPLIT_SAMPLE = 1 << 14  # pairs whose cost sets the devices' ranges (see _Run.split)
 SPLIT_SPANS = 1024
 
 
@@ -69,15 +73,25 @@ class WarpPlan:
     slots: np.ndarray  # int64 (W, width): pair index or -1
     dims: np.ndarray  # int64 (W, 2): Mw (multiple of the strip), Nw (multiple of 4)
     width: int = WARP
-    ddims: object = None  # plans built on a device: the dims there too
+    ddims: object = None  # plans built on a device: the dims there too (contiguous int64)
     words: np.ndarray | None = None  # int64 (W,): sum of the true m + n of each group's pairs (run slots)
+    drow: object = None  # device plans: each group's row buffer offset (W + 1, exclusive sums)
+    hrow: np.ndarray | None = None  # the same on the host
 
     def part(self, sel, dsel=None) -> "WarpPlan":
         """The groups ``sel`` (a slice, or a host bool mask with ``dsel`` its device copy)."""
         d = sel if dsel is None else dsel
-        return WarpPlan(self.slots[d], self.dims[sel], self.width,
-                        None if self.ddims is None else self.ddims[d],
-                        None if self.words is None else self.words[sel])
+        dims = self.dims[sel]
+        ddims = drow = hrow = None
+        if self.ddims is not None:
+            import cupy as cp
+
+            ddims = cp.ascontiguousarray(self.ddims[d])
+            drow = cp.zeros(len(dims) + 1, cp.int64)
+            cp.cumsum(ddims[:, 1] * WARP, out=drow[1:])
+            hrow = _exclusive(dims[:, 1] * WARP)
+        return WarpPlan(self.slots[d], dims, self.width, ddims,
+                        None if self.words is None else self.words[sel], drow, hrow)
 
     def row_bytes(self) -> np.ndarray:
         return self.dims[:, 1] * WARP * 8
@@ -90,6 +104,17 @@ class WarpPlan:
         return self.dims[:, 0] * self.dims[:, 1]
 
 
+def _exclusive(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x) + 1, np.int64)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+def _narrow_keys(lmax: int) -> bool:
+    """Whether `_sort_key` fits 32 bits for lengths up to ``lmax``."""
+    return ((lmax + 15) // 16 + 1) * (lmax + 1) < 1 << 31
+
+
 def _sort_key(m, n, lmax: int | None = None):
     """Ascending key of the pair order (NumPy or CuPy): A length in buckets of 16
     descending, then B length descending. ``lmax`` (any bound of the lengths,
@@ -99,7 +124,7 @@ def _sort_key(m, n, lmax: int | None = None):
         lmax = max(int(m.max()), int(n.max()))
     top = (lmax + 15) // 16
     key = (top - (m + 15) // 16) * (lmax + 1) + (lmax - n)
-    return key.astype("int32") if (top + 1) * (lmax + 1) < 1 << 31 else key
+    return key.astype("int32") if _narrow_keys(lmax) else key
 
 
 def _round_dims(mw, nw, strip: int, xp=np):
@@ -227,14 +252,68 @@ def _stream(dev: int, k: int):
     return _STREAMS[dev, k]
 
 
+_STAGING: dict = {}
+PINNED_RESULT_BYTES = 1 << 29  # results up to this size land in page-locked host memory
+
+
+def _staging(key, nbytes: int):
+    """A page-locked host buffer of at least ``nbytes``, kept per key (a device
+    thread's entry) across calls; a call syncs its stream before returning, so
+    the next call may overwrite it."""
+    import cupy as cp
+
+    mem = _STAGING.get(key)
+    if mem is None or mem[1] < nbytes:
+        mem = _STAGING[key] = (cp.cuda.alloc_pinned_memory(nbytes), nbytes)
+    return mem[0]
+
+
+CAST_CHUNK = 1 << 17
+_POOL: list = []
+
+
+def _cast_into(pairs) -> None:
+    """``dst[:] = src`` (a narrowing cast) for each (dst, src), in chunks on a
+    few threads when large (NumPy releases the GIL while it copies; one thread
+    alone reads a few GB/s)."""
+    work = [(d, s_, a) for d, s_ in pairs for a in range(0, len(s_), CAST_CHUNK)]
+    if len(work) <= len(pairs):
+        for d, s_ in pairs:
+            np.copyto(d, s_, casting="unsafe")
+        return
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(min(8, os.cpu_count() or 1)))
+
+    def one(w):
+        d, s_, a = w
+        np.copyto(d[a:a + CAST_CHUNK], s_[a:a + CAST_CHUNK], casting="unsafe")
+
+    list(_POOL[0].map(one, work))
+
+
+def _result_array(P: int) -> tuple[np.ndarray, bool]:
+    """The host (P, 8) int64 result array and whether it is page-locked: it is
+    when small enough (device copies go straight to it at full speed, and
+    nothing needs faulting in), else it is pre-faulted pageable memory."""
+    import cupy as cp
+
+    nbytes = P * 8 * 8
+    if 0 < nbytes <= PINNED_RESULT_BYTES:
+        return np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.int64, P * 8).reshape(P, 8), True
+    return _fresh((P, 8), np.int64), False
+
+
 class _Device:
     """One device's share of a call: pairs ``lo .. hi - 1`` (ids local to the
     range), its uploads, its results and the stream its work runs on."""
 
-    def __init__(self, dev, k: int, run, lo: int, hi: int):
+    def __init__(self, dev, k: int, run):
+        """The sequences and tables (they do not depend on the device's range)."""
         import cupy as cp
 
-        self.id, self.lo, self.hi, self.k = dev, lo, hi, k
+        self.id, self.k = dev, k
+        self.mode, self.traceback = run.mode, run.traceback
+        self.lo = self.hi = 0
         self.stream = _stream(dev, k)
         with self.stream:
             self.seq = cp.full(run.padded_size, PAD, cp.uint8)
@@ -246,40 +325,82 @@ class _Device:
                     (cp.asarray(run.seq), cp.asarray(run.off), self.off, np.int32(nseq), self.seq))
             self.len = cp.asarray(run.lens32)
             self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
-            self.pa = cp.asarray(run.pa[lo:hi].astype(np.int32))
-            self.pb = cp.asarray(run.pb[lo:hi].astype(np.int32))
             self.S = cp.asarray(run.S.astype(np.int32))
             self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
-            self.res = cp.empty((hi - lo, 8), cp.int64)  # every row is written by a kernel (or the twin)
 
-    def plan(self, ids, width: int, strip: int, box: bool = False) -> WarpPlan:
-        """`plan_warps` of the pairs ``ids`` (a device array) computed here: a
-        radix sort on the GPU; the group slots stay on the device, the dims come
-        back. With ``box`` a pair's lengths are its end cell (from ``res``)."""
+    def take(self, lo: int, hi: int) -> None:
+        """Make room for the pairs ``lo .. hi - 1`` and their results."""
+        import cupy as cp
+
+        self.lo, self.hi = lo, hi
+        n = hi - lo
+        with self.stream:
+            self.ids = cp.empty(2 * n, cp.int32)
+            self.pa, self.pb = self.ids[:n], self.ids[n:]
+            self.res = cp.empty((n, 8), cp.int64)  # every row is written by a kernel (or the twin)
+        self.mem = _staging((self.id, self.k), 8 * n) if n else None
+
+    def upload(self, run, a: int, b: int) -> None:
+        """Upload the pairs ``a .. b - 1`` (of ``lo .. hi - 1``) on the current
+        stream: cast to int32 straight into a kept page-locked buffer (no fresh
+        host array to fault in), then asynchronous copies."""
+        import cupy as cp
+
+        if b <= a:
+            return
+        n, i, j = self.hi - self.lo, a - self.lo, b - self.lo
+        host = np.frombuffer(self.mem, np.int32, 2 * n)
+        _cast_into([(host[i:j], run.pa[a:b]), (host[n + i:n + j], run.pb[a:b])])
+        ptr = cp.cuda.get_current_stream().ptr
+        for x in (i, n + i):
+            cp.cuda.runtime.memcpyAsync(self.ids.data.ptr + 4 * x, self.mem.ptr + 4 * x, 4 * (j - i),
+                                        cp.cuda.runtime.memcpyHostToDevice, ptr)
+
+    def fetch(self, out: np.ndarray, pinned: bool) -> None:
+        """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``)."""
+        import cupy as cp
+
+        if not out.size:
+            return
+        with self.stream:
+            if pinned:
+                cp.cuda.runtime.memcpyAsync(out.ctypes.data, self.res.data.ptr, out.nbytes,
+                                            cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
+                self.stream.synchronize()
+            else:
+                self.res.get(out=out)
+
+    def plan(self, ids, width: int, strip: int, box: bool = False, runs: bool = False) -> WarpPlan:
+        """`plan_warps` of the pairs ``ids`` (a device int64 array) computed here:
+        keys by a kernel, a radix sort, then one thread per group (``plan_keys``
+        and ``plan_groups`` in pairwise.cu); the group slots and dims stay on
+        the device, the dims (and with ``runs`` the run-slot words) come back in
+        one copy. With ``box`` a pair's lengths are its end cell (from ``res``)."""
         import cupy as cp
 
         P = int(ids.size)
         W = (P + width - 1) // width
         if not P:
             return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width,
-                            cp.zeros((0, 2), cp.int64), np.zeros(0, np.int64))
-        la = self.len[self.pa[ids]].astype(cp.int64)
-        lb = self.len[self.pb[ids]].astype(cp.int64)
-        m, n = (self.res[ids, 1], self.res[ids, 2]) if box else (la, lb)
-        perm = cp.argsort(_sort_key(m, n, self.lmax))
-        slots = cp.full(W * width, -1, cp.int64)
-        slots[:P] = ids[perm]
-        mw = cp.zeros(W * width, cp.int64)
-        nw = cp.zeros(W * width, cp.int64)
-        mw[:P] = m[perm]
-        nw[:P] = n[perm]
-        mw = mw.reshape(W, width).max(axis=1)
-        nw = nw.reshape(W, width).max(axis=1)
-        words = cp.zeros(W * width, cp.int64)  # run slots hold the true lengths (end gaps included)
-        words[:P] = (la + lb)[perm]
-        ddims = _round_dims(mw, nw, strip, cp)
-        both = cp.concatenate([ddims, words.reshape(W, width).sum(axis=1)[:, None]], axis=1).get()  # one copy
-        return WarpPlan(slots.reshape(W, width), both[:, :2].copy(), width, ddims, both[:, 2].copy())
+                            cp.zeros((0, 2), cp.int64), np.zeros(0, np.int64), cp.zeros(1, cp.int64),
+                            np.zeros(1, np.int64))
+        narrow = _narrow_keys(self.lmax)
+        key = cp.empty(P, cp.int32 if narrow else cp.int64)
+        keys = _kernel("plan_keys", self.mode, self.traceback)
+        keys(((P + 255) // 256,), (256,), (ids, np.int64(P), self.pa, self.pb, self.len, self.res, np.int32(box),
+                                           np.int64(self.lmax), np.int32(narrow), key, key))
+        perm = cp.argsort(key)
+        slots = cp.empty(W * width, cp.int64)
+        out = cp.empty(4 * W, cp.int64)
+        groups = _kernel("plan_groups", self.mode, self.traceback)
+        groups(((W + 127) // 128,), (128,), (perm, ids, np.int64(P), np.int32(width), np.int64(W), self.pa, self.pb,
+                                            self.len, self.res, np.int32(box), np.int32(strip), slots, out))
+        drow = cp.zeros(W + 1, cp.int64)
+        cp.cumsum(out[3 * W:], out=drow[1:])
+        host = out[:3 * W].get()  # one copy (waits for the stream)
+        dims = host[:2 * W].reshape(W, 2)
+        return WarpPlan(slots.reshape(W, width), dims, width, out[:2 * W].reshape(W, 2),
+                        host[2 * W:].copy() if runs else None, drow, _exclusive(dims[:, 1] * WARP))
 
 
 class _Run:
@@ -343,14 +464,8 @@ class _Run:
             return out
 
         d_slots = plan.slots[g0:g1].ravel()
-        live = d_slots >= 0
-        sp = cp.maximum(d_slots, 0)
-        d_pa = cp.where(live, dv.pa[sp], -1).astype(cp.int32)
-        d_pb = cp.where(live, dv.pb[sp], -1).astype(cp.int32)
-        d_pid = cp.where(live, d_slots, -1).astype(cp.int32)
-        d_dims = ddims.astype(cp.int32)
-        row_off = starts(ddims[:, 1] * WARP)
-        d_rows = cp.empty(int((dims[:, 1] * WARP).sum()) * 2, cp.int32)
+        row_off, row_base = plan.drow[g0:g1], np.int64(plan.hrow[g0])
+        d_rows = cp.empty(int(plan.hrow[g1] - plan.hrow[g0]) * 2, cp.int32)
         t0, t1 = cp.cuda.Event(), cp.cuda.Event()
         if job.kind == "s16":
             u = self.unit
@@ -359,7 +474,7 @@ class _Run:
             threads = len(warps) * WARP
             t0.record()
             kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
-                 (dv.seq, dv.off, dv.len, d_pa, d_pb, d_pid, d_dims, row_off, d_rows,
+                 (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
                   dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
                   np.int32(u), np.int32(len(warps)), dv.res), shared_mem=smem)
         else:
@@ -370,7 +485,8 @@ class _Run:
             if tb:
                 dir_off = starts(ddims[:, 0] // STRIP * ddims[:, 1] * WARP)
                 n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum())
-                cap = cp.where(live, dv.len[cp.maximum(d_pa, 0)] + dv.len[cp.maximum(d_pb, 0)], 0)
+                sp = cp.maximum(d_slots, 0)
+                cap = cp.where(d_slots >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0)
                 d_slot_off = cp.zeros(nslots + 1, cp.int64)
                 cp.cumsum(cap, out=d_slot_off[1:])
                 n_runs = int(plan.words[g0:g1].sum())
@@ -382,11 +498,11 @@ class _Run:
             d_runs = cp.empty(max(n_runs, 1), cp.uint32)
             t0.record()
             kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
-                 (dv.seq, dv.off, dv.len, d_pa, d_pb, d_dims, row_off, d_rows,
+                 (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
                   dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
-                  np.int32(self.ge), np.int32(nslots), d_pid, dv.res, d_runs, d_slot_off), shared_mem=smem)
+                  np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
             if tb:  # kept until the runs are placed in pair order (`place`)
-                job.tb = (d_runs, d_slot_off, d_pid)
+                job.tb = (d_runs, d_slot_off, d_slots)
         t1.record()
         job.events = (t0, t1)
 
@@ -405,10 +521,10 @@ class _Run:
             for job in jobs:
                 if job.kind != "tb":  # the score pass of a local or semiglobal traceback
                     continue
-                d_runs, d_slot_off, d_pid = job.tb
-                nslots = len(d_pid)
+                d_runs, d_slot_off, d_slots = job.tb
+                nslots = len(d_slots)
                 kern(((nslots * WARP + 255) // 256,), (256,),
-                     (d_runs, d_slot_off, d_pid, dv.res, d_dst, np.int32(0), np.int32(nslots), buf))
+                     (d_runs, d_slot_off, d_slots, dv.res, d_dst, np.int32(0), np.int32(nslots), buf))
                 job.tb = ()
             if dst[hi] > dst[lo]:
                 region = out[dst[lo]:dst[hi]]
@@ -534,12 +650,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         raise ValueError("at most 2**31 - 1 pairs per call (pair indices are int32 on the device)")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, stats)
     m_plus_n = run.lens[pa] + run.lens[pb] if traceback else None  # run slot words per pair (tracebacks)
-    # each device a contiguous range of pairs with an equal share of the work (cells,
-    # twice for pairs too long for 16 bits), so its results and alignments land in
-    # place; inside a range, groups run longest first
     unit = run.unit
-    bounds = run.split(len(devices), use16 and not traceback)
-    lap("host_split_s")
     devs: list = [None] * len(devices)
     done: list[list[_Job]] = [[] for _ in devices]
     cpu_parts: list[np.ndarray] = [np.empty(0, np.int64) for _ in devices]
@@ -579,7 +690,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     def tb_jobs(k, dv, ids, free):
         """Plan and launch the traceback groups of ``ids`` on the current stream
         (box: each pair's DP stops at its end cell, read from res on the device)."""
-        p = dv.plan(ids, WARP, STRIP, box=box)
+        p = dv.plan(ids, WARP, STRIP, box=box, runs=True)
         mark(k, "traceback_planned")
         host_ids = None
         kept = int(m_plus_n[dv.lo:dv.hi].sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
@@ -601,11 +712,13 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
 
     def work(k):  # one thread per device: upload, plan, launch, wait, fetch its results
         try:
+            dv = devs[k] = _Device(devices[k], k, run)  # sequences and tables
             lo, hi = int(bounds[k]), int(bounds[k + 1])
-            dv = devs[k] = _Device(devices[k], k, run, lo, hi)
-            free = _free_bytes([devices[k]])[0] // devices.count(devices[k])  # after the uploads
-            mark(k, "uploaded")
+            dv.take(lo, hi)
+            free = _free_bytes([devices[k]])[0] // devices.count(devices[k])
             with dv.stream:
+                dv.upload(run, lo, hi)
+                mark(k, "uploaded")
                 ids = cp.arange(hi - lo, dtype=cp.int64)
                 if not traceback or box:  # scores (local and semiglobal tracebacks: their end cells first)
                     budget = batch_bytes if batch_bytes is not None else free
@@ -620,22 +733,28 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         dv.stream.synchronize()
         mark(k, "kernels_done")
         res_ready.wait()
-        if hi > lo:
-            with dv.stream:
-                dv.res.get(out=res_box[0][lo:hi])
+        if res_box:
+            dv.fetch(res_box[0][lo:hi], res_box[1])
         mark(k, "fetched")
         _job_seconds(k, dv, done[k], stats)
 
+    # each device a contiguous range of pairs with an equal share of the work (cells,
+    # twice for pairs too long for 16 bits), so its results and alignments land in
+    # place; inside a range, groups run longest first
+    bounds = run.split(len(devices), use16 and not traceback)
+    lap("host_split_s")
     with ThreadPoolExecutor(len(devices)) as pool:
         futures = [pool.submit(_on_device, devices[k], work, k) for k in range(len(devices))]
         for e in launched:
             e.wait()
         try:
-            res_box.append(_fresh((P, 8), np.int64))  # pre-faulted while the kernels run
+            res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
+            no_runs = np.zeros(P + 1, np.int64) if not traceback else None  # (calloc may clear it: not after the kernels)
         finally:
             res_ready.set()
         for f in futures:
             f.result()
+    stats["t_joined_s"] = round(time.perf_counter() - t_start, 4)
     res = res_box[0]
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
     for c in counts:
@@ -643,8 +762,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             stats[f"pairs_{kind}"] = stats.get(f"pairs_{kind}", 0) + v
     stats["pairs_cpu_twin"] = int(len(cpu_pairs))
     lap("host_devices_s")
+    stats["t_end_s"] = round(time.perf_counter() - t_start, 4)
     if not traceback:
-        return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
+        return res, np.empty(0, np.uint32), no_runs
     if cpu_pairs.size:
         r, cpu_runs, cpu_off = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
         res[cpu_pairs] = r

@@ -17,8 +17,11 @@
 // nibbles of one column form one 32-bit word, also interleaved per warp.
 //
 // seq: residue codes, each sequence starting at a multiple of 4, padded with
-// PAD; pa/pb: sequence indices per slot (-1: empty slot). Residues past a
-// pair's own m or n are looked up as code ksize (scores 0).
+// PAD; pa/pb: the sequence indices of each pair; slots: the pair of each slot
+// (-1: empty slot), also its res row; dims: (Mw, Nw) of each group; row_off:
+// each group's row buffer offset, less row_base (a plan's offsets serve all of
+// its batches). Residues past a pair's own m or n are looked up as code ksize
+// (scores 0).
 
 #define NEG (-(1 << 29))
 #define R 8
@@ -82,12 +85,11 @@ __device__ __forceinline__ int H_corner(int m, int n, int go, int ge) {
 extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
-    const int* __restrict__ pa, const int* __restrict__ pb,
-    const int* __restrict__ warp_dims, const long long* __restrict__ row_off,
+    const int* __restrict__ pa, const int* __restrict__ pb, const long long* __restrict__ slots,
+    const long long* __restrict__ warp_dims, const long long* __restrict__ row_off, long long row_base,
     int2* __restrict__ rowbuf, const long long* __restrict__ dir_off,
     unsigned int* __restrict__ dirs,
     const int* __restrict__ Sg, int ksize, int go, int ge, int nslots,
-    const int* __restrict__ pid,  // pair index of each slot: res row
     long long* __restrict__ res,  // 8 per pair, as in the twin
     unsigned int* __restrict__ runs, const long long* __restrict__ runs_off)
 {
@@ -96,20 +98,21 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     const int slot = blockIdx.x * blockDim.x + threadIdx.x;
     if (slot >= nslots) return;  // nslots is a multiple of 32: whole warps leave
     const int warp = slot >> 5, lane = slot & 31;
-    const int Mw = warp_dims[2 * warp], Nw = warp_dims[2 * warp + 1];
-    const bool live = pa[slot] >= 0;
-    const int sa = live ? pa[slot] : 0, sb = live ? pb[slot] : 0;
+    const int Mw = (int)warp_dims[2 * warp], Nw = (int)warp_dims[2 * warp + 1];
+    const long long pid = slots[slot];
+    const bool live = pid >= 0;
+    const int sa = live ? pa[pid] : 0, sb = live ? pb[pid] : 0;
     const int mt = live ? seq_len[sa] : 0, nt = live ? seq_len[sb] : 0;  // true lengths
 #if KNOWN_END
     // the end cell comes from a score-only pass (this pair's res row): only the box
     // (0..bi) x (0..bj) before it is aligned, as a global-style problem ending there
-    const int m = live ? (int)res[8LL * pid[slot] + 1] : 0, n = live ? (int)res[8LL * pid[slot] + 2] : 0;
+    const int m = live ? (int)res[8LL * pid + 1] : 0, n = live ? (int)res[8LL * pid + 2] : 0;
 #else
     const int m = mt, n = nt;
 #endif
     const unsigned char* A = seq + seq_off[sa];
     const unsigned int* B4 = reinterpret_cast<const unsigned int*>(seq + seq_off[sb]);
-    int2* rb = rowbuf + row_off[warp] + lane;
+    int2* rb = rowbuf + (row_off[warp] - row_base) + lane;
 #if TRACEBACK
     unsigned int* dw = dirs + dir_off[warp] + lane;
 #endif
@@ -245,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     best = (m > 0 && n > 0) ? gscore : H_corner(m, n, go, ge);
     bi = m; bj = n;
 #endif
-    long long* out = res + 8LL * pid[slot];
+    long long* out = res + 8LL * pid;
     out[0] = best; out[1] = bi; out[2] = bj;
     out[3] = bi; out[4] = bj; out[5] = mt + nt; out[6] = 0; out[7] = 0;
 #if TRACEBACK
@@ -321,8 +324,8 @@ __device__ __forceinline__ int hi16(unsigned int v) { return (int)(short)(v >> 1
 extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
-    const int* __restrict__ pa, const int* __restrict__ pb, const int* __restrict__ pid,
-    const int* __restrict__ gdims, const long long* __restrict__ row_off,
+    const int* __restrict__ pa, const int* __restrict__ pb, const long long* __restrict__ slots,
+    const long long* __restrict__ gdims, const long long* __restrict__ row_off, long long row_base,
     uint2* __restrict__ rowbuf,
     const int* __restrict__ Sg, int ksize, int go, int ge, int unit, int ngroups,
     long long* __restrict__ res)
@@ -332,18 +335,19 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     const int group = t >> 5, lane = t & 31;
     if (group >= ngroups) return;  // whole warps leave
-    const int Mw = gdims[2 * group], Nw = gdims[2 * group + 1];
+    const int Mw = (int)gdims[2 * group], Nw = (int)gdims[2 * group + 1];
     const int sl = group * 64 + lane, sh = sl + 32;
-    const bool livel = pa[sl] >= 0, liveh = pa[sh] >= 0;
-    const int al = livel ? pa[sl] : 0, bl_ = livel ? pb[sl] : 0;
-    const int ah = liveh ? pa[sh] : 0, bh_ = liveh ? pb[sh] : 0;
+    const long long pl = slots[sl], ph = slots[sh];
+    const bool livel = pl >= 0, liveh = ph >= 0;
+    const int al = livel ? pa[pl] : 0, bl_ = livel ? pb[pl] : 0;
+    const int ah = liveh ? pa[ph] : 0, bh_ = liveh ? pb[ph] : 0;
     const int ml = livel ? seq_len[al] : 0, nl = livel ? seq_len[bl_] : 0;
     const int mh = liveh ? seq_len[ah] : 0, nh = liveh ? seq_len[bh_] : 0;
     const unsigned char* Al = seq + seq_off[al];
     const unsigned char* Ah = seq + seq_off[ah];
     const unsigned int* Bl4 = reinterpret_cast<const unsigned int*>(seq + seq_off[bl_]);
     const unsigned int* Bh4 = reinterpret_cast<const unsigned int*>(seq + seq_off[bh_]);
-    uint2* rb = rowbuf + row_off[group] + lane;
+    uint2* rb = rowbuf + (row_off[group] - row_base) + lane;
     const unsigned int ngo = pk2(-go, -go), nge = pk2(-ge, -ge), negp = pk2(NEG16, NEG16);
 
     // best end cell per half: score, i, j (semiglobal starts at (0, n), local at (0, 0))
@@ -488,29 +492,29 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     bil = ml; bjl = nl; bih = mh; bjh = nh;
 #endif
     if (livel) {
-        long long* out = res + 8LL * pid[sl];
+        long long* out = res + 8LL * pl;
         out[0] = (long long)bestl * unit; out[1] = bil; out[2] = bjl;
         out[3] = bil; out[4] = bjl; out[5] = ml + nl; out[6] = 0; out[7] = 0;
     }
     if (liveh) {
-        long long* out = res + 8LL * pid[sh];
+        long long* out = res + 8LL * ph;
         out[0] = (long long)besth * unit; out[1] = bih; out[2] = bjh;
         out[3] = bih; out[4] = bjh; out[5] = mh + nh; out[6] = 0; out[7] = 0;
     }
 }
 
 // Place each slot's runs (its slot of m + n words in `runs`, from index
-// res[8 p + 5] on) at out[dst[p - lo]] .. out[dst[p - lo + 1]], p = pid[s]:
+// res[8 p + 5] on) at out[dst[p - lo]] .. out[dst[p - lo + 1]], p = slots[s]:
 // the runs land in pair order. One warp per slot.
 extern "C" __global__ void place_runs(
     const unsigned int* __restrict__ runs, const long long* __restrict__ slot_off,
-    const int* __restrict__ pid, const long long* __restrict__ res,
+    const long long* __restrict__ slots, const long long* __restrict__ res,
     const long long* __restrict__ dst, int lo, int nslots, unsigned int* __restrict__ out)
 {
     const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (w >= nslots) return;
-    const int p = pid[w];
+    const long long p = slots[w];
     if (p < 0) return;
     const long long a = slot_off[w] + res[8LL * p + 5], d = dst[p - lo], n = dst[p - lo + 1] - d;
     for (long long k = lane; k < n; k += 32) out[d + k] = runs[a + k];
@@ -526,4 +530,58 @@ extern "C" __global__ void pad_sequences(
     if (k >= nseq) return;
     const long long a = off[k], n = off[k + 1] - a, d = doff[k];
     for (long long i = 0; i < n; ++i) dst[d + i] = src[a + i];
+}
+
+// ---------------------------------------------------------------------------
+// Planning on the device (pairwise_gpu._Device.plan): a sort key per pair, a
+// radix sort (CuPy), then one thread per group of `width` sorted pairs.
+
+// Key of pair ids[q] (ascending = the run order, as `_sort_key`): A length in
+// buckets of 16 descending, then B length descending; with `box` the lengths
+// are the pair's end cell (from res). 32-bit keys when `narrow`.
+extern "C" __global__ void plan_keys(
+    const long long* __restrict__ ids, long long P,
+    const int* __restrict__ pa, const int* __restrict__ pb, const int* __restrict__ len,
+    const long long* __restrict__ res, int box, long long lmax, int narrow,
+    int* __restrict__ key32, long long* __restrict__ key64)
+{
+    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= P) return;
+    const long long id = ids[q];
+    const long long m = box ? res[8 * id + 1] : len[pa[id]];
+    const long long n = box ? res[8 * id + 2] : len[pb[id]];
+    const long long key = ((lmax + 15) / 16 - (m + 15) / 16) * (lmax + 1) + (lmax - n);
+    if (narrow) key32[q] = (int)key; else key64[q] = key;
+}
+
+// Group g takes the sorted pairs g * width .. (g + 1) * width - 1: its slots
+// (pair ids, -1 past P), its dims (Mw up to a multiple of `strip`, Nw of 4),
+// the run-slot words of its pairs (true m + n) and its row buffer entries.
+// out: dims (W x 2), then words (W), then row entries (W).
+extern "C" __global__ void plan_groups(
+    const long long* __restrict__ perm, const long long* __restrict__ ids, long long P, int width, long long W,
+    const int* __restrict__ pa, const int* __restrict__ pb, const int* __restrict__ len,
+    const long long* __restrict__ res, int box, int strip,
+    long long* __restrict__ slots, long long* __restrict__ out)
+{
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= W) return;
+    long long mw = 0, nw = 0, words = 0;
+    for (int t = 0; t < width; ++t) {
+        const long long q = g * width + t;
+        long long id = -1;
+        if (q < P) {
+            id = ids[perm[q]];
+            const long long la = len[pa[id]], lb = len[pb[id]];
+            mw = max(mw, box ? res[8 * id + 1] : la);
+            nw = max(nw, box ? res[8 * id + 2] : lb);
+            words += la + lb;
+        }
+        slots[q] = id;
+    }
+    const long long Nw = (nw + 3) / 4 * 4;
+    out[2 * g] = (mw + strip - 1) / strip * strip;
+    out[2 * g + 1] = Nw;
+    out[2 * W + g] = words;
+    out[3 * W + g] = Nw * 32;
 }
