@@ -302,6 +302,10 @@ def test_gpu_schedule_helpers_without_a_gpu():
         assert b[0] == 0 and b[-1] == len(pa) and (np.diff(b) > 0).all()
         shares = np.array([full[x:y].sum() for x, y in zip(b[:-1], b[1:])])
         assert shares.max() / shares.mean() < 1.01, (k, shares)
+    rows = np.stack([pa, pb], axis=1)  # the columns of one (P, 2) array are uploaded as rows
+    run = pg._Run(np.zeros(int(off[-1]), np.uint8), off, rows[:, 0], rows[:, 1], S, go, ge, 0, False, {})
+    assert run.pairs is not None and np.array_equal(run.pairs, rows)
+    assert pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa, pb, S, go, ge, 0, False, {}).pairs is None
     for P in (1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
         b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
         assert b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()

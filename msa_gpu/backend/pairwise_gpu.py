@@ -39,6 +39,7 @@ result is the same.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -78,7 +79,7 @@ class WarpPlan:
     drow: object = None  # device plans: each group's row buffer offset (W + 1, exclusive sums)
     hrow: np.ndarray | None = None  # the same on the host
 
-    def part(self, sel, dsel=None) -> "WarpPlan":
+    def part(self, sel, dsel=None) -> WarpPlan:
         """The groups ``sel`` (a slice, or a host bool mask with ``dsel`` its device copy)."""
         d = sel if dsel is None else dsel
         dims = self.dims[sel]
@@ -315,18 +316,25 @@ class _Device:
         self.mode, self.traceback = run.mode, run.traceback
         self.lo = self.hi = 0
         self.stream = _stream(dev, k)
+        self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
+        # every input but the pairs in one page-locked block, one asynchronous copy
+        parts = (run.seq, run.off.astype(np.int64, copy=False), run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
+        spans = np.cumsum([0] + [(x.nbytes + 15) // 16 * 16 for x in parts])
+        mem = _staging((dev, k, "inputs"), int(spans[-1]))
+        host = np.frombuffer(mem, np.uint8, int(spans[-1]))
         with self.stream:
+            blob = cp.empty(int(spans[-1]), cp.uint8)
+            for x, a in zip(parts, spans[:-1]):
+                host[a:a + x.nbytes] = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+            cp.cuda.runtime.memcpyAsync(blob.data.ptr, mem.ptr, int(spans[-1]), cp.cuda.runtime.memcpyHostToDevice,
+                                        self.stream.ptr)
+            seq, off, self.off, self.len, self.S, self.S16 = (
+                blob[a:a + x.nbytes].view(x.dtype).reshape(x.shape) for x, a in zip(parts, spans[:-1]))
             self.seq = cp.full(run.padded_size, PAD, cp.uint8)
-            self.off = cp.asarray(run.doff)
             nseq = len(run.doff)
             if nseq:
                 pad = _kernel("pad_sequences", run.mode, run.traceback)
-                pad(((nseq + 127) // 128,), (128,),
-                    (cp.asarray(run.seq), cp.asarray(run.off), self.off, np.int32(nseq), self.seq))
-            self.len = cp.asarray(run.lens32)
-            self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
-            self.S = cp.asarray(run.S.astype(np.int32))
-            self.S16 = cp.asarray((run.S // run.unit).astype(np.int32))
+                pad(((nseq + 127) // 128,), (128,), (seq, off, self.off, np.int32(nseq), self.seq))
 
     def take(self, lo: int, hi: int) -> None:
         """Make room for the pairs ``lo .. hi - 1`` and their results."""
@@ -338,23 +346,31 @@ class _Device:
             self.ids = cp.empty(2 * n, cp.int32)
             self.pa, self.pb = self.ids[:n], self.ids[n:]
             self.res = cp.empty((n, 8), cp.int64)  # every row is written by a kernel (or the twin)
-        self.mem = _staging((self.id, self.k), 8 * n) if n else None
 
-    def upload(self, run, a: int, b: int) -> None:
-        """Upload the pairs ``a .. b - 1`` (of ``lo .. hi - 1``) on the current
-        stream: cast to int32 straight into a kept page-locked buffer (no fresh
-        host array to fault in), then asynchronous copies."""
+    def upload(self, run) -> None:
+        """Upload the pairs on the current stream through a kept page-locked
+        buffer (no fresh host array to fault in), copied by a few threads, then
+        asynchronously: the rows of a (P, 2) int64 array as they are (int32 on
+        the device), other inputs cast to int32 on the host."""
         import cupy as cp
 
-        if b <= a:
+        n, lo, hi = self.hi - self.lo, self.lo, self.hi
+        if not n:
             return
-        n, i, j = self.hi - self.lo, a - self.lo, b - self.lo
-        host = np.frombuffer(self.mem, np.int32, 2 * n)
-        _cast_into([(host[i:j], run.pa[a:b]), (host[n + i:n + j], run.pb[a:b])])
-        ptr = cp.cuda.get_current_stream().ptr
-        for x in (i, n + i):
-            cp.cuda.runtime.memcpyAsync(self.ids.data.ptr + 4 * x, self.mem.ptr + 4 * x, 4 * (j - i),
-                                        cp.cuda.runtime.memcpyHostToDevice, ptr)
+        stream = cp.cuda.get_current_stream().ptr
+        if run.pairs is not None:
+            mem = _staging((self.id, self.k), 16 * n)
+            host = np.frombuffer(mem, np.int64, 2 * n).reshape(n, 2)
+            _cast_into([(host, run.pairs[lo:hi])])
+            rows = cp.empty((n, 2), cp.int64)
+            cp.cuda.runtime.memcpyAsync(rows.data.ptr, mem.ptr, 16 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+            self.pa[...] = rows[:, 0]
+            self.pb[...] = rows[:, 1]
+            return
+        mem = _staging((self.id, self.k), 8 * n)
+        host = np.frombuffer(mem, np.int32, 2 * n)
+        _cast_into([(host[:n], run.pa[lo:hi]), (host[n:], run.pb[lo:hi])])
+        cp.cuda.runtime.memcpyAsync(self.ids.data.ptr, mem.ptr, 8 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
 
     def fetch(self, out: np.ndarray, pinned: bool) -> None:
         """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``)."""
@@ -409,6 +425,11 @@ class _Run:
     def __init__(self, seq, off, pa, pb, S, go, ge, mode, traceback, stats):
         self.seq, self.off = seq, off
         self.pa, self.pb = pa, pb
+        # the columns of one (P, 2) int64 array (the usual case): rows copied as they are
+        self.pairs = None
+        if (pa.dtype == pb.dtype == np.int64 and pa.ndim == pb.ndim == 1 and len(pa) == len(pb) and len(pa)
+                and pa.strides == pb.strides == (16,) and pb.ctypes.data == pa.ctypes.data + 8):
+            self.pairs = np.lib.stride_tricks.as_strided(pa, (len(pa), 2), (16, 8), writeable=False)
         self.lens = np.diff(off).astype(np.int64)
         self.lens32 = self.lens.astype(np.int32)
         self.doff, self.padded_size = _padded_offsets(off)
@@ -617,7 +638,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             cuts = np.unique(np.concatenate(([0], np.searchsorted(words, np.arange(limit, words[-1], limit),
                                                                   side="right"), [len(pa)])))
             parts = [_align_batch(seq, off, pa[a:b], pb[a:b], S, go, ge, mode, True, devices, batch_bytes, stats,
-                                  use16) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+                                  use16) for a, b in itertools.pairwise(cuts) if b > a]
             stats["traceback_chunks"] = len(parts)
             offs = [p[2] for p in parts]
             shift = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
@@ -717,7 +738,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             dv.take(lo, hi)
             free = _free_bytes([devices[k]])[0] // devices.count(devices[k])
             with dv.stream:
-                dv.upload(run, lo, hi)
+                dv.upload(run)
                 mark(k, "uploaded")
                 ids = cp.arange(hi - lo, dtype=cp.int64)
                 if not traceback or box:  # scores (local and semiglobal tracebacks: their end cells first)
@@ -760,7 +781,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     for c in counts:
         for kind, v in c.items():
             stats[f"pairs_{kind}"] = stats.get(f"pairs_{kind}", 0) + v
-    stats["pairs_cpu_twin"] = int(len(cpu_pairs))
+    stats["pairs_cpu_twin"] = len(cpu_pairs)
     lap("host_devices_s")
     stats["t_end_s"] = round(time.perf_counter() - t_start, 4)
     if not traceback:
