@@ -102,7 +102,8 @@ def cmd_pairwise(args) -> int:
                     stats.clear()
                     t, out = _time(lambda: run(pairs))
                     if best is None or t < best[0]:
-                        best = (t, out, dict(stats))
+                        # copy the lists too: the subset check below appends to the same `stats`
+                        best = (t, out, {k: list(v) if isinstance(v, list) else v for k, v in stats.items()})
                 t, out, stats = best
                 kern = max(v for k, v in stats.items() if k.startswith("kernel_s"))
                 entry[f"gpu_{key}_kernel_seconds"] = kern
