@@ -310,3 +310,18 @@ def test_gpu_schedule_helpers_without_a_gpu():
         b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
         assert b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()
 
+
+
+@pytest.mark.gpu
+def test_gpu_bad_device_raises_instead_of_hanging():
+    from msa_gpu.backend import pairwise_gpu
+
+    rng = np.random.default_rng(3)
+    seqs = random_family(rng, PROTEIN, 6, 20, 60, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    S, gof, gef, code = PairScoring("global").fixed(PROTEIN)
+    with pytest.raises(Exception):
+        pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, devices=[0, 1 << 20])
+    good = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, devices=[0])  # still usable
+    assert np.array_equal(good[0], pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False)[0])

@@ -255,17 +255,35 @@ def _stream(dev: int, k: int):
 
 _STAGING: dict = {}
 PINNED_RESULT_BYTES = 1 << 29  # results up to this size land in page-locked host memory
+PINNED_FREE_BLOCKS = 8  # more unused blocks in CuPy's pinned pool than this: released
+_LOCKS: dict = {}  # per device entry: a call's staging buffers and streams are its own until it syncs
+_LOCK = threading.Lock()
+
+
+def _pinned(nbytes: int):
+    """Page-locked host memory of its own (not CuPy's pinned pool, which keeps
+    every freed block pinned for good): released when the last array on it is
+    gone; portable, so every device copies to and from it directly."""
+    import cupy as cp
+
+    flags = getattr(cp.cuda.runtime, "hostAllocPortable", 1)
+    return cp.cuda.PinnedMemoryPointer(cp.cuda.PinnedMemory(max(nbytes, 1), flags), 0)
+
+
+def _entry_lock(key) -> threading.Lock:
+    with _LOCK:
+        return _LOCKS.setdefault(key, threading.Lock())
 
 
 def _staging(key, nbytes: int):
     """A page-locked host buffer of at least ``nbytes``, kept per key (a device
-    thread's entry) across calls; a call syncs its stream before returning, so
-    the next call may overwrite it."""
-    import cupy as cp
-
+    thread's entry) across calls, grown by half again when too small; the
+    entry's lock (`_entry_lock`) is held from its first write until the stream
+    has synced, so no copy from it is pending when it is written again."""
     mem = _STAGING.get(key)
     if mem is None or mem[1] < nbytes:
-        mem = _STAGING[key] = (cp.cuda.alloc_pinned_memory(nbytes), nbytes)
+        size = max(nbytes, 0 if mem is None else mem[1] * 3 // 2)
+        mem = _STAGING[key] = (_pinned(size), size)
     return mem[0]
 
 
@@ -282,8 +300,9 @@ def _cast_into(pairs) -> None:
         for d, s_ in pairs:
             np.copyto(d, s_, casting="unsafe")
         return
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(min(8, os.cpu_count() or 1)))
+    with _LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(min(8, os.cpu_count() or 1)))
 
     def one(w):
         d, s_, a = w
@@ -300,6 +319,12 @@ def _result_array(P: int) -> tuple[np.ndarray, bool]:
 
     nbytes = P * 8 * 8
     if 0 < nbytes <= PINNED_RESULT_BYTES:
+        # CuPy's pinned pool: a block of the same size comes back at once (a fresh
+        # cudaHostAlloc, or freeing one, costs milliseconds inside the call), but
+        # freed blocks stay pinned, so the pool is emptied when they pile up
+        pool = cp.get_default_pinned_memory_pool()
+        if pool.n_free_blocks() > PINNED_FREE_BLOCKS:
+            pool.free_all_blocks()
         return np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.int64, P * 8).reshape(P, 8), True
     return _fresh((P, 8), np.int64), False
 
@@ -318,7 +343,7 @@ class _Device:
         self.stream = _stream(dev, k)
         self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
         # every input but the pairs in one page-locked block, one asynchronous copy
-        parts = (run.seq, run.off.astype(np.int64, copy=False), run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
+        parts = (run.seq, run.off, run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
         spans = np.cumsum([0] + [(x.nbytes + 15) // 16 * 16 for x in parts])
         mem = _staging((dev, k, "inputs"), int(spans[-1]))
         host = np.frombuffer(mem, np.uint8, int(spans[-1]))
@@ -423,6 +448,7 @@ class _Run:
     """One call: the schedule's inputs on the host, shared by the devices."""
 
     def __init__(self, seq, off, pa, pb, S, go, ge, mode, traceback, stats):
+        seq, off = np.ascontiguousarray(seq, np.uint8), np.ascontiguousarray(off, np.int64)
         self.seq, self.off = seq, off
         self.pa, self.pb = pa, pb
         # the columns of one (P, 2) int64 array (the usual case): rows copied as they are
@@ -764,12 +790,20 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     # place; inside a range, groups run longest first
     bounds = run.split(len(devices), use16 and not traceback)
     lap("host_split_s")
-    with ThreadPoolExecutor(len(devices)) as pool:
-        futures = [pool.submit(_on_device, devices[k], work, k) for k in range(len(devices))]
-        for e in launched:
-            e.wait()
+    def guarded(k):  # the entry's lock until its stream has synced; `launched` set whatever happens
         try:
-            res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
+            with _entry_lock((devices[k], k)):
+                return _on_device(devices[k], work, k)
+        finally:
+            launched[k].set()
+
+    with ThreadPoolExecutor(len(devices)) as pool:
+        futures = [pool.submit(guarded, k) for k in range(len(devices))]
+        try:
+            for e in launched:
+                e.wait()
+            with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
+                res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
             no_runs = np.zeros(P + 1, np.int64) if not traceback else None  # (calloc may clear it: not after the kernels)
         finally:
             res_ready.set()
