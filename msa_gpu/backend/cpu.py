@@ -26,27 +26,27 @@ def pick_h(h, e, f, bits):
 
 
 @numba.njit(cache=True, inline="always")
+def _gap(opened, prev, ext):
+    """A gap state from opening (ties open) or extending: (value, whether it opened)."""
+    if opened >= prev:
+        return opened - ext, True
+    return prev - ext, False
+
+
+@numba.njit(cache=True, inline="always")
 def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
     """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, e, f, bits)."""
     bits = 0
     e = NEG_INF
     f = NEG_INF
     if i > 0:
-        ext = rp[i, 2] if (j == 0 or j == n) else rp[i, 1]
-        opened = h_up - (cp[j, 0] * rp[i, 3]) // 1024
-        if opened >= e_up:
-            e = opened - ext
+        e, opened = _gap(h_up - (cp[j, 0] * rp[i, 3]) // 1024, e_up, rp[i, 2] if (j == 0 or j == n) else rp[i, 1])
+        if opened:
             bits |= 4
-        else:
-            e = e_up - ext
     if j > 0:
-        ext = cp[j, 2] if (i == 0 or i == m) else cp[j, 1]
-        opened = h_left - (rp[i, 0] * cp[j, 3]) // 1024
-        if opened >= f_left:
-            f = opened - ext
+        f, opened = _gap(h_left - (rp[i, 0] * cp[j, 3]) // 1024, f_left, cp[j, 2] if (i == 0 or i == m) else cp[j, 1])
+        if opened:
             bits |= 8
-        else:
-            f = f_left - ext
     if i > 0 and j > 0:
         h, bits = pick_h(h_diag + s, e, f, bits)
     elif i > 0:
