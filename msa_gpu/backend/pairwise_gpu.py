@@ -116,21 +116,14 @@ def _narrow_keys(lmax: int) -> bool:
     return ((lmax + 15) // 16 + 1) * (lmax + 1) < 1 << 31
 
 
-def _sort_key(m, n, lmax: int | None = None):
-    """Ascending key of the pair order (NumPy or CuPy): A length in buckets of 16
-    descending, then B length descending. ``lmax`` (any bound of the lengths,
-    e.g. known on the host) saves reading the maxima back; 32-bit keys where
-    they fit (a faster radix sort)."""
-    if lmax is None:
-        lmax = max(int(m.max()), int(n.max()))
+def _sort_key(m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Ascending key of the pair order: A length in buckets of 16 descending,
+    then B length descending (``plan_keys`` in pairwise.cu is its device twin);
+    32-bit keys where they fit."""
+    lmax = max(int(m.max()), int(n.max()))
     top = (lmax + 15) // 16
     key = (top - (m + 15) // 16) * (lmax + 1) + (lmax - n)
     return key.astype("int32") if _narrow_keys(lmax) else key
-
-
-def _round_dims(mw, nw, strip: int, xp=np):
-    """Group dims (G, 2): Mw up to a multiple of the strip, Nw of 4."""
-    return xp.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).astype(xp.int64)
 
 
 def sort_pairs(m: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -157,11 +150,13 @@ def plan_warps(m: np.ndarray, n: np.ndarray, width: int = WARP, strip: int = STR
 
 
 def _dims(slots, m, n, strip):
+    """Group dims (W, 2): the largest m up to a multiple of the strip, the largest n of 4
+    (``plan_groups`` in pairwise.cu is the device twin)."""
     live = slots >= 0
     sp = np.maximum(slots, 0)
     mw = np.where(live, m[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
     nw = np.where(live, n[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
-    return _round_dims(mw, nw, strip)
+    return np.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).astype(np.int64)
 
 
 def cost_unit(S: np.ndarray, go: int, ge: int) -> int:
@@ -201,9 +196,7 @@ def _padded_offsets(off: np.ndarray) -> tuple[np.ndarray, int]:
     """Start of each sequence in the padded layout (multiples of 4) and its size
     (PAD between sequences and after the last, so 4-residue reads never leave it)."""
     lens = np.diff(off)
-    room = (lens + 3) // 4 * 4
-    new_off = np.zeros(len(lens) + 1, np.int64)
-    np.cumsum(room, out=new_off[1:])
+    new_off = _exclusive((lens + 3) // 4 * 4)
     tail = int(lens.max()) + 8 if len(lens) else 8
     return new_off[:-1].copy(), int(new_off[-1]) + tail
 
@@ -790,6 +783,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     # place; inside a range, groups run longest first
     bounds = run.split(len(devices), use16 and not traceback)
     lap("host_split_s")
+
     def guarded(k):  # the entry's lock until its stream has synced; `launched` set whatever happens
         try:
             with _entry_lock((devices[k], k)):
