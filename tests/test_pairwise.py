@@ -235,6 +235,37 @@ def test_gpu_matches_twin_bit_for_bit(mode, kind, letters, matrix, go, ge):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_gpu_warp_per_pair_traceback_equals_twin(mode):
+    """pairwise_wide (a warp per pair: bands of 256 rows, lanes handing rows
+    down) gives the twin's scores, end cells and runs, on pairs of one to
+    several bands and empty boxes, in any batch and on a split."""
+    from msa_gpu.backend import pairwise_gpu
+
+    rng = np.random.default_rng(23 + mode)
+    seqs = random_family(rng, PROTEIN, 24, 1, 900, "protein")
+    raw = list(seqs.raw) + [b"W" * 256, b"W" * 257, b"ACDWK" * 60, b"P" * 520]  # band edges, repeats
+    seqs = make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    for go, ge in ((11, 1), (0.5, 0.0)):
+        S, gof, gef, _ = PairScoring(MODES[mode], "BLOSUM62", go, ge).fixed(PROTEIN)
+        twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True)
+        stats: dict = {}
+        wide = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, wide=True, stats=stats)
+        assert stats["pairs_tbw"] == len(pa) and stats.get("pairs_tb", 0) == 0, stats
+        narrow: dict = {}
+        outs = [wide, pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, wide=False, stats=narrow),
+                pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True),  # as `wide_groups` says
+                pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, wide=True, devices=[0, 0],
+                                         batch_bytes=3_000_000)]
+        assert narrow["pairs_tb"] == len(pa) and narrow["pairs_tbw"] == 0, narrow
+        for out in outs:
+            for x, y in zip(twin, out):
+                assert np.array_equal(x, y), (go, ge)
+
+
+@pytest.mark.gpu
 def test_gpu_30k_pair_score_and_traceback():
     rng = np.random.default_rng(5)
     raw = ["".join(rng.choice(list(PROTEIN[:20]), 30_000)).encode() for _ in range(2)]
@@ -286,6 +317,14 @@ def test_gpu_schedule_helpers_without_a_gpu():
     plan = pg.plan_warps(m, n, 2, 4)
     assert sorted(plan.slots.ravel().tolist()) == [-1, 0, 1, 2, 3, 4]
     assert (plan.dims[:, 0] % 4 == 0).all() and (plan.dims[:, 1] % 4 == 0).all()
+    # a warp per pair for groups that would outlast their share of the pass
+    dims = np.array([[1000, 1000], [200, 200], [208, 104]] + [[96, 96]] * 100)
+    assert pg.wide_groups(dims, 4000, 1.0).all()  # 103 warps on 4,000 slots: every one is the whole pass
+    assert pg.wide_groups(dims, 10, 1.0).tolist() == [True] + [False] * 102
+    many = np.concatenate([dims[:3], np.full((100_000, 2), 96)])
+    assert pg.wide_groups(many, 4000, 1.0).tolist() == [True, False, False] + [False] * 100_000
+    wp = pg.WarpPlan(np.zeros((2, 32), np.int64), np.array([[256, 100], [264, 4]]))
+    assert wp.wide_dir_words().tolist() == [32 * 32 * 136, 32 * 64 * 40]  # 1 or 2 bands of 32 strips; steps n + 31 to 8
     batches = pg._batches(np.arange(5), np.array([4, 4, 4, 9, 1]), 8)
     assert [b.tolist() for b in batches] == [[0, 1], [2], [3], [4]]
     rng = np.random.default_rng(2)

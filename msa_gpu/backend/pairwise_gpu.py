@@ -28,7 +28,11 @@ Schedule first, then execute:
    m + n words; at the end a kernel places them in pair order and one copy
    brings them to the host. Local and semiglobal tracebacks first run the
    score-only kernels to find each end cell, then align only the box before
-   it (the nibbles there do not depend on anything after it).
+   it (the nibbles there do not depend on anything after it). Traceback
+   groups whose one warp would outlast the whole pass (`wide_groups`) run
+   first, a warp per pair (``pairwise_wide``: lanes hand rows down), so the
+   pass is not left waiting for a few long pairs on single threads; each
+   device sums its pairs' runs itself, so the host gathers nothing per pair.
 
 A pair's result does not depend on its group, batch, kernel or device, so the
 output is identical whatever the GPU count and batch size. With a traceback,
@@ -62,6 +66,9 @@ MEMORY_FRACTION = 0.6
 LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
 SPLIT_SAMPLE = 1 << 14  # pairs whose cost sets the devices' ranges (see _Run.split)
 SPLIT_SPANS = 1024
+WARPS_PER_SM = BLOCK // WARP * 3  # resident warps of the 32-bit kernels (PW_MINBLOCKS blocks of BLOCK)
+WIDE_SHARE = 1.0  # traceback groups longer than this share of their pass run a warp per pair (`wide_groups`)
+WIDE_ROWS = 32 * STRIP  # rows of a band in pairwise_wide
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,12 @@ class WarpPlan:
 
     def dir_bytes(self) -> np.ndarray:
         return self.dims[:, 0] * self.dims[:, 1] * WARP // 2
+
+    def wide_dir_words(self) -> np.ndarray:
+        """Nibble words of a group in ``pairwise_wide``: per pair, 32 strips per
+        band of 256 rows, each of Nw + 31 steps rounded up to 8."""
+        bands = (self.dims[:, 0] + WIDE_ROWS - 1) // WIDE_ROWS
+        return WARP * bands * WARP * ((self.dims[:, 1] + 31 + 7) // 8 * 8)
 
     def cost(self) -> np.ndarray:
         """Cell updates per lane, i.e. work per warp."""
@@ -157,6 +170,17 @@ def _dims(slots, m, n, strip):
     mw = np.where(live, m[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
     nw = np.where(live, n[sp], 0).max(axis=1) if slots.size else np.zeros(0, np.int64)
     return np.stack([(mw + strip - 1) // strip * strip, (nw + 3) // 4 * 4], axis=1).astype(np.int64)
+
+
+def wide_groups(dims: np.ndarray, resident_warps: int, share: float | None = None) -> np.ndarray:
+    """Traceback groups to run a warp per pair (``pairwise_wide``): those whose
+    one warp would take longer than ``share`` of the whole pass. A warp runs
+    its group's Mw x Nw cells per lane at about the rate of every other
+    resident warp, so alone it takes Mw * Nw against the pass's
+    sum(Mw * Nw) / resident_warps: a pass of few groups, or with a few much
+    longer ones, would wait for them with most of the GPU idle."""
+    cost = dims[:, 0] * dims[:, 1]
+    return cost * resident_warps > (WIDE_SHARE if share is None else share) * max(int(cost.sum()), 1)
 
 
 def cost_unit(S: np.ndarray, go: int, ge: int) -> int:
@@ -334,6 +358,7 @@ class _Device:
         self.mode, self.traceback = run.mode, run.traceback
         self.lo = self.hi = 0
         self.stream = _stream(dev, k)
+        self.resident = cp.cuda.Device(dev).attributes["MultiProcessorCount"] * WARPS_PER_SM
         self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
         # every input but the pairs in one page-locked block, one asynchronous copy
         parts = (run.seq, run.off, run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
@@ -390,10 +415,25 @@ class _Device:
         _cast_into([(host[:n], run.pa[lo:hi]), (host[n:], run.pb[lo:hi])])
         cp.cuda.runtime.memcpyAsync(self.ids.data.ptr, mem.ptr, 8 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
 
-    def fetch(self, out: np.ndarray, pinned: bool) -> None:
-        """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``)."""
+    def count_runs(self) -> None:
+        """Queue the exclusive sums of the runs of the range's pairs (slot words
+        m + n less the first run's index, res[:, 5]) into ``self.dst``: where
+        they land in the range's part of the output, if the GPU aligned them all."""
         import cupy as cp
 
+        n = self.hi - self.lo
+        self.dst = cp.zeros(n + 1, cp.int64)
+        if n:
+            cp.cumsum(self.len[self.pa] + self.len[self.pb] - self.res[:, 5], out=self.dst[1:])
+
+    def fetch(self, out: np.ndarray, pinned: bool, dst: np.ndarray | None = None) -> None:
+        """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``),
+        and with ``dst`` (host, pageable) the run sums of `count_runs` into it."""
+        import cupy as cp
+
+        if dst is not None and len(dst):
+            with self.stream:
+                self.dst[1:].get(out=dst)
         if not out.size:
             return
         with self.stream:
@@ -518,13 +558,18 @@ class _Run:
                   dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
                   np.int32(u), np.int32(len(warps)), dv.res), shared_mem=smem)
         else:
-            tb = job.kind == "tb"
-            kern = _kernel("pairwise_dp", self.mode, tb)
+            tb, wide = job.kind in ("tb", "tbw"), job.kind == "tbw"
+            kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, tb)
             smem = _with_table(kern, self.S.shape[0])
             nslots = int(d_slots.size)
             if tb:
-                dir_off = starts(ddims[:, 0] // STRIP * ddims[:, 1] * WARP)
-                n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum())
+                if wide:  # a warp per pair
+                    bands = (ddims[:, 0] + WIDE_ROWS - 1) // WIDE_ROWS
+                    dir_off = starts(WARP * bands * WARP * ((ddims[:, 1] + 31 + 7) // 8 * 8))
+                    n_dir = int(plan.wide_dir_words()[g0:g1].sum())
+                else:
+                    dir_off = starts(ddims[:, 0] // STRIP * ddims[:, 1] * WARP)
+                    n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum())
                 sp = cp.maximum(d_slots, 0)
                 cap = cp.where(d_slots >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0)
                 d_slot_off = cp.zeros(nslots + 1, cp.int64)
@@ -536,8 +581,9 @@ class _Run:
                 n_dir = n_runs = 1
             d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
             d_runs = cp.empty(max(n_runs, 1), cp.uint32)
+            threads = nslots * (WARP if wide else 1)
             t0.record()
-            kern(((nslots + BLOCK - 1) // BLOCK,), (BLOCK,),
+            kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
                  (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
                   dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
                   np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
@@ -546,20 +592,21 @@ class _Run:
         t1.record()
         job.events = (t0, t1)
 
-    def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, out: np.ndarray) -> None:
+    def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, out: np.ndarray, counted: bool) -> None:
         """Runs of the device's pairs (``dst``: pair-order offsets of all pairs)
         into ``out[dst[lo]:dst[hi]]``: placed in pair order on the device, then
         one copy. Pairs the device did not align keep their place (the caller
-        fills it)."""
+        fills it). ``counted``: the device's own sums (`count_runs`) are those
+        offsets less dst[lo] (the GPUs aligned every pair)."""
         import cupy as cp
 
         lo, hi = dv.lo, dv.hi
         with dv.stream:
-            d_dst = cp.asarray(dst[lo:hi + 1] - dst[lo])
+            d_dst = dv.dst if counted else cp.asarray(dst[lo:hi + 1] - dst[lo])
             buf = cp.empty(max(int(dst[hi] - dst[lo]), 1), cp.uint32)
             kern = _kernel("place_runs", self.mode, True)
             for job in jobs:
-                if job.kind != "tb":  # the score pass of a local or semiglobal traceback
+                if not job.tb:  # the score pass of a local or semiglobal traceback
                     continue
                 d_runs, d_slot_off, d_slots = job.tb
                 nslots = len(d_slots)
@@ -638,35 +685,38 @@ RUNS_SHARE = 0.25  # of the devices' free memory for the run slots of one traceb
 
 
 def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batch_bytes=None, stats=None,
-                use16=True, chunk_words=None):
+                use16=True, chunk_words=None, wide=None):
     """GPU counterpart of `pairwise_cpu.align_batch` (same outputs, bit for bit).
 
     Tracebacks whose run slots (4 bytes per residue of each pair, kept on the
     device until placed, then once more for the placed copy) would not fit
     RUNS_SHARE of the devices' free memory are aligned in chunks of pairs
-    (``chunk_words``, if given, sets the chunk size in run words instead)."""
+    (``chunk_words``, if given, sets the chunk size in run words instead).
+    ``wide`` chooses the traceback groups that run a warp per pair: None as
+    `wide_groups` says, True all of them, False none (the output is the same)."""
     pa = np.asarray(pa, np.int64)
     pb = np.asarray(pb, np.int64)
     devices = visible_devices() if devices is None else list(devices)
     stats = {} if stats is None else stats
     if traceback and len(pa) > 1:
         lens = np.diff(off)
-        words = np.cumsum(lens[pa] + lens[pb])
         limit = chunk_words or max(1, int(RUNS_SHARE * sum(_free_bytes(devices))) // 8)
+        # (a bound first: the exact count gathers the lengths of every pair)
+        words = np.cumsum(lens[pa] + lens[pb]) if 2 * int(lens.max()) * len(pa) > limit else [0]
         if words[-1] > limit:
             cuts = np.unique(np.concatenate(([0], np.searchsorted(words, np.arange(limit, words[-1], limit),
                                                                   side="right"), [len(pa)])))
             parts = [_align_batch(seq, off, pa[a:b], pb[a:b], S, go, ge, mode, True, devices, batch_bytes, stats,
-                                  use16) for a, b in itertools.pairwise(cuts) if b > a]
+                                  use16, wide) for a, b in itertools.pairwise(cuts) if b > a]
             stats["traceback_chunks"] = len(parts)
             offs = [p[2] for p in parts]
             shift = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
             runs_off = np.concatenate([[0]] + [o[1:] + s for o, s in zip(offs, shift)]).astype(np.int64)
             return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), runs_off
-    return _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16)
+    return _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, wide)
 
 
-def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16):
+def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, use_wide):
     """`align_batch` of one chunk.
 
     ``stats`` (a dict), if given, receives per-phase host times, the kernel
@@ -689,7 +739,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     if P >= 1 << 31:
         raise ValueError("at most 2**31 - 1 pairs per call (pair indices are int32 on the device)")
     run = _Run(seq, off, pa, pb, S, go, ge, mode, traceback, stats)
-    m_plus_n = run.lens[pa] + run.lens[pb] if traceback else None  # run slot words per pair (tracebacks)
     unit = run.unit
     devs: list = [None] * len(devices)
     done: list[list[_Job]] = [[] for _ in devices]
@@ -732,19 +781,26 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         (box: each pair's DP stops at its end cell, read from res on the device)."""
         p = dv.plan(ids, WARP, STRIP, box=box, runs=True)
         mark(k, "traceback_planned")
-        host_ids = None
-        kept = int(m_plus_n[dv.lo:dv.hi].sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
+        kept = int(p.words.sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
         budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
+        need_w = p.wide_dir_words() * 4 + p.row_bytes()
         need = p.dir_bytes() + p.row_bytes()
+        wide = wide_groups(p.dims, dv.resident) if use_wide is None else np.full(len(need), bool(use_wide))
+        wide &= need_w <= budget  # (else the narrower layout, or the CPU twin when that does not fit either)
+        need = np.where(wide, need_w, need)
         big = need > budget
         if big.any():
-            d_big = cp.asarray(big)
-            cpu = p.slots[d_big].ravel()
-            host_ids = cpu[cpu >= 0].get() + dv.lo
-            cpu_parts[k] = np.concatenate([cpu_parts[k], host_ids])
-            p = p.part(~big, ~d_big)
-        counts[k]["tb"] = counts[k].get("tb", 0) + int(ids.size) - (0 if host_ids is None else len(host_ids))
-        run_jobs(k, dv, "tb", p, need[~big], budget)
+            cpu = p.slots[cp.asarray(big)].ravel()
+            cpu_parts[k] = np.concatenate([cpu_parts[k], cpu[cpu >= 0].get() + dv.lo])
+        live = np.minimum(WARP, int(ids.size) - np.arange(len(p.dims)) * WARP)  # pairs per group
+        # the longest groups (a warp per pair) first, then the others; each part keeps its order
+        for kind, sel in (("tbw", wide & ~big), ("tb", ~wide & ~big)):
+            counts[k][kind] = counts[k].get(kind, 0) + int(live[sel].sum())
+            if not sel.any():
+                continue
+            g = np.flatnonzero(sel)
+            part = p if len(g) == len(p.dims) else p.part(g, cp.asarray(g))
+            run_jobs(k, dv, kind, part, need[g], budget)
 
     launched = [threading.Event() for _ in devices]
     res_ready = threading.Event()
@@ -767,6 +823,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                     mark(k, "scores_launched")
                 if traceback:
                     tb_jobs(k, dv, ids, free)
+                    dv.count_runs()
             mark(k, "launched")
         finally:
             launched[k].set()
@@ -774,7 +831,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         mark(k, "kernels_done")
         res_ready.wait()
         if res_box:
-            dv.fetch(res_box[0][lo:hi], res_box[1])
+            dv.fetch(res_box[0][lo:hi], res_box[1], dst[lo + 1:hi + 1] if traceback else None)
         mark(k, "fetched")
         _job_seconds(k, dv, done[k], stats)
 
@@ -798,13 +855,15 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 e.wait()
             with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
                 res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
-            no_runs = np.zeros(P + 1, np.int64) if not traceback else None  # (calloc may clear it: not after the kernels)
+            # (calloc may clear it: not after the kernels); tracebacks: each device's run sums
+            dst = np.zeros(P + 1, np.int64) if not traceback else _fresh(P + 1, np.int64)
         finally:
             res_ready.set()
         for f in futures:
             f.result()
     stats["t_joined_s"] = round(time.perf_counter() - t_start, 4)
     res = res_box[0]
+    dst[0] = 0
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
     for c in counts:
         for kind, v in c.items():
@@ -813,15 +872,17 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     lap("host_devices_s")
     stats["t_end_s"] = round(time.perf_counter() - t_start, 4)
     if not traceback:
-        return res, np.empty(0, np.uint32), no_runs
-    if cpu_pairs.size:
+        return res, np.empty(0, np.uint32), dst
+    if cpu_pairs.size:  # (their rows on the devices were not aligned there: the sums again, on the host)
         r, cpu_runs, cpu_off = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
         res[cpu_pairs] = r
-    dst = np.zeros(P + 1, np.int64)
-    np.cumsum(m_plus_n - res[:, 5], out=dst[1:])
+        np.cumsum(run.lens[pa] + run.lens[pb] - res[:, 5], out=dst[1:])
+    else:  # each device's sums start from its range's first pair
+        for a, b in itertools.pairwise(bounds[1:].tolist()):
+            dst[a + 1:b + 1] += dst[a]
     out = np.empty(int(dst[-1]), np.uint32)  # each device touches its part (`place`)
     lap("host_runs_alloc_s")
-    _each_device(devices, lambda k: run.place(devs[k], done[k], dst, out))
+    _each_device(devices, lambda k: run.place(devs[k], done[k], dst, out, not cpu_pairs.size))
     for k, p in enumerate(cpu_pairs.tolist()):
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
     lap("host_place_s")

@@ -82,6 +82,84 @@ __device__ __forceinline__ int H_corner(int m, int n, int go, int ge) {
 #endif
 }
 
+// One column of a strip of R rows with its direction nibbles (the twin's
+// rules): hup/eup enter as H/E of the row above the strip and leave as those
+// of its bottom row, diag is H of the row above one column left, hl/f hold
+// the strip's H and F of the column before and are advanced. Returns the
+// column's R nibbles, row r at bits 4r..4r+3.
+__device__ __forceinline__ unsigned int tb_column(const int* sS, const int (&arow)[R], int bcol, int (&hl)[R],
+                                                  int (&f)[R], int& hup, int& eup, int diag, int go, int ge) {
+    unsigned int word = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int s = sS[arow[r] + bcol];
+        const int eo = hup - go, ee = eup - ge;
+        int bits, e, h;
+        if (eo >= ee) { e = eo; bits = 4; } else { e = ee; bits = 0; }
+        const int fo = hl[r] - go, fe = f[r] - ge;
+        if (fo >= fe) { f[r] = fo; bits |= 8; } else { f[r] = fe; }
+        h = diag + s;
+        if (e > h) { h = e; bits |= 1; }
+        if (f[r] > h) { h = f[r]; bits = (bits & 12) | 2; }
+#if MODE == 2
+        if (h <= 0) { h = 0; bits |= 3; }
+#endif
+        word |= (unsigned int)bits << (4 * r);
+        diag = hl[r];
+        hl[r] = h;
+        hup = h;
+        eup = e;
+    }
+    return word;
+}
+
+// The walk back from the end cell (bi, bj) (nib(i, j): the nibble of cell
+// (i, j)): moves written as maximal runs (length << 2 | move) ending at the
+// end of the pair's slot rn[0 .. mt + nt), and out[3..7] (start cell, index
+// of the first run, identities, aligned pairs) as in the twin.
+template <class Nib>
+__device__ __forceinline__ void tb_walk(Nib nib, const unsigned char* A, const unsigned char* B, int mt, int nt,
+                                        int bi, int bj, unsigned int* rn, long long* out) {
+    int pos = mt + nt, i = bi, j = bj, st = 0, ident = 0, npair = 0;
+    unsigned int cur = 0, cnt = 0;
+    auto push = [&](unsigned int mv, unsigned int k) {
+        if (k == 0) return;
+        if (mv == cur) { cnt += k; return; }
+        if (cnt) rn[--pos] = (cnt << 2) | cur;
+        cur = mv; cnt = k;
+    };
+#if MODE == 1
+    if (i == mt) push(2, nt - j); else push(1, mt - i);
+#endif
+    while (i > 0 && j > 0) {
+        const int bits = nib(i, j);
+        if (st == 0) {
+            st = bits & 3;
+            if (st == 3) break;
+        }
+        if (st == 0) {
+            push(0, 1);
+            ++npair;
+            ident += (A[i - 1] == B[j - 1]);
+            --i; --j;
+        } else if (st == 1) {
+            push(1, 1);
+            if (bits & 4) st = 0;
+            --i;
+        } else {
+            push(2, 1);
+            if (bits & 8) st = 0;
+            --j;
+        }
+    }
+#if MODE != 2
+    push(1, i); i = 0;
+    push(2, j); j = 0;
+#endif
+    if (cnt) rn[--pos] = (cnt << 2) | cur;
+    out[3] = i; out[4] = j; out[5] = pos; out[6] = ident; out[7] = npair;
+}
+
 extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
     const int* __restrict__ seq_len,
@@ -168,31 +246,16 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
             int diag = hdiag0;
             hdiag0 = hup;
 #if TRACEBACK
-            unsigned int word = 0;
-#endif
+            const unsigned int word = tb_column(sS, arow, bcol, hl, f, hup, eup, diag, go, ge);
+#else
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 const int s = sS[arow[r] + bcol];
-#if TRACEBACK
-                const int eo = hup - go, ee = eup - ge;
-                int bits, e, h;
-                if (eo >= ee) { e = eo; bits = 4; } else { e = ee; bits = 0; }
-                const int fo = hl[r] - go, fe = f[r] - ge;
-                if (fo >= fe) { f[r] = fo; bits |= 8; } else { f[r] = fe; }
-                h = diag + s;
-                if (e > h) { h = e; bits |= 1; }
-                if (f[r] > h) { h = f[r]; bits = (bits & 12) | 2; }
-#if MODE == 2
-                if (h <= 0) { h = 0; bits |= 3; }
-#endif
-                word |= (unsigned int)bits << (4 * r);
-#else
                 const int e = addmax(eup, -ge, hup - go);
                 f[r] = addmax(f[r], -ge, hl[r] - go);
                 int h = max3(diag + s, e, f[r]);
 #if MODE == 2
                 h = max(h, 0);
-#endif
 #endif
 #if TRACK_MODE == 2
                 // columns past n read the padding code (S = 0): they never beat an earlier cell
@@ -203,6 +266,7 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
                 hup = h;
                 eup = e;
             }
+#endif
             rb[(long long)(j - 1) * 32] = make_int2(hup, eup);
 #if TRACK_MODE == 0
             if (j == n) {
@@ -252,50 +316,151 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
     out[0] = best; out[1] = bi; out[2] = bj;
     out[3] = bi; out[4] = bj; out[5] = mt + nt; out[6] = 0; out[7] = 0;
 #if TRACEBACK
-    // moves are found backwards and written as maximal runs (length << 2 | move)
-    // ending at the end of the slot; pos ends as the index of the first run
-    unsigned int* rn = runs + runs_off[slot];
-    int pos = mt + nt, i = bi, j = bj, st = 0, ident = 0, npair = 0;
-    unsigned int cur = 0, cnt = 0;
-    auto push = [&](unsigned int mv, unsigned int k) {
-        if (k == 0) return;
-        if (mv == cur) { cnt += k; return; }
-        if (cnt) rn[--pos] = (cnt << 2) | cur;
-        cur = mv; cnt = k;
-    };
-#if MODE == 1
-    if (i == mt) push(2, nt - j); else push(1, mt - i);
-#endif
-    const unsigned char* B = seq + seq_off[sb];
-    while (i > 0 && j > 0) {
-        const int bits = (dw[((long long)((i - 1) / R) * Nw + (j - 1)) * 32] >> (4 * ((i - 1) % R))) & 15;
-        if (st == 0) {
-            st = bits & 3;
-            if (st == 3) break;
-        }
-        if (st == 0) {
-            push(0, 1);
-            ++npair;
-            ident += (A[i - 1] == B[j - 1]);
-            --i; --j;
-        } else if (st == 1) {
-            push(1, 1);
-            if (bits & 4) st = 0;
-            --i;
-        } else {
-            push(2, 1);
-            if (bits & 8) st = 0;
-            --j;
-        }
-    }
-#if MODE != 2
-    push(1, i); i = 0;
-    push(2, j); j = 0;
-#endif
-    if (cnt) rn[--pos] = (cnt << 2) | cur;
-    out[3] = i; out[4] = j; out[5] = pos; out[6] = ident; out[7] = npair;
+    tb_walk([&](int i, int j) {
+        return (dw[((long long)((i - 1) / R) * Nw + (j - 1)) * 32] >> (4 * ((i - 1) % R))) & 15;
+    }, A, seq + seq_off[sb], mt, nt, bi, bj, runs + runs_off[slot], out);
 #endif
 }
+
+// ---------------------------------------------------------------------------
+// Traceback of one long pair per warp (intra-pair parallelism).
+//
+// pairwise_dp runs 32 pairs a warp, one per thread, so a long pair takes as
+// long as its whole matrix on one thread, and a pass whose longest groups are
+// long waits for them. Here each slot of a group (the same plans, slots and
+// dims as pairwise_dp) takes a warp of its own: rows are swept in bands of 32
+// strips of R, lane t holding strip t of the band and computing column j at
+// step s = j - 1 + t. H/E of the row above its strip come from lane t - 1,
+// which computed them one step earlier (a shuffle, the B code with them);
+// lane 0 takes them from the band above's bottom row, which lane 31 leaves in
+// the pair's row buffer (Nw entries of the group's), read 32 columns at once
+// by the warp a chunk ahead and handed to lane 0 by shuffles. The nibbles of
+// strip q are stored by step, word q * NS + s (NS: Nw + 31 rounded up to 8),
+// eight steps at once (two 16-byte stores a lane), so the walk (lane 0; the
+// walk of pairwise_dp) reads along a strip from consecutive words. Each pair
+// of a group has BANDS(Mw) * 32 * NS words of the group's nibble buffer.
+// Column function and walk are those of pairwise_dp: the same moves.
+#if TRACEBACK
+#define WIDE_ROWS (32 * R)  // rows of a band
+
+__device__ __forceinline__ int wide_steps(int Nw) { return (Nw + 31 + 7) & ~7; }
+
+extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_wide(
+    const unsigned char* __restrict__ seq, const long long* __restrict__ seq_off,
+    const int* __restrict__ seq_len,
+    const int* __restrict__ pa, const int* __restrict__ pb, const long long* __restrict__ slots,
+    const long long* __restrict__ warp_dims, const long long* __restrict__ row_off, long long row_base,
+    int2* __restrict__ rowbuf, const long long* __restrict__ dir_off,
+    unsigned int* __restrict__ dirs,
+    const int* __restrict__ Sg, int ksize, int go, int ge, int nslots,
+    long long* __restrict__ res, unsigned int* __restrict__ runs, const long long* __restrict__ runs_off)
+{
+    extern __shared__ int sS[];
+    const int K1 = fill_table(sS, Sg, ksize);
+    const long long slot = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int t = threadIdx.x & 31;
+    if (slot >= nslots) return;  // whole warps
+    const long long pid = slots[slot];
+    if (pid < 0) return;  // whole warps
+    const long long g = slot >> 5;
+    const int Mw = (int)warp_dims[2 * g], Nw = (int)warp_dims[2 * g + 1];
+    const int sa = pa[pid], sb = pb[pid];
+    const int mt = seq_len[sa], nt = seq_len[sb];
+#if KNOWN_END
+    const int m = (int)res[8LL * pid + 1], n = (int)res[8LL * pid + 2];
+#else
+    const int m = mt, n = nt;
+#endif
+    const unsigned char* A = seq + seq_off[sa];
+    const unsigned char* B = seq + seq_off[sb];
+    const int NS = wide_steps(Nw);
+    const long long strips_w = (long long)(Mw + WIDE_ROWS - 1) / WIDE_ROWS * 32;
+    unsigned int* dw = dirs + dir_off[g] + (slot & 31) * strips_w * NS;
+    int2* rb = rowbuf + (row_off[g] - row_base) + (slot & 31) * (long long)Nw;
+    const unsigned FULL = 0xffffffffu;
+    int gscore = 0;  // H at (m, n), in the lane whose strip holds row m
+    const int nb = (m + WIDE_ROWS - 1) / WIDE_ROWS;
+    for (int band = 0; band < nb; ++band) {
+        const int i0 = (band * 32 + t) * R;
+        int arow[R], hl[R], f[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int i = i0 + r + 1;
+            arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
+            hl[r] = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
+            f[r] = NEG;
+        }
+        const int rm = (m > i0 && m <= i0 + R) ? m - i0 - 1 : -1;  // row m in this strip
+        int hdiag0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;  // H[i0][0]
+        int hout = 0, eout = NEG, bout = ksize;  // this lane's bottom H, E and B code of the last step
+        // lane k holds the band above's bottom (H, E) and the B code of column c + k + 1
+        // for the chunk of 32 columns in use (cur) and the next one (nxt)
+        int2 cur = make_int2(0, NEG), nxt = make_int2(0, NEG);
+        int curb = ksize, nxtb = ksize;
+        auto fetch = [&](int c) {
+            const int k = c + t;
+            nxt = (band > 0 && k < n) ? rb[k] : make_int2(0, NEG);
+            nxtb = (k < n) ? (int)B[k] : ksize;
+        };
+        fetch(0);
+        unsigned int* dq = dw + (long long)(band * 32 + t) * NS;
+        const int steps = n + 31;
+        for (int s0 = 0; s0 < steps; s0 += 8) {
+            if ((s0 & 31) == 0) {
+                cur = nxt; curb = nxtb;
+                fetch(s0 + 32);
+            }
+            unsigned int wd[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+                const int s = s0 + u, j = s - t + 1;
+                const int src = s & 31;
+                const int h0 = __shfl_sync(FULL, cur.x, src), e0 = __shfl_sync(FULL, cur.y, src);
+                const int b0 = __shfl_sync(FULL, curb, src);
+                int hup = __shfl_up_sync(FULL, hout, 1), eup = __shfl_up_sync(FULL, eout, 1);
+                int bc = __shfl_up_sync(FULL, bout, 1);
+                if (t == 0) {
+                    bc = b0;
+                    if (band == 0) {
+                        hup = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
+                        eup = NEG;
+                    } else {
+                        hup = h0; eup = e0;
+                    }
+                }
+                unsigned int word = 0;
+                if (j >= 1 && j <= n) {
+                    const int diag = hdiag0;
+                    hdiag0 = hup;
+                    word = tb_column(sS, arow, bc * 32 + t, hl, f, hup, eup, diag, go, ge);
+                    if (t == 31 && band + 1 < nb) rb[j - 1] = make_int2(hup, eup);
+                    if (j == n && rm >= 0) {
+#pragma unroll
+                        for (int r = 0; r < R; ++r)
+                            if (r == rm) gscore = hl[r];
+                    }
+                }
+                hout = hup; eout = eup; bout = bc;
+                wd[u] = word;
+            }
+            uint4* d4 = reinterpret_cast<uint4*>(dq + s0);
+            d4[0] = make_uint4(wd[0], wd[1], wd[2], wd[3]);
+            d4[1] = make_uint4(wd[4], wd[5], wd[6], wd[7]);
+        }
+        __syncwarp();  // lane 31's row and every lane's nibbles, before the next band and the walk
+    }
+    gscore = __shfl_sync(FULL, gscore, (m > 0 ? (m - 1) / R : 0) & 31);
+    if (t != 0) return;
+    const int best = (m > 0 && n > 0) ? gscore : H_corner(m, n, go, ge);
+    long long* out = res + 8LL * pid;
+    out[0] = best; out[1] = m; out[2] = n;
+    out[3] = m; out[4] = n; out[5] = mt + nt; out[6] = 0; out[7] = 0;
+    tb_walk([&](int i, int j) {
+        const int q = (i - 1) / R;
+        return (dw[(long long)q * NS + (j - 1) + (q & 31)] >> (4 * ((i - 1) % R))) & 15;
+    }, A, B, mt, nt, m, n, runs + runs_off[slot], out);
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // Score-only, two pairs per thread in packed 16-bit lanes (DPX on sm_90).
