@@ -255,11 +255,13 @@ def test_gpu_warp_per_pair_traceback_equals_twin(mode):
         wide = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, wide=True, stats=stats)
         assert stats["pairs_tbw"] == len(pa) and stats.get("pairs_tb", 0) == 0, stats
         narrow: dict = {}
+        split: dict = {}
         outs = [wide, pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, wide=False, stats=narrow),
                 pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True),  # as `wide_groups` says
                 pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, wide=True, devices=[0, 0],
-                                         batch_bytes=3_000_000)]
+                                         batch_bytes=40_000_000, stats=split)]  # a few groups a batch
         assert narrow["pairs_tb"] == len(pa) and narrow["pairs_tbw"] == 0, narrow
+        assert split["pairs_tbw"] == len(pa), split
         for out in outs:
             for x, y in zip(twin, out):
                 assert np.array_equal(x, y), (go, ge)
@@ -345,9 +347,9 @@ def test_gpu_schedule_helpers_without_a_gpu():
     run = pg._Run(np.zeros(int(off[-1]), np.uint8), off, rows[:, 0], rows[:, 1], S, go, ge, 0, False, {})
     assert run.pairs is not None and np.array_equal(run.pairs, rows)
     assert pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa, pb, S, go, ge, 0, False, {}).pairs is None
-    for P in (1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
+    for P in (0, 1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
         b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
-        assert b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()
+        assert len(b) == 5 and b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()
 
 
 

@@ -108,14 +108,19 @@ class WarpPlan:
         return self.dims[:, 0] * self.dims[:, 1] * WARP // 2
 
     def wide_dir_words(self) -> np.ndarray:
-        """Nibble words of a group in ``pairwise_wide``: per pair, 32 strips per
-        band of 256 rows, each of Nw + 31 steps rounded up to 8."""
-        bands = (self.dims[:, 0] + WIDE_ROWS - 1) // WIDE_ROWS
-        return WARP * bands * WARP * ((self.dims[:, 1] + 31 + 7) // 8 * 8)
+        return _wide_words(self.dims)
 
     def cost(self) -> np.ndarray:
         """Cell updates per lane, i.e. work per warp."""
         return self.dims[:, 0] * self.dims[:, 1]
+
+
+def _wide_words(dims):
+    """Nibble words of each group (dims: a NumPy or CuPy (W, 2) array) in
+    ``pairwise_wide``: per pair, 32 strips per band of 256 rows, each of
+    Nw + 31 steps rounded up to 8 (``wide_steps`` there)."""
+    bands = (dims[:, 0] + WIDE_ROWS - 1) // WIDE_ROWS
+    return WARP * bands * WARP * ((dims[:, 1] + 31 + 7) // 8 * 8)
 
 
 def _exclusive(x: np.ndarray) -> np.ndarray:
@@ -505,7 +510,7 @@ class _Run:
         interpolated inside its span."""
         P = len(self.pa)
         if k == 1 or P == 0:
-            return np.array([0, P], np.int64)
+            return np.array([0] + [P] * k, np.int64)
         spans = min(P, SPLIT_SPANS)
         starts = np.arange(spans + 1, dtype=np.int64) * P // spans
         width = np.diff(starts)
@@ -564,9 +569,8 @@ class _Run:
             nslots = int(d_slots.size)
             if tb:
                 if wide:  # a warp per pair
-                    bands = (ddims[:, 0] + WIDE_ROWS - 1) // WIDE_ROWS
-                    dir_off = starts(WARP * bands * WARP * ((ddims[:, 1] + 31 + 7) // 8 * 8))
-                    n_dir = int(plan.wide_dir_words()[g0:g1].sum())
+                    dir_off = starts(_wide_words(ddims))
+                    n_dir = int(_wide_words(dims).sum())
                 else:
                     dir_off = starts(ddims[:, 0] // STRIP * ddims[:, 1] * WARP)
                     n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum())
@@ -785,7 +789,8 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
         need_w = p.wide_dir_words() * 4 + p.row_bytes()
         need = p.dir_bytes() + p.row_bytes()
-        wide = wide_groups(p.dims, dv.resident) if use_wide is None else np.full(len(need), bool(use_wide))
+        resident = dv.resident // devices.count(devices[k])  # (entries sharing a device share its warps)
+        wide = wide_groups(p.dims, resident) if use_wide is None else np.full(len(need), bool(use_wide))
         wide &= need_w <= budget  # (else the narrower layout, or the CPU twin when that does not fit either)
         need = np.where(wide, need_w, need)
         big = need > budget
@@ -853,10 +858,10 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         try:
             for e in launched:
                 e.wait()
-            with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
-                res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
             # (calloc may clear it: not after the kernels); tracebacks: each device's run sums
             dst = np.zeros(P + 1, np.int64) if not traceback else _fresh(P + 1, np.int64)
+            with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
+                res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
         finally:
             res_ready.set()
         for f in futures:

@@ -33,6 +33,9 @@
 #ifndef KNOWN_END
 #define KNOWN_END 0  // traceback kernel: the end cell is read from res (see pairwise_dp)
 #endif
+#if TRACEBACK && MODE != 0 && !KNOWN_END
+#error "local and semiglobal tracebacks align the box before an end cell found by a score pass (KNOWN_END)"
+#endif
 #if KNOWN_END
 #define TRACK_MODE 0  // no end-cell search: the box ends at the known cell
 #else
