@@ -75,14 +75,32 @@ __device__ __forceinline__ int fill_table(int* sS, const int* __restrict__ Sg, i
     return K1;
 }
 
-// H at (m, n) when one of them is 0: the boundary of the mode's DP.
-__device__ __forceinline__ int H_corner(int m, int n, int go, int ge) {
+// H on the DP's edge k cells from the origin (H[k][0] or H[0][k]): a gap of
+// k in global mode, 0 in the others.
+__device__ __forceinline__ int H_edge(int k, int go, int ge) {
 #if MODE == 0
-    const int k = m + n;
     return k == 0 ? 0 : -(go + (k - 1) * ge);
 #else
     return 0;
 #endif
+}
+
+// H at (m, n) when one of them is 0: the boundary of the mode's DP.
+__device__ __forceinline__ int H_corner(int m, int n, int go, int ge) { return H_edge(m + n, go, ge); }
+
+// The column-0 state of a strip of R rows i0 + 1 .. i0 + R of the 32-bit
+// kernels: the rows' table offsets (padding code past m), H and F; returns
+// H[i0][0], the first column's diagonal.
+__device__ __forceinline__ int strip_start(int (&arow)[R], int (&hl)[R], int (&f)[R], int i0,
+                                           const unsigned char* A, int m, int ksize, int K1, int go, int ge) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int i = i0 + r + 1;
+        arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
+        hl[r] = H_edge(i, go, ge);
+        f[r] = NEG;
+    }
+    return H_edge(i0, go, ge);
 }
 
 // One column of a strip of R rows with its direction nibbles (the twin's
@@ -212,19 +230,17 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
         const int rm = (m > i0 && m <= i0 + R) ? m - i0 - 1 : -1;
         int rowbest = NEG, rowj = 0;
 #endif
+        int hdiag0 = strip_start(arow, hl, f, i0, A, m, ksize, K1, go, ge);
+#if TRACK_MODE != 0
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            const int i = i0 + r + 1;
-            arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
-            hl[r] = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
-            f[r] = NEG;
 #if TRACK_MODE == 2
             rbest[r] = 0; rj[r] = 0;
-#elif TRACK_MODE == 1
+#else
             lastcol[r] = 0;
 #endif
         }
-        int hdiag0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;  // H[i0][0]
+#endif
         // the row buffer and B are read two columns (one word) ahead, so
         // their latency hides behind a column of work
         unsigned int bw = 0, bwn = B4[0];
@@ -241,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
             const int bcol = ((j <= n) ? (int)((bw >> (8 * ((j - 1) & 3))) & 0xff) : ksize) * 32 + lane;
             int hup, eup;
             if (i0 == 0) {
-                hup = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
+                hup = H_edge(j, go, ge);
                 eup = NEG;
             } else {
                 hup = v.x; eup = v.y;
@@ -386,15 +402,8 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_wide(
     for (int band = 0; band < nb; ++band) {
         const int i0 = (band * 32 + t) * R;
         int arow[R], hl[R], f[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int i = i0 + r + 1;
-            arow[r] = (i <= m ? A[i - 1] : ksize) * K1 * 32;
-            hl[r] = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
-            f[r] = NEG;
-        }
+        int hdiag0 = strip_start(arow, hl, f, i0, A, m, ksize, K1, go, ge);
         const int rm = (m > i0 && m <= i0 + R) ? m - i0 - 1 : -1;  // row m in this strip
-        int hdiag0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;  // H[i0][0]
         int hout = 0, eout = NEG, bout = ksize;  // this lane's bottom H, E and B code of the last step
         // lane k holds the band above's bottom (H, E) and the B code of column c + k + 1
         // for the chunk of 32 columns in use (cur) and the next one (nxt)
@@ -425,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_wide(
                 if (t == 0) {
                     bc = b0;
                     if (band == 0) {
-                        hup = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
+                        hup = H_edge(j, go, ge);
                         eup = NEG;
                     } else {
                         hup = h0; eup = e0;
@@ -537,7 +546,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
             const int i = i0 + r + 1;
             arl[r] = (i <= ml ? Al[i - 1] : ksize) * K1 * 32;
             arh[r] = (i <= mh ? Ah[i - 1] : ksize) * K1 * 32;
-            const int b0 = (MODE == 0) ? -(go + (i - 1) * ge) : 0;
+            const int b0 = H_edge(i, go, ge);
             hl[r] = pk2(b0, b0);
             hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
             f[r] = negp;
@@ -551,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
         // does this strip hold row m of either half? (its index r, else -1)
         const int rml = (ml > i0 && ml <= i0 + S16) ? ml - i0 - 1 : -1;
         const int rmh = (mh > i0 && mh <= i0 + S16) ? mh - i0 - 1 : -1;
-        const int d0 = (MODE == 0 && i0 > 0) ? -(go + (i0 - 1) * ge) : 0;
+        const int d0 = H_edge(i0, go, ge);
         unsigned int hdiag0 = pk2(d0, d0);
         // semiglobal: best of row m (j = 1..n; j = 0 scores 0 and never wins)
         int rowl = NEG16, rowjl = 0, rowh = NEG16, rowjh = 0;
@@ -580,7 +589,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                 const int cbh = ((j <= nh) ? (int)((wh >> (8 * k)) & 0xff) : ksize) * 32 + lane;
                 unsigned int hup, eup;
                 if (i0 == 0) {
-                    const int v = (MODE == 0) ? -(go + (j - 1) * ge) : 0;
+                    const int v = H_edge(j, go, ge);
                     hup = pk2(v, v);
                     eup = negp;
                 } else {
