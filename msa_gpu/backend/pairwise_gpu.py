@@ -105,7 +105,7 @@ class WarpPlan:
         return self.dims[:, 1] * WARP * 8
 
     def dir_bytes(self) -> np.ndarray:
-        return self.dims[:, 0] * self.dims[:, 1] * WARP // 2
+        return _dir_words(self.dims) * 4
 
     def wide_dir_words(self) -> np.ndarray:
         return _wide_words(self.dims)
@@ -113,6 +113,12 @@ class WarpPlan:
     def cost(self) -> np.ndarray:
         """Cell updates per lane, i.e. work per warp."""
         return self.dims[:, 0] * self.dims[:, 1]
+
+
+def _dir_words(dims):
+    """Nibble words of each group (dims: a NumPy or CuPy (W, 2) array) in
+    ``pairwise_dp``: a word per strip of 8 rows, column and lane."""
+    return dims[:, 0] // STRIP * dims[:, 1] * WARP
 
 
 def _wide_words(dims):
@@ -568,12 +574,9 @@ class _Run:
             smem = _with_table(kern, self.S.shape[0])
             nslots = int(d_slots.size)
             if tb:
-                if wide:  # a warp per pair
-                    dir_off = starts(_wide_words(ddims))
-                    n_dir = int(_wide_words(dims).sum())
-                else:
-                    dir_off = starts(ddims[:, 0] // STRIP * ddims[:, 1] * WARP)
-                    n_dir = int((dims[:, 0] // STRIP * dims[:, 1] * WARP).sum())
+                words = _wide_words if wide else _dir_words  # (wide: a warp per pair)
+                dir_off = starts(words(ddims))
+                n_dir = int(words(dims).sum())
                 sp = cp.maximum(d_slots, 0)
                 cap = cp.where(d_slots >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0)
                 d_slot_off = cp.zeros(nslots + 1, cp.int64)
