@@ -49,6 +49,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from math import gcd
 
 import numpy as np
@@ -218,6 +219,8 @@ def _batches(warps: np.ndarray, need: np.ndarray, budget: int) -> list[np.ndarra
     if not len(warps):
         return []
     c = np.cumsum(need[warps])
+    if c[-1] <= budget:
+        return [warps]
     out, start, base = [], 0, 0
     while start < len(warps):
         stop = max(start + 1, int(np.searchsorted(c, base + budget, side="right")))
@@ -265,6 +268,7 @@ class _Job:
     warps: np.ndarray
     events: tuple = ()
     tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
+    keep: tuple = ()  # device buffers its kernel reads, kept until the call ends
 
 
 _STREAMS: dict = {}
@@ -316,7 +320,16 @@ def _staging(key, nbytes: int):
 
 
 CAST_CHUNK = 1 << 17
+HOST_THREADS = 16  # host copies and page faults (NumPy releases the GIL while it copies or fills)
 _POOL: list = []
+
+
+def _host_pool() -> ThreadPoolExecutor:
+    """The threads of `_cast_into` and `_touch` (made once; their tasks never wait for each other)."""
+    with _LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(min(HOST_THREADS, os.cpu_count() or 1)))
+    return _POOL[0]
 
 
 def _cast_into(pairs) -> None:
@@ -328,15 +341,12 @@ def _cast_into(pairs) -> None:
         for d, s_ in pairs:
             np.copyto(d, s_, casting="unsafe")
         return
-    with _LOCK:
-        if not _POOL:
-            _POOL.append(ThreadPoolExecutor(min(8, os.cpu_count() or 1)))
 
     def one(w):
         d, s_, a = w
         np.copyto(d[a:a + CAST_CHUNK], s_[a:a + CAST_CHUNK], casting="unsafe")
 
-    list(_POOL[0].map(one, work))
+    list(_host_pool().map(one, work))
 
 
 def _result_array(P: int) -> tuple[np.ndarray, bool]:
@@ -357,6 +367,14 @@ def _result_array(P: int) -> tuple[np.ndarray, bool]:
     return _fresh((P, 8), np.int64), False
 
 
+@cache
+def _sm_count(dev: int) -> int:
+    """Multiprocessors of device ``dev`` (``Device.attributes`` asks the driver for every attribute)."""
+    import cupy as cp
+
+    return int(cp.cuda.Device(dev).attributes["MultiProcessorCount"])
+
+
 class _Device:
     """One device's share of a call: pairs ``lo .. hi - 1`` (ids local to the
     range), its uploads, its results and the stream its work runs on."""
@@ -369,7 +387,7 @@ class _Device:
         self.mode, self.traceback = run.mode, run.traceback
         self.lo = self.hi = 0
         self.stream = _stream(dev, k)
-        self.resident = cp.cuda.Device(dev).attributes["MultiProcessorCount"] * WARPS_PER_SM
+        self.resident = _sm_count(dev) * WARPS_PER_SM
         self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
         # every input but the pairs in one page-locked block, one asynchronous copy
         parts = (run.seq, run.off, run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
@@ -463,12 +481,33 @@ class _Device:
         one copy. With ``box`` a pair's lengths are its end cell (from ``res``)."""
         import cupy as cp
 
-        P = int(ids.size)
-        W = (P + width - 1) // width
-        if not P:
+        if not ids.size:
             return WarpPlan(cp.full((0, width), -1, cp.int64), np.zeros((0, 2), np.int64), width,
                             cp.zeros((0, 2), cp.int64), np.zeros(0, np.int64), cp.zeros(1, cp.int64),
                             np.zeros(1, np.int64))
+        return self.finish(*self.groups(ids, width, strip, box), width, runs)
+
+    def finish(self, slots, out, width: int, runs: bool) -> WarpPlan:
+        """The WarpPlan of `groups`' output: one copy of the dims (and with
+        ``runs`` the run-slot words) to the host, which waits for the stream."""
+        import cupy as cp
+
+        W = len(out) // 4
+        drow = cp.zeros(W + 1, cp.int64)
+        cp.cumsum(out[3 * W:], out=drow[1:])
+        host = out[:3 * W].get()  # one copy (waits for the stream)
+        dims = host[:2 * W].reshape(W, 2)
+        return WarpPlan(slots.reshape(W, width), dims, width, out[:2 * W].reshape(W, 2),
+                        host[2 * W:].copy() if runs else None, drow, _exclusive(dims[:, 1] * WARP))
+
+    def groups(self, ids, width: int, strip: int, box: bool):
+        """Queue the planning kernels of `plan` (nothing waits): the slots
+        (W * width pair ids, -1 padding) and ``out`` (4 W: the dims (W, 2), each
+        group's run-slot words, its row-buffer words) on the device."""
+        import cupy as cp
+
+        P = int(ids.size)
+        W = (P + width - 1) // width
         narrow = _narrow_keys(self.lmax)
         key = cp.empty(P, cp.int32 if narrow else cp.int64)
         keys = _kernel("plan_keys", self.mode, self.traceback)
@@ -480,12 +519,21 @@ class _Device:
         groups = _kernel("plan_groups", self.mode, self.traceback)
         groups(((W + 127) // 128,), (128,), (perm, ids, np.int64(P), np.int32(width), np.int64(W), self.pa, self.pb,
                                             self.len, self.res, np.int32(box), np.int32(strip), slots, out))
-        drow = cp.zeros(W + 1, cp.int64)
-        cp.cumsum(out[3 * W:], out=drow[1:])
-        host = out[:3 * W].get()  # one copy (waits for the stream)
-        dims = host[:2 * W].reshape(W, 2)
-        return WarpPlan(slots.reshape(W, width), dims, width, out[:2 * W].reshape(W, 2),
-                        host[2 * W:].copy() if runs else None, drow, _exclusive(dims[:, 1] * WARP))
+        return slots, out
+
+
+class _DeviceDims:
+    """The dims of a plan that stays on the device, copied to the host the
+    first time they are read (only the statistics read them)."""
+
+    def __init__(self, ddims, width: int):
+        self._d, self.width, self._h = ddims, width, None
+
+    @property
+    def dims(self) -> np.ndarray:
+        if self._h is None:
+            self._h = self._d.get()
+        return self._h
 
 
 class _Run:
@@ -557,60 +605,90 @@ class _Run:
         d_slots = plan.slots[g0:g1].ravel()
         row_off, row_base = plan.drow[g0:g1], np.int64(plan.hrow[g0])
         d_rows = cp.empty(int(plan.hrow[g1] - plan.hrow[g0]) * 2, cp.int32)
-        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
         if job.kind == "s16":
-            u = self.unit
-            kern = _kernel("pairwise_score16", self.mode, False)
-            smem = _with_table(kern, self.S.shape[0])
-            threads = len(warps) * WARP
-            t0.record()
-            kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
-                 (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
-                  dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
-                  np.int32(u), np.int32(len(warps)), dv.res), shared_mem=smem)
+            self.launch_score16(dv, job, (d_slots, ddims, row_off, row_base, d_rows), len(warps))
+            return
+        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
+        tb, wide = job.kind in ("tb", "tbw"), job.kind == "tbw"
+        kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, tb)
+        smem = _with_table(kern, self.S.shape[0])
+        nslots = int(d_slots.size)
+        if tb:
+            words = _wide_words if wide else _dir_words  # (wide: a warp per pair)
+            dir_off = starts(words(ddims))
+            n_dir = int(words(dims).sum())
+            sp = cp.maximum(d_slots, 0)
+            cap = cp.where(d_slots >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0)
+            d_slot_off = cp.zeros(nslots + 1, cp.int64)
+            cp.cumsum(cap, out=d_slot_off[1:])
+            n_runs = int(plan.words[g0:g1].sum())
         else:
-            tb, wide = job.kind in ("tb", "tbw"), job.kind == "tbw"
-            kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, tb)
-            smem = _with_table(kern, self.S.shape[0])
-            nslots = int(d_slots.size)
-            if tb:
-                words = _wide_words if wide else _dir_words  # (wide: a warp per pair)
-                dir_off = starts(words(ddims))
-                n_dir = int(words(dims).sum())
-                sp = cp.maximum(d_slots, 0)
-                cap = cp.where(d_slots >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0)
-                d_slot_off = cp.zeros(nslots + 1, cp.int64)
-                cp.cumsum(cap, out=d_slot_off[1:])
-                n_runs = int(plan.words[g0:g1].sum())
-            else:
-                dir_off = cp.zeros(len(warps), cp.int64)
-                d_slot_off = cp.zeros(nslots + 1, cp.int64)
-                n_dir = n_runs = 1
-            d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
-            d_runs = cp.empty(max(n_runs, 1), cp.uint32)
-            threads = nslots * (WARP if wide else 1)
-            t0.record()
-            kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
-                 (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
-                  dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
-                  np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
-            if tb:  # kept until the runs are placed in pair order (`place`)
-                job.tb = (d_runs, d_slot_off, d_slots)
+            dir_off = cp.zeros(len(warps), cp.int64)
+            d_slot_off = cp.zeros(nslots + 1, cp.int64)
+            n_dir = n_runs = 1
+        d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
+        d_runs = cp.empty(max(n_runs, 1), cp.uint32)
+        threads = nslots * (WARP if wide else 1)
+        t0.record()
+        kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
+             (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
+              dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
+              np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
+        if tb:  # kept until the runs are placed in pair order (`place`)
+            job.tb = (d_runs, d_slot_off, d_slots)
         t1.record()
         job.events = (t0, t1)
 
-    def place(self, dv: _Device, jobs: list[_Job], dst: np.ndarray, out: np.ndarray, counted: bool) -> None:
-        """Runs of the device's pairs (``dst``: pair-order offsets of all pairs)
-        into ``out[dst[lo]:dst[hi]]``: placed in pair order on the device, then
-        one copy. Pairs the device did not align keep their place (the caller
-        fills it). ``counted``: the device's own sums (`count_runs`) are those
-        offsets less dst[lo] (the GPUs aligned every pair)."""
+    def launch_score16(self, dv: _Device, job: _Job, args: tuple, ngroups: int) -> None:
+        """Queue the packed 16-bit score kernel over ``ngroups`` groups on the
+        current stream (``args``: slots, dims, row offsets, their base, rows)."""
         import cupy as cp
 
-        lo, hi = dv.lo, dv.hi
+        d_slots, ddims, row_off, row_base, d_rows = args
+        u = self.unit
+        kern = _kernel("pairwise_score16", self.mode, False)
+        smem = _with_table(kern, self.S.shape[0])
+        threads = ngroups * WARP
+        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
+        t0.record()
+        kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
+             (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, np.int64(row_base), d_rows,
+              dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
+              np.int32(u), np.int32(ngroups), dv.res), shared_mem=smem)
+        t1.record()
+        job.events = (t0, t1)
+
+    def launch_traceback(self, dv: _Device, job: _Job, args: tuple, nslots: int) -> None:
+        """Queue one traceback kernel (``job.kind`` "tbw" or "tb") on the current
+        stream with its slot, dims, row, nibble and run arguments as they are
+        (``args``: slots, dims, row offsets, rows, nibble offsets, nibbles,
+        runs, run-slot offsets)."""
+        import cupy as cp
+
+        d_slots, ddims, row_off, d_rows, dir_off, d_dirs, d_runs, d_slot_off = args
+        wide = job.kind == "tbw"
+        kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, True)
+        smem = _with_table(kern, self.S.shape[0])
+        threads = nslots * (WARP if wide else 1)
+        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
+        t0.record()
+        kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
+             (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, np.int64(0), d_rows,
+              dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
+              np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
+        t1.record()
+        job.events = (t0, t1)
+        job.tb = (d_runs, d_slot_off, d_slots)
+
+    def place(self, dv: _Device, jobs: list[_Job], d_dst, start: int, stop: int, out: np.ndarray) -> None:
+        """Runs of the device's pairs into ``out[start:stop]``: placed in pair
+        order on the device (``d_dst``, a device array: the range's run offsets
+        from ``start``, one more than its pairs), then one copy. Pairs the device
+        did not align keep their place (the caller fills it)."""
+        import cupy as cp
+
         with dv.stream:
-            d_dst = dv.dst if counted else cp.asarray(dst[lo:hi + 1] - dst[lo])
-            buf = cp.empty(max(int(dst[hi] - dst[lo]), 1), cp.uint32)
+            buf = cp.empty(max(stop - start, 1), cp.uint32)
             kern = _kernel("place_runs", self.mode, True)
             for job in jobs:
                 if not job.tb:  # the score pass of a local or semiglobal traceback
@@ -619,11 +697,13 @@ class _Run:
                 nslots = len(d_slots)
                 kern(((nslots * WARP + 255) // 256,), (256,),
                      (d_runs, d_slot_off, d_slots, dv.res, d_dst, np.int32(0), np.int32(nslots), buf))
-                job.tb = ()
-            if dst[hi] > dst[lo]:
-                region = out[dst[lo]:dst[hi]]
+            if stop > start:
+                region = out[start:stop]
                 _touch(region)  # this device's part of the host array, while the kernels place the runs
-                buf[: int(dst[hi] - dst[lo])].get(out=region)
+                buf[:stop - start].get(out=region)
+            dv.stream.synchronize()
+        for job in jobs:  # (slot runs made on a second stream go back to its pool: not while read here)
+            job.tb = ()
 
 
 def _job_seconds(k: int, dv: _Device, jobs: list[_Job], stats: dict) -> None:
@@ -783,10 +863,33 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         counts[k]["s32"] = counts[k].get("s32", 0) + int(rest.size)
         return out
 
-    def tb_jobs(k, dv, ids, free):
-        """Plan and launch the traceback groups of ``ids`` on the current stream
-        (box: each pair's DP stops at its end cell, read from res on the device)."""
-        p = dv.plan(ids, WARP, STRIP, box=box, runs=True)
+    def score_direct(k, dv, ids, budget) -> bool:
+        """The 16-bit score pass queued without waiting for its plan: when every
+        group fits 16 bits at the longest lengths and row buffers sized for them
+        fit ``budget``, the kernel goes right behind the planning kernels (the
+        dims stay on the device). False (nothing queued) otherwise."""
+        P = int(ids.size)
+        W = (P + 2 * WARP - 1) // (2 * WARP)
+        strip = STRIP16[mode]
+        longest = np.array([[(dv.lmax + strip - 1) // strip * strip, (dv.lmax + 3) // 4 * 4]], np.int64)
+        rows = W * int(longest[0, 1]) * WARP  # (uint2 words: a bound of the plan's)
+        if not P or 8 * rows > budget or not fits16(longest, S // unit, go // unit, ge // unit).all():
+            return False
+        slots, out = dv.groups(ids, 2 * WARP, strip, False)
+        row_off = cp.zeros(W + 1, cp.int64)
+        cp.cumsum(out[3 * W:], out=row_off[1:])
+        ddims = out[:2 * W].reshape(W, 2)
+        job = _Job("s16", _DeviceDims(ddims, 2 * WARP), np.arange(W))
+        run.launch_score16(dv, job, (slots, ddims, row_off[:W], 0, cp.empty(2 * rows, cp.int32)), W)
+        done[k].append(job)
+        counts[k]["s16"] = counts[k].get("s16", 0) + P
+        return True
+
+    def tb_jobs(k, dv, ids, free, p=None):
+        """Plan (unless ``p`` is the plan) and launch the traceback groups of ``ids``
+        on the current stream in batches that fit the memory (box: each pair's
+        DP stops at its end cell, read from res on the device)."""
+        p = dv.plan(ids, WARP, STRIP, box=box, runs=True) if p is None else p
         mark(k, "traceback_planned")
         kept = int(p.words.sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
         budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
@@ -807,17 +910,105 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             if not sel.any():
                 continue
             g = np.flatnonzero(sel)
-            part = p if len(g) == len(p.dims) else p.part(g, cp.asarray(g))
+            if len(g) == len(p.dims):
+                part = p
+            elif g[-1] - g[0] + 1 == len(g):  # (consecutive groups: views, nothing copied to the device)
+                part = p.part(slice(int(g[0]), int(g[-1]) + 1))
+            else:
+                part = p.part(g, cp.asarray(g))
             run_jobs(k, dv, kind, part, need[g], budget)
+
+    def tb_direct(k, dv, ids, free) -> None:
+        """The traceback pass planned on the device: everything that
+        `tb_jobs` decides from the dims on the host (which groups run a warp
+        per pair, the nibble, row and run offsets) is queued before the one
+        wait, so the host works while the score pass runs and launches two
+        kernels once the end cells are known. When the pass does not fit the
+        memory in one go, `tb_jobs` batches it (from the same plan)."""
+        P = int(ids.size)
+        if not P:
+            return tb_jobs(k, dv, ids, free)
+        W = (P + WARP - 1) // WARP
+        slots, out = dv.groups(ids, WARP, STRIP, box)
+        dd = out[:2 * W].reshape(W, 2)
+        if use_wide is None:
+            cost = dd[:, 0] * dd[:, 1]
+            resident = dv.resident // devices.count(devices[k])
+            wide = cost * resident > WIDE_SHARE * cp.maximum(cost.sum(), 1)  # (`wide_groups`)
+        else:
+            wide = cp.full(W, bool(use_wide))
+        cw = cp.cumsum(wide)  # wide groups first, then the others, each in plan order
+        n_wide = cw[-1]
+        order = cp.empty(W, cp.int64)
+        order[cp.where(wide, cw - 1, n_wide + cp.arange(W) - cw)] = cp.arange(W)
+        pdims = dd[order]
+        pslots = slots.reshape(W, WARP)[order]
+        pwide = wide[order]
+        dir_off = cp.zeros(W + 1, cp.int64)
+        cp.cumsum(cp.where(pwide, _wide_words(pdims), _dir_words(pdims)), out=dir_off[1:])
+        row_off = cp.zeros(W + 1, cp.int64)
+        cp.cumsum(pdims[:, 1] * WARP, out=row_off[1:])
+        flat = pslots.reshape(-1)
+        sp = cp.maximum(flat, 0)
+        slot_off = cp.zeros(W * WARP + 1, cp.int64)
+        cp.cumsum(cp.where(flat >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0), out=slot_off[1:])
+        wide_pairs = ((pslots >= 0) & pwide[:, None]).sum()
+        sizes = cp.stack([n_wide, dir_off[-1], row_off[-1], slot_off[-1], wide_pairs]).get()  # (the wait)
+        n_wide, n_dir, n_rows, n_runs, wide_pairs = (int(x) for x in sizes)
+        budget = batch_bytes if batch_bytes is not None else max(free - 4 * n_runs, free // 4)
+        if 4 * n_dir + 8 * n_rows > budget:
+            return tb_jobs(k, dv, ids, free, dv.finish(slots, out, WARP, True))
+        mark(k, "traceback_planned")
+        counts[k]["tbw"] = counts[k].get("tbw", 0) + wide_pairs
+        counts[k]["tb"] = counts[k].get("tb", 0) + P - wide_pairs
+        d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
+        d_rows = cp.empty(max(2 * n_rows, 1), cp.int32)
+        d_runs = cp.empty(max(n_runs, 1), cp.uint32)
+        dims = _DeviceDims(pdims, WARP)
+        main = cp.cuda.get_current_stream()
+        side = None
+        if 0 < n_wide < W:  # (the others on a second stream: they fill the SMs the wide groups' last wave leaves)
+            side = _stream(dv.id, -1 - dv.k)
+            side.wait_event(main.record())
+        for kind, g0, g1 in (("tbw", 0, n_wide), ("tb", n_wide, W)):
+            if g1 == g0:
+                continue
+            job = _Job(kind, dims, np.arange(g0, g1))
+            with side if kind == "tb" and side is not None else main:
+                run.launch_traceback(dv, job, (pslots[g0:g1].reshape(-1), pdims[g0:g1], row_off[g0:g1], d_rows,
+                                               dir_off[g0:g1], d_dirs, d_runs,
+                                               slot_off[g0 * WARP:g1 * WARP + 1]), (g1 - g0) * WARP)
+            job.keep = (d_dirs, d_rows)  # (until the call ends: two streams use them)
+            done[k].append(job)
+        if side is not None:
+            main.wait_event(side.record())
 
     launched = [threading.Event() for _ in devices]
     res_ready = threading.Event()
     res_box: list = []
 
-    def work(k):  # one thread per device: upload, plan, launch, wait, fetch its results
+    # tracebacks: once every device has its run sums, one thread allocates the
+    # output and each device places its runs there itself (unless some pairs
+    # went to the CPU twin: then the host places them all after the join)
+    totals = [0] * len(devices)
+    placed: dict = {}
+
+    def alloc_runs():  # the barrier's action (in the last thread to arrive)
+        if not any(len(c) for c in cpu_parts):
+            placed["base"] = np.concatenate(([0], np.cumsum(totals))).tolist()
+            placed["out"] = np.empty(placed["base"][-1], np.uint32)
+
+    barrier = threading.Barrier(len(devices), action=alloc_runs) if traceback else None
+    split_ready = threading.Event()
+    split_box: list = []
+
+    def work(k):  # one thread per device: upload, plan, launch, wait, fetch (and place) its results
         try:
-            dv = devs[k] = _Device(devices[k], k, run)  # sequences and tables
-            lo, hi = int(bounds[k]), int(bounds[k + 1])
+            dv = devs[k] = _Device(devices[k], k, run)  # sequences and tables (while the host splits)
+            split_ready.wait()
+            if not split_box:
+                raise RuntimeError("the device split failed")  # (the host raises its own error)
+            lo, hi = int(split_box[0][k]), int(split_box[0][k + 1])
             dv.take(lo, hi)
             free = _free_bytes([devices[k]])[0] // devices.count(devices[k])
             with dv.stream:
@@ -826,11 +1017,12 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 ids = cp.arange(hi - lo, dtype=cp.int64)
                 if not traceback or box:  # scores (local and semiglobal tracebacks: their end cells first)
                     budget = batch_bytes if batch_bytes is not None else free
-                    for kind, p in score_plans(k, dv, ids, use16 or box):
-                        run_jobs(k, dv, kind, p, p.row_bytes(), budget)
+                    if not ((use16 or box) and score_direct(k, dv, ids, budget)):
+                        for kind, p in score_plans(k, dv, ids, use16 or box):
+                            run_jobs(k, dv, kind, p, p.row_bytes(), budget)
                     mark(k, "scores_launched")
                 if traceback:
-                    tb_jobs(k, dv, ids, free)
+                    tb_direct(k, dv, ids, free)
                     dv.count_runs()
             mark(k, "launched")
         finally:
@@ -838,27 +1030,43 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         dv.stream.synchronize()
         mark(k, "kernels_done")
         res_ready.wait()
-        if res_box:
-            dv.fetch(res_box[0][lo:hi], res_box[1], dst[lo + 1:hi + 1] if traceback else None)
+        if not res_box:
+            return  # (the host failed to make the result array: it raises that)
+        dv.fetch(res_box[0][lo:hi], res_box[1], dst[lo + 1:hi + 1] if traceback else None)
         mark(k, "fetched")
+        if traceback:
+            totals[k] = int(dst[hi]) if hi > lo else 0  # (the sums start from 0 at lo)
+            barrier.wait()
+            if "out" in placed:
+                base = placed["base"][k]
+                if base:
+                    dst[lo + 1:hi + 1] += base
+                run.place(dv, done[k], dv.dst, base, base + totals[k], placed["out"])
+                mark(k, "placed")
         _job_seconds(k, dv, done[k], stats)
-
-    # each device a contiguous range of pairs with an equal share of the work (cells,
-    # twice for pairs too long for 16 bits), so its results and alignments land in
-    # place; inside a range, groups run longest first
-    bounds = run.split(len(devices), use16 and not traceback)
-    lap("host_split_s")
 
     def guarded(k):  # the entry's lock until its stream has synced; `launched` set whatever happens
         try:
             with _entry_lock((devices[k], k)):
                 return _on_device(devices[k], work, k)
+        except BaseException:
+            if barrier is not None:
+                barrier.abort()  # (the other devices' threads stop waiting for this one)
+            raise
         finally:
             launched[k].set()
 
     with ThreadPoolExecutor(len(devices)) as pool:
         futures = [pool.submit(guarded, k) for k in range(len(devices))]
         try:
+            # each device a contiguous range of pairs with an equal share of the work (cells,
+            # twice for pairs too long for 16 bits), so its results and alignments land in
+            # place; inside a range, groups run longest first
+            try:
+                split_box.append(run.split(len(devices), use16 and not traceback))
+                lap("host_split_s")
+            finally:
+                split_ready.set()
             for e in launched:
                 e.wait()
             # (calloc may clear it: not after the kernels); tracebacks: each device's run sums
@@ -867,8 +1075,10 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
         finally:
             res_ready.set()
-        for f in futures:
-            f.result()
+        errors = [f.exception() for f in futures]
+    first = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
+    if first or any(e is not None for e in errors):
+        raise (first or [e for e in errors if e is not None])[0]
     stats["t_joined_s"] = round(time.perf_counter() - t_start, 4)
     res = res_box[0]
     dst[0] = 0
@@ -881,23 +1091,28 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     stats["t_end_s"] = round(time.perf_counter() - t_start, 4)
     if not traceback:
         return res, np.empty(0, np.uint32), dst
-    if cpu_pairs.size:  # (their rows on the devices were not aligned there: the sums again, on the host)
-        r, cpu_runs, cpu_off = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
-        res[cpu_pairs] = r
-        np.cumsum(run.lens[pa] + run.lens[pb] - res[:, 5], out=dst[1:])
-    else:  # each device's sums start from its range's first pair
-        for a, b in itertools.pairwise(bounds[1:].tolist()):
-            dst[a + 1:b + 1] += dst[a]
-    out = np.empty(int(dst[-1]), np.uint32)  # each device touches its part (`place`)
-    lap("host_runs_alloc_s")
-    _each_device(devices, lambda k: run.place(devs[k], done[k], dst, out, not cpu_pairs.size))
+    if "out" in placed:  # (the devices placed every run)
+        return res, placed["out"], dst
+    # some pairs went to the CPU twin (their rows on the devices were not aligned
+    # there): the sums again, on the host, and each device places around them
+    r, cpu_runs, cpu_off = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True)
+    res[cpu_pairs] = r
+    np.cumsum(run.lens[pa] + run.lens[pb] - res[:, 5], out=dst[1:])
+    out = np.empty(int(dst[-1]), np.uint32)
+    bounds = split_box[0]
+
+    def place(k):
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        run.place(devs[k], done[k], cp.asarray(dst[lo:hi + 1] - dst[lo]), int(dst[lo]), int(dst[hi]), out)
+
+    _each_device(devices, place)
     for k, p in enumerate(cpu_pairs.tolist()):
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
     lap("host_place_s")
     return res, out, dst
 
 
-PREFAULT_CHUNK = 16 << 20  # bytes
+PREFAULT_CHUNK = 2 << 20  # bytes
 
 
 def _fresh(shape, dtype) -> np.ndarray:
@@ -912,10 +1127,11 @@ def _fresh(shape, dtype) -> np.ndarray:
 
 
 def _touch(a: np.ndarray) -> None:
-    """Write zeros over ``a`` (contiguous) from up to 8 threads when it is large."""
+    """Write zeros over ``a`` (contiguous), a chunk per task of the host
+    threads, when it is over one chunk (2 MB: the copy of 42 MB of runs from
+    two devices took 7.7 ms into untouched pages, where the old 32 MB
+    threshold left both halves)."""
     flat = a.reshape(-1).view(np.uint8)
-    if flat.size <= 2 * PREFAULT_CHUNK:
+    if flat.size <= PREFAULT_CHUNK:
         return
-    starts = range(0, flat.size, PREFAULT_CHUNK)
-    with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
-        list(pool.map(lambda x: flat[x:x + PREFAULT_CHUNK].fill(0), starts))
+    list(_host_pool().map(lambda x: flat[x:x + PREFAULT_CHUNK].fill(0), range(0, flat.size, PREFAULT_CHUNK)))
