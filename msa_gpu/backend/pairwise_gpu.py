@@ -25,14 +25,20 @@ Schedule first, then execute:
    allocated while the kernels run; tracebacks of very many pairs run in
    chunks of pairs whose run slots fit the devices' memory;
 5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
-   m + n words; at the end a kernel places them in pair order and one copy
-   brings them to the host. Local and semiglobal tracebacks first run the
-   score-only kernels to find each end cell, then align only the box before
-   it (the nibbles there do not depend on anything after it). Traceback
-   groups whose one warp would outlast the whole pass (`wide_groups`) run
-   first, a warp per pair (``pairwise_wide``: lanes hand rows down), so the
-   pass is not left waiting for a few long pairs on single threads; each
-   device sums its pairs' runs itself, so the host gathers nothing per pair.
+   m + n words; at the end each device's thread places its pairs' runs in
+   pair order (a kernel) and copies them into its part of the host array
+   (the threads meet once, when every device knows its run count). Local and
+   semiglobal tracebacks first run the score-only kernels to find each end
+   cell, then align only the box before it (the nibbles there do not depend
+   on anything after it). Traceback groups whose one warp would outlast the
+   whole pass (`wide_groups`) run first, a warp per pair (``pairwise_wide``:
+   lanes hand rows down), so the pass is not left waiting for a few long
+   pairs on single threads; the others run beside them on a second stream.
+   That whole plan (which groups go wide, the nibble, row and run offsets)
+   is queued on the device behind the score pass, so the host launches the
+   two kernels after one small copy (`tb_direct`; passes too big for the
+   memory go in batches instead); each device sums its pairs' runs itself,
+   so the host gathers nothing per pair.
 
 A pair's result does not depend on its group, batch, kernel or device, so the
 output is identical whatever the GPU count and batch size. With a traceback,
