@@ -274,7 +274,6 @@ class _Job:
     warps: np.ndarray
     events: tuple = ()
     tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
-    keep: tuple = ()  # device buffers its kernel reads, kept until the call ends
 
 
 _STREAMS: dict = {}
@@ -708,7 +707,7 @@ class _Run:
                 _touch(region)  # this device's part of the host array, while the kernels place the runs
                 buf[:stop - start].get(out=region)
             dv.stream.synchronize()
-        for job in jobs:  # (slot runs made on a second stream go back to its pool: not while read here)
+        for job in jobs:  # (freed once the stream is done with them)
             job.tb = ()
 
 
@@ -889,6 +888,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         run.launch_score16(dv, job, (slots, ddims, row_off[:W], 0, cp.empty(2 * rows, cp.int32)), W)
         done[k].append(job)
         counts[k]["s16"] = counts[k].get("s16", 0) + P
+        counts[k]["s32"] = counts[k].get("s32", 0)
         return True
 
     def tb_jobs(k, dv, ids, free, p=None):
@@ -984,7 +984,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 run.launch_traceback(dv, job, (pslots[g0:g1].reshape(-1), pdims[g0:g1], row_off[g0:g1], d_rows,
                                                dir_off[g0:g1], d_dirs, d_runs,
                                                slot_off[g0 * WARP:g1 * WARP + 1]), (g1 - g0) * WARP)
-            job.keep = (d_dirs, d_rows)  # (until the call ends: two streams use them)
             done[k].append(job)
         if side is not None:
             main.wait_event(side.record())
@@ -1063,16 +1062,15 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             launched[k].set()
 
     with ThreadPoolExecutor(len(devices)) as pool:
-        futures = [pool.submit(guarded, k) for k in range(len(devices))]
+        futures = []
         try:
+            futures += [pool.submit(guarded, k) for k in range(len(devices))]
             # each device a contiguous range of pairs with an equal share of the work (cells,
             # twice for pairs too long for 16 bits), so its results and alignments land in
             # place; inside a range, groups run longest first
-            try:
-                split_box.append(run.split(len(devices), use16 and not traceback))
-                lap("host_split_s")
-            finally:
-                split_ready.set()
+            split_box.append(run.split(len(devices), use16 and not traceback))
+            lap("host_split_s")
+            split_ready.set()
             for e in launched:
                 e.wait()
             # (calloc may clear it: not after the kernels); tracebacks: each device's run sums
@@ -1080,6 +1078,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
                 res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
         finally:
+            split_ready.set()  # (threads that see no split or no results stop)
             res_ready.set()
         errors = [f.exception() for f in futures]
     first = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
@@ -1109,7 +1108,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
 
     def place(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        run.place(devs[k], done[k], cp.asarray(dst[lo:hi + 1] - dst[lo]), int(dst[lo]), int(dst[hi]), out)
+        with devs[k].stream:  # (the copy is asynchronous: on the stream that reads it)
+            d_dst = cp.asarray(dst[lo:hi + 1] - dst[lo])
+        run.place(devs[k], done[k], d_dst, int(dst[lo]), int(dst[hi]), out)
 
     _each_device(devices, place)
     for k, p in enumerate(cpu_pairs.tolist()):
