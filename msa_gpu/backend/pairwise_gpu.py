@@ -102,8 +102,7 @@ class WarpPlan:
             import cupy as cp
 
             ddims = cp.ascontiguousarray(self.ddims[d])
-            drow = cp.zeros(len(dims) + 1, cp.int64)
-            cp.cumsum(ddims[:, 1] * WARP, out=drow[1:])
+            drow = _exclusive(ddims[:, 1] * WARP)
             hrow = _exclusive(dims[:, 1] * WARP)
         return WarpPlan(self.slots[d], dims, self.width, ddims,
                         None if self.words is None else self.words[sel], drow, hrow)
@@ -136,9 +135,16 @@ def _wide_words(dims):
     return WARP * bands * WARP * ((dims[:, 1] + 31 + 7) // 8 * 8)
 
 
-def _exclusive(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(x) + 1, np.int64)
-    np.cumsum(x, out=out[1:])
+def _exclusive(x):
+    """Exclusive prefix sums of ``x`` (a NumPy or CuPy array), one more than
+    its length: int64 on the array's own side."""
+    if isinstance(x, np.ndarray):
+        xp = np
+    else:
+        import cupy as xp
+    out = xp.zeros(len(x) + 1, xp.int64)
+    if len(x):
+        xp.cumsum(x, out=out[1:])
     return out
 
 
@@ -197,8 +203,8 @@ def wide_groups(dims: np.ndarray, resident_warps: int, share: float | None = Non
     resident warp, so alone it takes Mw * Nw against the pass's
     sum(Mw * Nw) / resident_warps: a pass of few groups, or with a few much
     longer ones, would wait for them with most of the GPU idle."""
-    cost = dims[:, 0] * dims[:, 1]
-    return cost * resident_warps > (WIDE_SHARE if share is None else share) * max(int(cost.sum()), 1)
+    cost = dims[:, 0] * dims[:, 1]  # (NumPy, or CuPy: `tb_direct` decides on the device)
+    return cost * resident_warps > (WIDE_SHARE if share is None else share) * cost.sum().clip(1)
 
 
 def cost_unit(S: np.ndarray, go: int, ge: int) -> int:
@@ -453,12 +459,15 @@ class _Device:
         """Queue the exclusive sums of the runs of the range's pairs (slot words
         m + n less the first run's index, res[:, 5]) into ``self.dst``: where
         they land in the range's part of the output, if the GPU aligned them all."""
+
+        self.dst = _exclusive(self.len[self.pa] + self.len[self.pb] - self.res[:, 5])
+
+    def slot_words(self, d_slots):
+        """Run words of each slot (m + n of its pair, 0 for padding) on the device."""
         import cupy as cp
 
-        n = self.hi - self.lo
-        self.dst = cp.zeros(n + 1, cp.int64)
-        if n:
-            cp.cumsum(self.len[self.pa] + self.len[self.pb] - self.res[:, 5], out=self.dst[1:])
+        sp = cp.maximum(d_slots, 0)
+        return cp.where(d_slots >= 0, self.len[self.pa[sp]] + self.len[self.pb[sp]], 0)
 
     def fetch(self, out: np.ndarray, pinned: bool, dst: np.ndarray | None = None) -> None:
         """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``),
@@ -495,11 +504,9 @@ class _Device:
     def finish(self, slots, out, width: int, runs: bool) -> WarpPlan:
         """The WarpPlan of `groups`' output: one copy of the dims (and with
         ``runs`` the run-slot words) to the host, which waits for the stream."""
-        import cupy as cp
 
         W = len(out) // 4
-        drow = cp.zeros(W + 1, cp.int64)
-        cp.cumsum(out[3 * W:], out=drow[1:])
+        drow = _exclusive(out[3 * W:])
         host = out[:3 * W].get()  # one copy (waits for the stream)
         dims = host[:2 * W].reshape(W, 2)
         return WarpPlan(slots.reshape(W, width), dims, width, out[:2 * W].reshape(W, 2),
@@ -601,48 +608,23 @@ class _Run:
         dims = plan.dims[g0:g1]
         ddims = plan.ddims[g0:g1]
 
-        def starts(x):  # exclusive prefix sums on the device
-            out = cp.zeros(len(x), cp.int64)
-            if len(x) > 1:
-                cp.cumsum(x[:-1], out=out[1:])
-            return out
-
         d_slots = plan.slots[g0:g1].ravel()
-        row_off, row_base = plan.drow[g0:g1], np.int64(plan.hrow[g0])
+        row_off, row_base = plan.drow[g0:g1], int(plan.hrow[g0])
         d_rows = cp.empty(int(plan.hrow[g1] - plan.hrow[g0]) * 2, cp.int32)
         if job.kind == "s16":
             self.launch_score16(dv, job, (d_slots, ddims, row_off, row_base, d_rows), len(warps))
             return
-        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
-        tb, wide = job.kind in ("tb", "tbw"), job.kind == "tbw"
-        kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, tb)
-        smem = _with_table(kern, self.S.shape[0])
         nslots = int(d_slots.size)
-        if tb:
-            words = _wide_words if wide else _dir_words  # (wide: a warp per pair)
-            dir_off = starts(words(ddims))
-            n_dir = int(words(dims).sum())
-            sp = cp.maximum(d_slots, 0)
-            cap = cp.where(d_slots >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0)
-            d_slot_off = cp.zeros(nslots + 1, cp.int64)
-            cp.cumsum(cap, out=d_slot_off[1:])
-            n_runs = int(plan.words[g0:g1].sum())
+        if job.kind == "s32":
+            dir_off, d_dirs = cp.zeros(len(warps), cp.int64), cp.empty(1, cp.uint32)
+            d_slot_off, d_runs = cp.zeros(nslots + 1, cp.int64), cp.empty(1, cp.uint32)
         else:
-            dir_off = cp.zeros(len(warps), cp.int64)
-            d_slot_off = cp.zeros(nslots + 1, cp.int64)
-            n_dir = n_runs = 1
-        d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
-        d_runs = cp.empty(max(n_runs, 1), cp.uint32)
-        threads = nslots * (WARP if wide else 1)
-        t0.record()
-        kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
-             (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, row_base, d_rows,
-              dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
-              np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
-        if tb:  # kept until the runs are placed in pair order (`place`)
-            job.tb = (d_runs, d_slot_off, d_slots)
-        t1.record()
-        job.events = (t0, t1)
+            words = _wide_words if job.kind == "tbw" else _dir_words  # (wide: a warp per pair)
+            dir_off, d_dirs = _exclusive(words(ddims))[:-1], cp.empty(max(int(words(dims).sum()), 1), cp.uint32)
+            d_slot_off = _exclusive(dv.slot_words(d_slots))
+            d_runs = cp.empty(max(int(plan.words[g0:g1].sum()), 1), cp.uint32)
+        self.launch_dp(dv, job, (d_slots, ddims, row_off, row_base, d_rows, dir_off, d_dirs, d_runs, d_slot_off),
+                       nslots)
 
     def launch_score16(self, dv: _Device, job: _Job, args: tuple, ngroups: int) -> None:
         """Queue the packed 16-bit score kernel over ``ngroups`` groups on the
@@ -663,27 +645,28 @@ class _Run:
         t1.record()
         job.events = (t0, t1)
 
-    def launch_traceback(self, dv: _Device, job: _Job, args: tuple, nslots: int) -> None:
-        """Queue one traceback kernel (``job.kind`` "tbw" or "tb") on the current
-        stream with its slot, dims, row, nibble and run arguments as they are
-        (``args``: slots, dims, row offsets, rows, nibble offsets, nibbles,
-        runs, run-slot offsets)."""
+    def launch_dp(self, dv: _Device, job: _Job, args: tuple, nslots: int) -> None:
+        """Queue one 32-bit kernel over ``nslots`` slots on the current stream:
+        ``job.kind`` "s32" (scores), "tb" (tracebacks) or "tbw" (tracebacks, a
+        warp per pair). ``args``: slots, dims, row offsets and their base, rows,
+        nibble offsets, nibbles, runs, run-slot offsets."""
         import cupy as cp
 
-        d_slots, ddims, row_off, d_rows, dir_off, d_dirs, d_runs, d_slot_off = args
+        d_slots, ddims, row_off, row_base, d_rows, dir_off, d_dirs, d_runs, d_slot_off = args
         wide = job.kind == "tbw"
-        kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, True)
+        kern = _kernel("pairwise_wide" if wide else "pairwise_dp", self.mode, job.kind != "s32")
         smem = _with_table(kern, self.S.shape[0])
         threads = nslots * (WARP if wide else 1)
         t0, t1 = cp.cuda.Event(), cp.cuda.Event()
         t0.record()
         kern(((threads + BLOCK - 1) // BLOCK,), (BLOCK,),
-             (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, np.int64(0), d_rows,
+             (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, np.int64(row_base), d_rows,
               dir_off, d_dirs, dv.S, np.int32(self.S.shape[0]), np.int32(self.go),
               np.int32(self.ge), np.int32(nslots), dv.res, d_runs, d_slot_off), shared_mem=smem)
         t1.record()
         job.events = (t0, t1)
-        job.tb = (d_runs, d_slot_off, d_slots)
+        if job.kind != "s32":  # kept until the runs are placed in pair order (`place`)
+            job.tb = (d_runs, d_slot_off, d_slots)
 
     def place(self, dv: _Device, jobs: list[_Job], d_dst, start: int, stop: int, out: np.ndarray) -> None:
         """Runs of the device's pairs into ``out[start:stop]``: placed in pair
@@ -881,8 +864,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         if not P or 8 * rows > budget or not fits16(longest, S // unit, go // unit, ge // unit).all():
             return False
         slots, out = dv.groups(ids, 2 * WARP, strip, False)
-        row_off = cp.zeros(W + 1, cp.int64)
-        cp.cumsum(out[3 * W:], out=row_off[1:])
+        row_off = _exclusive(out[3 * W:])
         ddims = out[:2 * W].reshape(W, 2)
         job = _Job("s16", _DeviceDims(ddims, 2 * WARP), np.arange(W))
         run.launch_score16(dv, job, (slots, ddims, row_off[:W], 0, cp.empty(2 * rows, cp.int32)), W)
@@ -890,6 +872,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         counts[k]["s16"] = counts[k].get("s16", 0) + P
         counts[k]["s32"] = counts[k].get("s32", 0)
         return True
+
+    def resident(k, dv):  # warps of the 32-bit kernels (entries sharing a device share its warps)
+        return dv.resident // devices.count(devices[k])
 
     def tb_jobs(k, dv, ids, free, p=None):
         """Plan (unless ``p`` is the plan) and launch the traceback groups of ``ids``
@@ -901,8 +886,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
         need_w = p.wide_dir_words() * 4 + p.row_bytes()
         need = p.dir_bytes() + p.row_bytes()
-        resident = dv.resident // devices.count(devices[k])  # (entries sharing a device share its warps)
-        wide = wide_groups(p.dims, resident) if use_wide is None else np.full(len(need), bool(use_wide))
+        wide = wide_groups(p.dims, resident(k, dv)) if use_wide is None else np.full(len(need), bool(use_wide))
         wide &= need_w <= budget  # (else the narrower layout, or the CPU twin when that does not fit either)
         need = np.where(wide, need_w, need)
         big = need > budget
@@ -937,12 +921,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         W = (P + WARP - 1) // WARP
         slots, out = dv.groups(ids, WARP, STRIP, box)
         dd = out[:2 * W].reshape(W, 2)
-        if use_wide is None:
-            cost = dd[:, 0] * dd[:, 1]
-            resident = dv.resident // devices.count(devices[k])
-            wide = cost * resident > WIDE_SHARE * cp.maximum(cost.sum(), 1)  # (`wide_groups`)
-        else:
-            wide = cp.full(W, bool(use_wide))
+        wide = wide_groups(dd, resident(k, dv)) if use_wide is None else cp.full(W, bool(use_wide))
         cw = cp.cumsum(wide)  # wide groups first, then the others, each in plan order
         n_wide = cw[-1]
         order = cp.empty(W, cp.int64)
@@ -950,14 +929,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         pdims = dd[order]
         pslots = slots.reshape(W, WARP)[order]
         pwide = wide[order]
-        dir_off = cp.zeros(W + 1, cp.int64)
-        cp.cumsum(cp.where(pwide, _wide_words(pdims), _dir_words(pdims)), out=dir_off[1:])
-        row_off = cp.zeros(W + 1, cp.int64)
-        cp.cumsum(pdims[:, 1] * WARP, out=row_off[1:])
-        flat = pslots.reshape(-1)
-        sp = cp.maximum(flat, 0)
-        slot_off = cp.zeros(W * WARP + 1, cp.int64)
-        cp.cumsum(cp.where(flat >= 0, dv.len[dv.pa[sp]] + dv.len[dv.pb[sp]], 0), out=slot_off[1:])
+        dir_off = _exclusive(cp.where(pwide, _wide_words(pdims), _dir_words(pdims)))
+        row_off = _exclusive(pdims[:, 1] * WARP)
+        slot_off = _exclusive(dv.slot_words(pslots.reshape(-1)))
         wide_pairs = ((pslots >= 0) & pwide[:, None]).sum()
         sizes = cp.stack([n_wide, dir_off[-1], row_off[-1], slot_off[-1], wide_pairs]).get()  # (the wait)
         n_wide, n_dir, n_rows, n_runs, wide_pairs = (int(x) for x in sizes)
@@ -981,9 +955,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 continue
             job = _Job(kind, dims, np.arange(g0, g1))
             with side if kind == "tb" and side is not None else main:
-                run.launch_traceback(dv, job, (pslots[g0:g1].reshape(-1), pdims[g0:g1], row_off[g0:g1], d_rows,
-                                               dir_off[g0:g1], d_dirs, d_runs,
-                                               slot_off[g0 * WARP:g1 * WARP + 1]), (g1 - g0) * WARP)
+                run.launch_dp(dv, job, (pslots[g0:g1].reshape(-1), pdims[g0:g1], row_off[g0:g1], 0, d_rows,
+                                        dir_off[g0:g1], d_dirs, d_runs, slot_off[g0 * WARP:g1 * WARP + 1]),
+                              (g1 - g0) * WARP)
             done[k].append(job)
         if side is not None:
             main.wait_event(side.record())
