@@ -319,6 +319,10 @@ def test_gpu_schedule_helpers_without_a_gpu():
     plan = pg.plan_warps(m, n, 2, 4)
     assert sorted(plan.slots.ravel().tolist()) == [-1, 0, 1, 2, 3, 4]
     assert (plan.dims[:, 0] % 4 == 0).all() and (plan.dims[:, 1] % 4 == 0).all()
+    # groups run costliest first (Mw x Nw), whatever the pair order made them
+    assert (np.diff(plan.cost()) <= 0).all()
+    lpt = pg.plan_warps(np.array([100, 20, 20]), np.array([4, 1000, 1000]), 1, 4)
+    assert lpt.slots.ravel().tolist() == [1, 2, 0]
     # a warp per pair for groups that would outlast their share of the pass
     dims = np.array([[1000, 1000], [200, 200], [208, 104]] + [[96, 96]] * 100)
     assert pg.wide_groups(dims, 4000, 1.0).all()  # 103 warps on 4,000 slots: every one is the whole pass

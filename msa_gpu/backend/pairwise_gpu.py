@@ -175,15 +175,19 @@ def sort_pairs(m: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 def plan_warps(m: np.ndarray, n: np.ndarray, width: int = WARP, strip: int = STRIP,
                order: np.ndarray | None = None) -> WarpPlan:
-    """Sort pairs by length (unless ``order`` is given) and cut them into groups
-    of ``width`` (NumPy; `_Device.plan` does the same on a device)."""
+    """Sort pairs by length (unless ``order`` is given), cut them into groups
+    of ``width`` and put the groups in run order: the costliest (Mw x Nw)
+    first, so that a pass does not end waiting for long groups launched last
+    (NumPy; `_Device.plan` does the same on a device)."""
     order = sort_pairs(m, n) if order is None else order
     P = len(order)
     W = (P + width - 1) // width
     slots = np.full(W * width, -1, np.int64)
     slots[:P] = order
     slots = slots.reshape(W, width)
-    return WarpPlan(slots, _dims(slots, m, n, strip), width)
+    dims = _dims(slots, m, n, strip)
+    run = np.argsort(-(dims[:, 0] * dims[:, 1]), kind="stable")
+    return WarpPlan(slots[run], dims[run], width)
 
 
 def _dims(slots, m, n, strip):
@@ -336,28 +340,29 @@ _POOL: list = []
 
 
 def _host_pool() -> ThreadPoolExecutor:
-    """The threads of `_cast_into` and `_touch` (made once; their tasks never wait for each other)."""
+    """The threads of `_cast_async` and `_touch` (made once; their tasks never wait for each other)."""
     with _LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(min(HOST_THREADS, os.cpu_count() or 1)))
     return _POOL[0]
 
 
-def _cast_into(pairs) -> None:
-    """``dst[:] = src`` (a narrowing cast) for each (dst, src), in chunks on a
-    few threads when large (NumPy releases the GIL while it copies; one thread
-    alone reads a few GB/s)."""
+def _cast_async(pairs) -> list:
+    """Start ``dst[:] = src`` (a narrowing cast) for each (dst, src): in chunks
+    on the host pool when large (NumPy releases the GIL while it copies; one
+    thread alone reads a few GB/s), so the caller works meanwhile; returns the
+    futures to wait for (none: the copies are done)."""
     work = [(d, s_, a) for d, s_ in pairs for a in range(0, len(s_), CAST_CHUNK)]
     if len(work) <= len(pairs):
         for d, s_ in pairs:
             np.copyto(d, s_, casting="unsafe")
-        return
+        return []
 
     def one(w):
         d, s_, a = w
         np.copyto(d[a:a + CAST_CHUNK], s_[a:a + CAST_CHUNK], casting="unsafe")
 
-    list(_host_pool().map(one, work))
+    return [_host_pool().submit(one, w) for w in work]
 
 
 def _result_array(P: int) -> tuple[np.ndarray, bool]:
@@ -391,19 +396,22 @@ class _Device:
     range), its uploads, its results and the stream its work runs on."""
 
     def __init__(self, dev, k: int, run):
-        """The sequences and tables (they do not depend on the device's range)."""
-        import cupy as cp
-
         self.id, self.k = dev, k
         self.mode, self.traceback = run.mode, run.traceback
         self.lo = self.hi = 0
         self.stream = _stream(dev, k)
         self.resident = _sm_count(dev) * WARPS_PER_SM
         self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
+        self._staged = None
+
+    def load(self, run) -> None:
+        """Upload the sequences and tables (they do not depend on the device's range)."""
+        import cupy as cp
+
         # every input but the pairs in one page-locked block, one asynchronous copy
         parts = (run.seq, run.off, run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
         spans = np.cumsum([0] + [(x.nbytes + 15) // 16 * 16 for x in parts])
-        mem = _staging((dev, k, "inputs"), int(spans[-1]))
+        mem = _staging((self.id, self.k, "inputs"), int(spans[-1]))
         host = np.frombuffer(mem, np.uint8, int(spans[-1]))
         with self.stream:
             blob = cp.empty(int(spans[-1]), cp.uint8)
@@ -430,30 +438,45 @@ class _Device:
             self.pa, self.pb = self.ids[:n], self.ids[n:]
             self.res = cp.empty((n, 8), cp.int64)  # every row is written by a kernel (or the twin)
 
-    def upload(self, run) -> None:
-        """Upload the pairs on the current stream through a kept page-locked
-        buffer (no fresh host array to fault in), copied by a few threads, then
-        asynchronously: the rows of a (P, 2) int64 array as they are (int32 on
-        the device), other inputs cast to int32 on the host."""
-        import cupy as cp
-
+    def stage(self, run) -> None:
+        """Start casting the range's pairs into a kept page-locked buffer (a
+        few host threads; `settle` waits for them): the rows of a (P, 2) int64
+        array as they are (int32 on the device), other inputs cast to int32."""
         n, lo, hi = self.hi - self.lo, self.lo, self.hi
         if not n:
             return
-        stream = cp.cuda.get_current_stream().ptr
         if run.pairs is not None:
             mem = _staging((self.id, self.k), 16 * n)
             host = np.frombuffer(mem, np.int64, 2 * n).reshape(n, 2)
-            _cast_into([(host, run.pairs[lo:hi])])
-            rows = cp.empty((n, 2), cp.int64)
-            cp.cuda.runtime.memcpyAsync(rows.data.ptr, mem.ptr, 16 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
-            self.pa[...] = rows[:, 0]
-            self.pb[...] = rows[:, 1]
+            self._staged = (mem, True, _cast_async([(host, run.pairs[lo:hi])]))
+        else:
+            mem = _staging((self.id, self.k), 8 * n)
+            host = np.frombuffer(mem, np.int32, 2 * n)
+            self._staged = (mem, False, _cast_async([(host[:n], run.pa[lo:hi]), (host[n:], run.pb[lo:hi])]))
+
+    def settle(self) -> None:
+        """Wait for the cast of `stage` (the buffer is the entry's until its lock is released)."""
+        if self._staged is not None:
+            for f in self._staged[2]:
+                f.result()
+
+    def upload(self) -> None:
+        """The staged pairs to the device on the current stream (one asynchronous copy)."""
+        import cupy as cp
+
+        n = self.hi - self.lo
+        if self._staged is None:
             return
-        mem = _staging((self.id, self.k), 8 * n)
-        host = np.frombuffer(mem, np.int32, 2 * n)
-        _cast_into([(host[:n], run.pa[lo:hi]), (host[n:], run.pb[lo:hi])])
-        cp.cuda.runtime.memcpyAsync(self.ids.data.ptr, mem.ptr, 8 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+        self.settle()
+        mem, rows, _ = self._staged
+        stream = cp.cuda.get_current_stream().ptr
+        if rows:
+            d_rows = cp.empty((n, 2), cp.int64)
+            cp.cuda.runtime.memcpyAsync(d_rows.data.ptr, mem.ptr, 16 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+            self.pa[...] = d_rows[:, 0]
+            self.pb[...] = d_rows[:, 1]
+        else:
+            cp.cuda.runtime.memcpyAsync(self.ids.data.ptr, mem.ptr, 8 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
 
     def count_runs(self) -> None:
         """Queue the exclusive sums of the runs of the range's pairs (slot words
@@ -471,7 +494,9 @@ class _Device:
 
     def fetch(self, out: np.ndarray, pinned: bool, dst: np.ndarray | None = None) -> None:
         """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``),
-        and with ``dst`` (host, pageable) the run sums of `count_runs` into it."""
+        and with ``dst`` (host, pageable) the run sums of `count_runs` into it
+        first. A copy into page-locked ``out`` is only queued: the stream
+        must be synchronised before ``out`` is read."""
         import cupy as cp
 
         if dst is not None and len(dst):
@@ -483,7 +508,6 @@ class _Device:
             if pinned:
                 cp.cuda.runtime.memcpyAsync(out.ctypes.data, self.res.data.ptr, out.nbytes,
                                             cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
-                self.stream.synchronize()
             else:
                 self.res.get(out=out)
 
@@ -528,10 +552,15 @@ class _Device:
         perm = cp.argsort(key)
         slots = cp.empty(W * width, cp.int64)
         out = cp.empty(4 * W, cp.int64)
+        gkey = cp.empty(W, cp.int64)
         groups = _kernel("plan_groups", self.mode, self.traceback)
         groups(((W + 127) // 128,), (128,), (perm, ids, np.int64(P), np.int32(width), np.int64(W), self.pa, self.pb,
-                                            self.len, self.res, np.int32(box), np.int32(strip), slots, out))
-        return slots, out
+                                            self.len, self.res, np.int32(box), np.int32(strip), slots, out, gkey))
+        order = cp.argsort(gkey)  # (stable: the costliest groups first, as `plan_warps`)
+        slots_o, out_o = cp.empty_like(slots), cp.empty_like(out)
+        _kernel("plan_order", self.mode, self.traceback)(
+            ((W + 127) // 128,), (128,), (order, np.int32(width), np.int64(W), slots, out, slots_o, out_o))
+        return slots_o, out_o
 
 
 class _DeviceDims:
@@ -694,23 +723,29 @@ class _Run:
             job.tb = ()
 
 
-def _job_seconds(k: int, dv: _Device, jobs: list[_Job], stats: dict) -> None:
+def _job_cells(jobs: list[_Job]) -> list[int]:
+    """Padded cells of each job (a plan kept on the device copies its dims here)."""
+    return [int((job.plan.dims[job.warps, 0] * job.plan.dims[job.warps, 1]).sum()) * job.plan.width
+            for job in jobs]
+
+
+def _job_seconds(k: int, dv: _Device, jobs: list[_Job], cells: list[int], stats: dict) -> None:
     """Kernel time of device k (its jobs must be done): ``kernel_s_dev*`` from
     the first kernel's start to the last one's end (streams may overlap),
     ``kernel_busy_s_dev*`` the sum of the kernels' own times, ``jobs_dev*``
-    one line per kernel (times from the first launched one's start)."""
+    one line per kernel (times from the first launched one's start; ``cells``
+    from `_job_cells`)."""
     import cupy as cp
 
     if not jobs:
         return
     ref = jobs[0].events[0]
     first, last, busy, lines = 0.0, 0.0, 0.0, []
-    for job in jobs:
+    for job, c in zip(jobs, cells):
         a = cp.cuda.get_elapsed_time(ref, job.events[0]) / 1e3
         b = cp.cuda.get_elapsed_time(ref, job.events[1]) / 1e3
         first, last, busy = min(first, a), max(last, b), busy + b - a
-        cells = int((job.plan.dims[job.warps, 0] * job.plan.dims[job.warps, 1]).sum()) * job.plan.width
-        lines.append(f"{job.kind} groups={len(job.warps)} padded_cells={cells:.3e} "
+        lines.append(f"{job.kind} groups={len(job.warps)} padded_cells={c:.3e} "
                      f"start={a * 1e3:.2f}ms end={b * 1e3:.2f}ms")
     for key, v in ((f"kernel_s_dev{k}_gpu{dv.id}", last - first), (f"kernel_busy_s_dev{k}_gpu{dv.id}", busy)):
         stats[key] = stats.get(key, 0.0) + v
@@ -893,7 +928,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         if big.any():
             cpu = p.slots[cp.asarray(big)].ravel()
             cpu_parts[k] = np.concatenate([cpu_parts[k], cpu[cpu >= 0].get() + dv.lo])
-        live = np.minimum(WARP, int(ids.size) - np.arange(len(p.dims)) * WARP)  # pairs per group
+        live = (p.slots >= 0).sum(axis=1).get()  # pairs per group (the slots are on the device)
         # the longest groups (a warp per pair) first, then the others; each part keeps its order
         for kind, sel in (("tbw", wide & ~big), ("tb", ~wide & ~big)):
             counts[k][kind] = counts[k].get(kind, 0) + int(live[sel].sum())
@@ -920,19 +955,14 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             return tb_jobs(k, dv, ids, free)
         W = (P + WARP - 1) // WARP
         slots, out = dv.groups(ids, WARP, STRIP, box)
-        dd = out[:2 * W].reshape(W, 2)
-        wide = wide_groups(dd, resident(k, dv)) if use_wide is None else cp.full(W, bool(use_wide))
-        cw = cp.cumsum(wide)  # wide groups first, then the others, each in plan order
-        n_wide = cw[-1]
-        order = cp.empty(W, cp.int64)
-        order[cp.where(wide, cw - 1, n_wide + cp.arange(W) - cw)] = cp.arange(W)
-        pdims = dd[order]
-        pslots = slots.reshape(W, WARP)[order]
-        pwide = wide[order]
-        dir_off = _exclusive(cp.where(pwide, _wide_words(pdims), _dir_words(pdims)))
-        row_off = _exclusive(pdims[:, 1] * WARP)
-        slot_off = _exclusive(dv.slot_words(pslots.reshape(-1)))
-        wide_pairs = ((pslots >= 0) & pwide[:, None]).sum()
+        pdims, pslots = out[:2 * W].reshape(W, 2), slots.reshape(W, WARP)
+        # (the groups come costliest first and `wide_groups` is a bound on the cost: the wide ones lead)
+        wide = wide_groups(pdims, resident(k, dv)) if use_wide is None else cp.full(W, bool(use_wide))
+        n_wide = wide.sum()
+        dir_off = _exclusive(cp.where(wide, _wide_words(pdims), _dir_words(pdims)))
+        row_off = _exclusive(out[3 * W:])
+        slot_off = _exclusive(dv.slot_words(slots))
+        wide_pairs = ((pslots >= 0) & wide[:, None]).sum()
         sizes = cp.stack([n_wide, dir_off[-1], row_off[-1], slot_off[-1], wide_pairs]).get()  # (the wait)
         n_wide, n_dir, n_rows, n_runs, wide_pairs = (int(x) for x in sizes)
         budget = batch_bytes if batch_bytes is not None else max(free - 4 * n_runs, free // 4)
@@ -978,20 +1008,19 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             placed["out"] = np.empty(placed["base"][-1], np.uint32)
 
     barrier = threading.Barrier(len(devices), action=alloc_runs) if traceback else None
-    split_ready = threading.Event()
-    split_box: list = []
-
     def work(k):  # one thread per device: upload, plan, launch, wait, fetch (and place) its results
         try:
-            dv = devs[k] = _Device(devices[k], k, run)  # sequences and tables (while the host splits)
-            split_ready.wait()
-            if not split_box:
-                raise RuntimeError("the device split failed")  # (the host raises its own error)
-            lo, hi = int(split_box[0][k]), int(split_box[0][k + 1])
+            dv = devs[k] = _Device(devices[k], k, run)
+            lo, hi = int(bounds[k]), int(bounds[k + 1])
             dv.take(lo, hi)
+            dv.stage(run)  # the pairs cast by the host pool while this thread uploads the sequences
+            try:
+                dv.load(run)
+            finally:
+                dv.settle()
             free = _free_bytes([devices[k]])[0] // devices.count(devices[k])
             with dv.stream:
-                dv.upload(run)
+                dv.upload()
                 mark(k, "uploaded")
                 ids = cp.arange(hi - lo, dtype=cp.int64)
                 if not traceback or box:  # scores (local and semiglobal tracebacks: their end cells first)
@@ -1011,7 +1040,10 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         res_ready.wait()
         if not res_box:
             return  # (the host failed to make the result array: it raises that)
+        cells = _job_cells(done[k])  # (before the results: copies to the host go one at a time)
         dv.fetch(res_box[0][lo:hi], res_box[1], dst[lo + 1:hi + 1] if traceback else None)
+        _job_seconds(k, dv, done[k], cells, stats)  # (while the results copy)
+        dv.stream.synchronize()
         mark(k, "fetched")
         if traceback:
             totals[k] = int(dst[hi]) if hi > lo else 0  # (the sums start from 0 at lo)
@@ -1022,7 +1054,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                     dst[lo + 1:hi + 1] += base
                 run.place(dv, done[k], dv.dst, base, base + totals[k], placed["out"])
                 mark(k, "placed")
-        _job_seconds(k, dv, done[k], stats)
 
     def guarded(k):  # the entry's lock until its stream has synced; `launched` set whatever happens
         try:
@@ -1035,16 +1066,15 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         finally:
             launched[k].set()
 
+    # each device a contiguous range of pairs with an equal share of the work (cells,
+    # twice for pairs too long for 16 bits), so its results and alignments land in
+    # place; inside a range, groups run longest first
+    bounds = run.split(len(devices), use16 and not traceback)
+    lap("host_split_s")
     with ThreadPoolExecutor(len(devices)) as pool:
         futures = []
         try:
             futures += [pool.submit(guarded, k) for k in range(len(devices))]
-            # each device a contiguous range of pairs with an equal share of the work (cells,
-            # twice for pairs too long for 16 bits), so its results and alignments land in
-            # place; inside a range, groups run longest first
-            split_box.append(run.split(len(devices), use16 and not traceback))
-            lap("host_split_s")
-            split_ready.set()
             for e in launched:
                 e.wait()
             # (calloc may clear it: not after the kernels); tracebacks: each device's run sums
@@ -1052,8 +1082,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
                 res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
         finally:
-            split_ready.set()  # (threads that see no split or no results stop)
-            res_ready.set()
+            res_ready.set()  # (threads that see no results stop)
         errors = [f.exception() for f in futures]
     first = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
     if first or any(e is not None for e in errors):
@@ -1078,7 +1107,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     res[cpu_pairs] = r
     np.cumsum(run.lens[pa] + run.lens[pb] - res[:, 5], out=dst[1:])
     out = np.empty(int(dst[-1]), np.uint32)
-    bounds = split_box[0]
 
     def place(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])

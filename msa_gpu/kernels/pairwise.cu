@@ -734,12 +734,13 @@ extern "C" __global__ void plan_keys(
 // Group g takes the sorted pairs g * width .. (g + 1) * width - 1: its slots
 // (pair ids, -1 past P), its dims (Mw up to a multiple of `strip`, Nw of 4),
 // the run-slot words of its pairs (true m + n) and its row buffer entries.
-// out: dims (W x 2), then words (W), then row entries (W).
+// out: dims (W x 2), then words (W), then row entries (W); key: -Mw * Nw,
+// whose stable sort is the run order of the groups (`plan_order`).
 extern "C" __global__ void plan_groups(
     const long long* __restrict__ perm, const long long* __restrict__ ids, long long P, int width, long long W,
     const int* __restrict__ pa, const int* __restrict__ pb, const int* __restrict__ len,
     const long long* __restrict__ res, int box, int strip,
-    long long* __restrict__ slots, long long* __restrict__ out)
+    long long* __restrict__ slots, long long* __restrict__ out, long long* __restrict__ key)
 {
     const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= W) return;
@@ -756,9 +757,28 @@ extern "C" __global__ void plan_groups(
         }
         slots[q] = id;
     }
-    const long long Nw = (nw + 3) / 4 * 4;
-    out[2 * g] = (mw + strip - 1) / strip * strip;
-    out[2 * g + 1] = Nw;
+    const long long Nw = (nw + 3) / 4 * 4, Mw = (mw + strip - 1) / strip * strip;
+    out[2 * g] = Mw;
     out[2 * W + g] = words;
+    out[2 * g + 1] = Nw;
     out[3 * W + g] = Nw * 32;
+    key[g] = -Mw * Nw;
+}
+
+// The groups of `plan_groups` in run order: group g is group order[g] there
+// (the costliest first, so a pass does not end waiting for long groups
+// launched last).
+extern "C" __global__ void plan_order(
+    const long long* __restrict__ order, int width, long long W,
+    const long long* __restrict__ slots, const long long* __restrict__ out,
+    long long* __restrict__ slots_out, long long* __restrict__ out_out)
+{
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= W) return;
+    const long long h = order[g];
+    for (int t = 0; t < width; ++t) slots_out[g * width + t] = slots[h * width + t];
+    out_out[2 * g] = out[2 * h];
+    out_out[2 * g + 1] = out[2 * h + 1];
+    out_out[2 * W + g] = out[2 * W + h];
+    out_out[3 * W + g] = out[3 * W + h];
 }
