@@ -13,11 +13,13 @@ Schedule first, then execute:
    the work (cells, from a sample of the pairs; twice for pairs too long for
    16 bits), so its scores and alignments land in place with no gather on
    the host, and runs its groups longest first;
-4. one host thread per device uploads the sequences and its range's pairs
-   (cast to int32 by a few threads straight into a kept page-locked buffer,
-   then one asynchronous copy), plans its groups there (keys and groups by
-   two small kernels around a radix sort) and queues its batches on its own
-   stream (kept across calls, so CuPy's pooled memory is reused), sized from
+4. the host stages the sequences, tables and pairs in one kept page-locked
+   buffer (the pairs cast by a few threads), and one host thread per device
+   (kept across calls) copies them and its range's pairs from there
+   (asynchronous copies), plans its groups there (keys and groups by small
+   kernels around radix sorts, the costliest groups first) and queues its
+   batches on its own stream (kept across calls, so CuPy's pooled memory is
+   reused), sized from
    its free memory (``memGetInfo`` plus CuPy's pooled free bytes) or
    ``batch_bytes``; the kernels read the pairs of each slot themselves, so
    a launch is a handful of calls and nothing it queues waits for the host;
@@ -54,6 +56,7 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from math import gcd
@@ -303,7 +306,7 @@ def _stream(dev: int, k: int):
 _STAGING: dict = {}
 PINNED_RESULT_BYTES = 1 << 29  # results up to this size land in page-locked host memory
 PINNED_FREE_BLOCKS = 8  # more unused blocks in CuPy's pinned pool than this: released
-_LOCKS: dict = {}  # per device entry: a call's staging buffers and streams are its own until it syncs
+_LOCKS: dict = {}  # per device entry (its stream) and per device set (its staging buffer): a call's until it syncs
 _LOCK = threading.Lock()
 
 
@@ -323,10 +326,10 @@ def _entry_lock(key) -> threading.Lock:
 
 
 def _staging(key, nbytes: int):
-    """A page-locked host buffer of at least ``nbytes``, kept per key (a device
-    thread's entry) across calls, grown by half again when too small; the
-    entry's lock (`_entry_lock`) is held from its first write until the stream
-    has synced, so no copy from it is pending when it is written again."""
+    """A page-locked host buffer of at least ``nbytes``, kept per key (a call's
+    device set) across calls, grown by half again when too small; the key's
+    lock (`_entry_lock`) is held from its first write until every stream that
+    copies from it has synced, so no copy is pending when it is written again."""
     mem = _STAGING.get(key)
     if mem is None or mem[1] < nbytes:
         size = max(nbytes, 0 if mem is None else mem[1] * 3 // 2)
@@ -401,31 +404,28 @@ class _Device:
         self.lo = self.hi = 0
         self.stream = _stream(dev, k)
         self.resident = _sm_count(dev) * WARPS_PER_SM
-        self.lmax = int(run.lens.max()) if len(run.lens) else 0  # bounds every length and end cell
-        self._staged = None
+        self.lmax = run.lmax
 
     def load(self, run) -> None:
-        """Upload the sequences and tables (they do not depend on the device's range)."""
+        """Upload the sequences and tables (`_Run.stage`: one asynchronous copy)
+        and lay the sequences out padded."""
         import cupy as cp
 
-        # every input but the pairs in one page-locked block, one asynchronous copy
-        parts = (run.seq, run.off, run.doff, run.lens32, run.S.astype(np.int32), (run.S // run.unit).astype(np.int32))
-        spans = np.cumsum([0] + [(x.nbytes + 15) // 16 * 16 for x in parts])
-        mem = _staging((self.id, self.k, "inputs"), int(spans[-1]))
-        host = np.frombuffer(mem, np.uint8, int(spans[-1]))
+        spans = run.spans
         with self.stream:
             blob = cp.empty(int(spans[-1]), cp.uint8)
-            for x, a in zip(parts, spans[:-1]):
-                host[a:a + x.nbytes] = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
-            cp.cuda.runtime.memcpyAsync(blob.data.ptr, mem.ptr, int(spans[-1]), cp.cuda.runtime.memcpyHostToDevice,
+            cp.cuda.runtime.memcpyAsync(blob.data.ptr, run.mem.ptr, int(spans[-1]), cp.cuda.runtime.memcpyHostToDevice,
                                         self.stream.ptr)
             seq, off, self.off, self.len, self.S, self.S16 = (
-                blob[a:a + x.nbytes].view(x.dtype).reshape(x.shape) for x, a in zip(parts, spans[:-1]))
-            self.seq = cp.full(run.padded_size, PAD, cp.uint8)
+                blob[a:a + x.nbytes].view(x.dtype).reshape(x.shape) for x, a in zip(run.parts, spans[:-1]))
             nseq = len(run.doff)
-            if nseq:
-                pad = _kernel("pad_sequences", run.mode, run.traceback)
-                pad(((nseq + 127) // 128,), (128,), (seq, off, self.off, np.int32(nseq), self.seq))
+            if not nseq:
+                self.seq = cp.full(run.padded_size, PAD, cp.uint8)
+                return
+            self.seq = cp.empty(run.padded_size, cp.uint8)
+            pad = _kernel("pad_sequences", run.mode, run.traceback)
+            pad(((nseq + 127) // 128,), (128,), (seq, off, self.off, np.int32(nseq), np.int64(run.padded_size),
+                                                 self.seq))
 
     def take(self, lo: int, hi: int) -> None:
         """Make room for the pairs ``lo .. hi - 1`` and their results."""
@@ -438,45 +438,27 @@ class _Device:
             self.pa, self.pb = self.ids[:n], self.ids[n:]
             self.res = cp.empty((n, 8), cp.int64)  # every row is written by a kernel (or the twin)
 
-    def stage(self, run) -> None:
-        """Start casting the range's pairs into a kept page-locked buffer (a
-        few host threads; `settle` waits for them): the rows of a (P, 2) int64
-        array as they are (int32 on the device), other inputs cast to int32."""
-        n, lo, hi = self.hi - self.lo, self.lo, self.hi
-        if not n:
-            return
-        if run.pairs is not None:
-            mem = _staging((self.id, self.k), 16 * n)
-            host = np.frombuffer(mem, np.int64, 2 * n).reshape(n, 2)
-            self._staged = (mem, True, _cast_async([(host, run.pairs[lo:hi])]))
-        else:
-            mem = _staging((self.id, self.k), 8 * n)
-            host = np.frombuffer(mem, np.int32, 2 * n)
-            self._staged = (mem, False, _cast_async([(host[:n], run.pa[lo:hi]), (host[n:], run.pb[lo:hi])]))
-
-    def settle(self) -> None:
-        """Wait for the cast of `stage` (the buffer is the entry's until its lock is released)."""
-        if self._staged is not None:
-            for f in self._staged[2]:
-                f.result()
-
-    def upload(self) -> None:
-        """The staged pairs to the device on the current stream (one asynchronous copy)."""
+    def upload(self, run) -> None:
+        """The range's pairs (`_Run.stage`) to the device on the current stream:
+        the rows of a (P, 2) int64 array as they are (int32 on the device),
+        other inputs as two int32 columns."""
         import cupy as cp
 
-        n = self.hi - self.lo
-        if self._staged is None:
+        run.settle()
+        n, lo = self.hi - self.lo, self.lo
+        if not n:
             return
-        self.settle()
-        mem, rows, _ = self._staged
         stream = cp.cuda.get_current_stream().ptr
-        if rows:
+        at, copy = run.mem.ptr + int(run.spans[-1]), cp.cuda.runtime.memcpyAsync
+        if run.pairs is not None:
             d_rows = cp.empty((n, 2), cp.int64)
-            cp.cuda.runtime.memcpyAsync(d_rows.data.ptr, mem.ptr, 16 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+            copy(d_rows.data.ptr, at + 16 * lo, 16 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
             self.pa[...] = d_rows[:, 0]
             self.pb[...] = d_rows[:, 1]
         else:
-            cp.cuda.runtime.memcpyAsync(self.ids.data.ptr, mem.ptr, 8 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+            P = len(run.pa)
+            copy(self.ids.data.ptr, at + 4 * lo, 4 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+            copy(self.ids.data.ptr + 4 * n, at + 4 * (P + lo), 4 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
 
     def count_runs(self) -> None:
         """Queue the exclusive sums of the runs of the range's pairs (slot words
@@ -594,7 +576,36 @@ class _Run:
         self.doff, self.padded_size = _padded_offsets(off)
         self.S, self.go, self.ge, self.mode, self.traceback = S, go, ge, mode, traceback
         self.unit = cost_unit(S, go, ge)
+        self.lmax = int(self.lens.max()) if len(self.lens) else 0  # bounds every length and end cell
         self.stats = stats
+        self.cast: list = []
+
+    def stage(self, key) -> None:
+        """Every device's host inputs in one kept page-locked buffer (`_staging`
+        of ``key``; its lock is held until every device has copied from it):
+        the sequences, offsets, lengths and tables (``parts`` at ``spans``),
+        then the pairs, cast there by the host pool while the caller goes on
+        (`settle` waits for it): the rows of a (P, 2) int64 array as they
+        are, other inputs as two int32 columns."""
+        self.parts = (self.seq, self.off, self.doff, self.lens32, self.S.astype(np.int32),
+                      (self.S // self.unit).astype(np.int32))
+        self.spans = np.cumsum([0] + [(x.nbytes + 15) // 16 * 16 for x in self.parts])
+        P, at = len(self.pa), int(self.spans[-1])
+        size = at + (16 if self.pairs is not None else 8) * P
+        self.mem = _staging(key, size)
+        host = np.frombuffer(self.mem, np.uint8, size)
+        for x, a in zip(self.parts, self.spans[:-1]):  # (before the cast, which takes the memory bandwidth)
+            host[a:a + x.nbytes] = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
+        if self.pairs is not None:
+            self.cast = _cast_async([(host[at:].view(np.int64).reshape(P, 2), self.pairs)])
+        elif P:
+            ids = host[at:].view(np.int32)
+            self.cast = _cast_async([(ids[:P], self.pa), (ids[P:], self.pb)])
+
+    def settle(self) -> None:
+        """Wait for the pairs' cast (`stage`)."""
+        for f in self.cast:
+            f.result()
 
     def split(self, k: int, slow_factor: bool) -> np.ndarray:
         """Boundaries of k contiguous ranges of pairs with about equal cells;
@@ -750,6 +761,31 @@ def _job_seconds(k: int, dv: _Device, jobs: list[_Job], cells: list[int], stats:
     for key, v in ((f"kernel_s_dev{k}_gpu{dv.id}", last - first), (f"kernel_busy_s_dev{k}_gpu{dv.id}", busy)):
         stats[key] = stats.get(key, 0.0) + v
     stats.setdefault(f"jobs_dev{k}", []).extend(lines)
+
+
+_THREADS: dict = {}  # thread count -> [its kept pool, in use by a call]
+
+
+@contextmanager
+def _device_threads(n: int):
+    """A pool of n threads for one call's device threads: kept across calls
+    (starting threads costs a call ~0.5 ms), or a fresh one while another
+    call holds it (its tasks would queue behind that call's)."""
+    with _LOCK:
+        entry = _THREADS.setdefault(n, [None, False])
+        mine = not entry[1]
+        if mine:
+            entry[1] = True
+            entry[0] = entry[0] or ThreadPoolExecutor(n)
+    pool = entry[0] if mine else ThreadPoolExecutor(n)
+    try:
+        yield pool
+    finally:
+        if mine:
+            with _LOCK:
+                entry[1] = False
+        else:
+            pool.shutdown()
 
 
 def _on_device(dev: int, fn, k: int):
@@ -1013,14 +1049,10 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             dv = devs[k] = _Device(devices[k], k, run)
             lo, hi = int(bounds[k]), int(bounds[k + 1])
             dv.take(lo, hi)
-            dv.stage(run)  # the pairs cast by the host pool while this thread uploads the sequences
-            try:
-                dv.load(run)
-            finally:
-                dv.settle()
+            dv.load(run)
             free = _free_bytes([devices[k]])[0] // devices.count(devices[k])
             with dv.stream:
-                dv.upload()
+                dv.upload(run)
                 mark(k, "uploaded")
                 ids = cp.arange(hi - lo, dtype=cp.int64)
                 if not traceback or box:  # scores (local and semiglobal tracebacks: their end cells first)
@@ -1066,14 +1098,16 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         finally:
             launched[k].set()
 
-    # each device a contiguous range of pairs with an equal share of the work (cells,
-    # twice for pairs too long for 16 bits), so its results and alignments land in
-    # place; inside a range, groups run longest first
-    bounds = run.split(len(devices), use16 and not traceback)
-    lap("host_split_s")
-    with ThreadPoolExecutor(len(devices)) as pool:
+    key = ("inputs", *devices)
+    with _entry_lock(key), _device_threads(len(devices)) as pool:  # (the lock: until every device has copied)
         futures = []
         try:
+            # each device a contiguous range of pairs with an equal share of the work (cells,
+            # twice for pairs too long for 16 bits), so its results and alignments land in
+            # place; inside a range, groups run longest first
+            bounds = run.split(len(devices), use16 and not traceback)  # (before the cast: it samples the pairs)
+            lap("host_split_s")
+            run.stage(key)
             futures += [pool.submit(guarded, k) for k in range(len(devices))]
             for e in launched:
                 e.wait()
@@ -1083,7 +1117,8 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
         finally:
             res_ready.set()  # (threads that see no results stop)
-        errors = [f.exception() for f in futures]
+            errors = [f.exception() for f in futures]  # (waits for every thread)
+            run.settle()
     first = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
     if first or any(e is not None for e in errors):
         raise (first or [e for e in errors if e is not None])[0]

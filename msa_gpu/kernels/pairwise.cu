@@ -697,16 +697,18 @@ extern "C" __global__ void place_runs(
     for (long long k = lane; k < n; k += 32) out[d + k] = runs[a + k];
 }
 
-// Copy sequence k (src[off[k] .. off[k+1]]) to dst[doff[k] ..], one thread per
-// sequence: the padded layout the kernels read 4 residues at a time.
+// Copy sequence k (src[off[k] .. off[k+1]]) to dst[doff[k] ..] and fill PAD up
+// to the next sequence (the last: up to `total`), one thread per sequence: the
+// padded layout the kernels read 4 residues at a time.
 extern "C" __global__ void pad_sequences(
     const unsigned char* __restrict__ src, const long long* __restrict__ off,
-    const long long* __restrict__ doff, int nseq, unsigned char* __restrict__ dst)
+    const long long* __restrict__ doff, int nseq, long long total, unsigned char* __restrict__ dst)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= nseq) return;
-    const long long a = off[k], n = off[k + 1] - a, d = doff[k];
+    const long long a = off[k], n = off[k + 1] - a, d = doff[k], end = k + 1 < nseq ? doff[k + 1] : total;
     for (long long i = 0; i < n; ++i) dst[d + i] = src[a + i];
+    for (long long i = d + n; i < end; ++i) dst[i] = PAD;
 }
 
 // ---------------------------------------------------------------------------
