@@ -991,14 +991,14 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             return tb_jobs(k, dv, ids, free)
         W = (P + WARP - 1) // WARP
         slots, out = dv.groups(ids, WARP, STRIP, box)
-        pdims, pslots = out[:2 * W].reshape(W, 2), slots.reshape(W, WARP)
+        gdims = out[:2 * W].reshape(W, 2)
         # (the groups come costliest first and `wide_groups` is a bound on the cost: the wide ones lead)
-        wide = wide_groups(pdims, resident(k, dv)) if use_wide is None else cp.full(W, bool(use_wide))
+        wide = wide_groups(gdims, resident(k, dv)) if use_wide is None else cp.full(W, bool(use_wide))
         n_wide = wide.sum()
-        dir_off = _exclusive(cp.where(wide, _wide_words(pdims), _dir_words(pdims)))
+        dir_off = _exclusive(cp.where(wide, _wide_words(gdims), _dir_words(gdims)))
         row_off = _exclusive(out[3 * W:])
         slot_off = _exclusive(dv.slot_words(slots))
-        wide_pairs = ((pslots >= 0) & wide[:, None]).sum()
+        wide_pairs = ((slots.reshape(W, WARP) >= 0) & wide[:, None]).sum()
         sizes = cp.stack([n_wide, dir_off[-1], row_off[-1], slot_off[-1], wide_pairs]).get()  # (the wait)
         n_wide, n_dir, n_rows, n_runs, wide_pairs = (int(x) for x in sizes)
         budget = batch_bytes if batch_bytes is not None else max(free - 4 * n_runs, free // 4)
@@ -1010,7 +1010,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         d_dirs = cp.empty(max(n_dir, 1), cp.uint32)
         d_rows = cp.empty(max(2 * n_rows, 1), cp.int32)
         d_runs = cp.empty(max(n_runs, 1), cp.uint32)
-        dims = _DeviceDims(pdims, WARP)
+        dims = _DeviceDims(gdims, WARP)
         main = cp.cuda.get_current_stream()
         side = None
         if 0 < n_wide < W:  # (the others on a second stream: they fill the SMs the wide groups' last wave leaves)
@@ -1021,7 +1021,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 continue
             job = _Job(kind, dims, np.arange(g0, g1))
             with side if kind == "tb" and side is not None else main:
-                run.launch_dp(dv, job, (pslots[g0:g1].reshape(-1), pdims[g0:g1], row_off[g0:g1], 0, d_rows,
+                run.launch_dp(dv, job, (slots[g0 * WARP:g1 * WARP], gdims[g0:g1], row_off[g0:g1], 0, d_rows,
                                         dir_off[g0:g1], d_dirs, d_runs, slot_off[g0 * WARP:g1 * WARP + 1]),
                               (g1 - g0) * WARP)
             done[k].append(job)
