@@ -307,6 +307,36 @@ def test_gpu_packed_16bit_kernel_equals_twin_with_ties_and_fallback(mode):
             assert np.array_equal(out[0], twin[0]), (go, ge)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_split_16bit_kernel_equals_twin(mode):
+    """The 16-bit kernel's split variant (a pair per lane, two strips of it
+    skewed by a column) gives the twin's scores and end cells: every group
+    split, none, as `wide_groups` says, and on a split of the pairs, with
+    ties (repeats) across the two halves' rows."""
+    from msa_gpu.backend import pairwise_gpu
+
+    rng = np.random.default_rng(29)
+    seqs = random_family(rng, PROTEIN, 50, 1, 600, "protein")
+    raw = list(seqs.raw) + [seqs.raw[5], b"ACDWK" * 60, b"ACDWK" * 13, b"GWKDA" * 33 + b"ACDWK" * 7, b"MKV" * 70]
+    seqs = make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    code = {"global": 0, "semiglobal": 1, "local": 2}[mode]
+    for go, ge in ((11, 1), (3.5, 2.5), (0.5, 0.0)):
+        S, gof, gef, _ = PairScoring(mode, "BLOSUM62", go, ge).fixed(PROTEIN)
+        twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False)
+        for kw in ({"wide": True}, {"wide": False}, {}, {"wide": True, "devices": [0, 0]}):
+            stats: dict = {}
+            out = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, stats=stats, **kw)
+            assert np.array_equal(out[0], twin[0]), (go, ge, kw)
+            split = [int(x.split()[1][7:]) for v in stats.values() if isinstance(v, list) for x in v
+                     if x.startswith("s16split ")]
+            assert stats["pairs_s16"] == len(pa), stats
+            if "wide" in kw:
+                assert (sum(split) > 0) == kw["wide"], (kw, stats)
+
+
 def test_gpu_schedule_helpers_without_a_gpu():
     from msa_gpu.backend import pairwise_gpu as pg
 
@@ -347,10 +377,12 @@ def test_gpu_schedule_helpers_without_a_gpu():
         assert b[0] == 0 and b[-1] == len(pa) and (np.diff(b) > 0).all()
         shares = np.array([full[x:y].sum() for x, y in zip(b[:-1], b[1:])])
         assert shares.max() / shares.mean() < 1.01, (k, shares)
-    rows = np.stack([pa, pb], axis=1)  # the columns of one (P, 2) array are uploaded as rows
-    run = pg._Run(np.zeros(int(off[-1]), np.uint8), off, rows[:, 0], rows[:, 1], S, go, ge, 0, False, {})
-    assert run.pairs is not None and np.array_equal(run.pairs, rows)
-    assert pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa, pb, S, go, ge, 0, False, {}).pairs is None
+    # the pairs are staged as two int32 columns, from the columns of one (P, 2) array or from two arrays
+    rows = np.stack([pa, pb], axis=1)
+    for a, b in ((rows[:, 0], rows[:, 1]), (pa, pb), (pa[:3], pb[:3]), (pa[:0], pb[:0])):
+        out = np.full(2 * len(a), -1, np.int32)
+        pg._cast_columns(a, b, out)
+        assert np.array_equal(out, np.concatenate([a, b]))
     for P in (0, 1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
         b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
         assert len(b) == 5 and b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()

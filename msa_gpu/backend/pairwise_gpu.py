@@ -8,13 +8,17 @@ Schedule first, then execute:
    score-only kernel (two pairs per thread), 32 for the 32-bit kernels;
    a group runs as one (Mw x Nw) problem;
 2. score-only groups whose scores provably fit 16 bits (after dividing every
-   cost by their gcd) take the 16-bit kernel, the others the 32-bit one;
+   cost by their gcd) take the 16-bit kernel, the others the 32-bit one; in
+   local mode the costliest 16-bit groups, whose one warp would outlast
+   SPLIT_SHARE of the pass, run split (two warps of 32 pairs each, a pair per
+   lane in two skewed strips), so the pass does not end waiting for them;
 3. each device takes a contiguous range of pairs holding an equal share of
    the work (cells, from a sample of the pairs; twice for pairs too long for
    16 bits), so its scores and alignments land in place with no gather on
    the host, and runs its groups longest first;
 4. the host stages the sequences, tables and pairs in one kept page-locked
-   buffer (the pairs cast by a few threads), and one host thread per device
+   buffer (the pairs cast to int32 by numba's threads, without the GIL),
+   before the device threads start, and one host thread per device
    (kept across calls) copies them and its range's pairs from there
    (asynchronous copies), plans its groups there (keys and groups by small
    kernels around radix sorts, the costliest groups first) and queues its
@@ -61,6 +65,7 @@ from dataclasses import dataclass
 from functools import cache
 from math import gcd
 
+import numba
 import numpy as np
 
 from ..kernels import get_function
@@ -77,6 +82,12 @@ LIMIT16 = 30_000  # |values| the 16-bit kernel may meet (NEG16 = -32000)
 SPLIT_SAMPLE = 1 << 14  # pairs whose cost sets the devices' ranges (see _Run.split)
 SPLIT_SPANS = 1024
 WARPS_PER_SM = BLOCK // WARP * 3  # resident warps of the 32-bit kernels (PW_MINBLOCKS blocks of BLOCK)
+WARPS_PER_SM16 = BLOCK16 // WARP * 2  # resident warps of the 16-bit kernel (2 blocks of BLOCK16)
+# per mode: 16-bit groups longer than this share of their pass run split (`wide_groups`); none
+# where absent. 2 x H200, kernel ms, off / 0.5 / 0.3: local 43.40 / 40.42 / 40.37 (300k pairs, 1 GPU),
+# 69.46 / 70.10 / 66.66 (1M, 2 GPUs); global 32.58 / 33.43 / 33.55 and 52.28 / 53.48 / 53.06;
+# semiglobal 36.52 / 36.23 / 36.95 and 58.39 / 59.43 / 58.09
+SPLIT_SHARE = {2: 0.3}
 WIDE_SHARE = 1.0  # traceback groups longer than this share of their pass run a warp per pair (`wide_groups`)
 WIDE_ROWS = 32 * STRIP  # rows of a band in pairwise_wide
 
@@ -204,10 +215,11 @@ def _dims(slots, m, n, strip):
 
 
 def wide_groups(dims: np.ndarray, resident_warps: int, share: float | None = None) -> np.ndarray:
-    """Traceback groups to run a warp per pair (``pairwise_wide``): those whose
-    one warp would take longer than ``share`` of the whole pass. A warp runs
-    its group's Mw x Nw cells per lane at about the rate of every other
-    resident warp, so alone it takes Mw * Nw against the pass's
+    """Groups whose one warp would take longer than ``share`` (WIDE_SHARE if
+    None) of the whole pass: traceback groups then run a warp per pair
+    (``pairwise_wide``), 16-bit score groups split (SPLIT in pairwise.cu). A
+    warp runs its group's Mw x Nw cells per lane at about the rate of every
+    other resident warp, so alone it takes Mw * Nw against the pass's
     sum(Mw * Nw) / resident_warps: a pass of few groups, or with a few much
     longer ones, would wait for them with most of the GPU idle."""
     cost = dims[:, 0] * dims[:, 1]  # (NumPy, or CuPy: `tb_direct` decides on the device)
@@ -258,11 +270,12 @@ def _padded_offsets(off: np.ndarray) -> tuple[np.ndarray, int]:
     return new_off[:-1].copy(), int(new_off[-1]) + tail
 
 
-def _kernel(name: str, mode: int, traceback: bool):
+def _kernel(name: str, mode: int, traceback: bool, split: bool = False):
     """A kernel of ``pairwise.cu`` for this mode (the DPX intrinsics need CUDA 12 or
-    later; before Hopper the CUDA headers emulate them)."""
+    later; before Hopper the CUDA headers emulate them); ``split``: the 16-bit
+    kernel's variant for the costliest groups (SPLIT in pairwise.cu)."""
     return get_function("pairwise", name, {"MODE": str(mode), "TRACEBACK": str(int(traceback)), "DPX": "1",
-                                           "S16": str(STRIP16[mode]),
+                                           "S16": str(STRIP16[mode]), "SPLIT": str(int(split)),
                                            "KNOWN_END": str(int(traceback and mode != 0))})
 
 
@@ -287,6 +300,7 @@ class _Job:
     warps: np.ndarray
     events: tuple = ()
     tb: tuple = ()  # traceback: (slot runs, slot offsets, slot pair ids) on the device
+    cut: tuple = ()  # (a device count n, first): its groups are warps[:n] if first else warps[n:]
 
 
 _STREAMS: dict = {}
@@ -337,35 +351,50 @@ def _staging(key, nbytes: int):
     return mem[0]
 
 
-CAST_CHUNK = 1 << 17
-HOST_THREADS = 16  # host copies and page faults (NumPy releases the GIL while it copies or fills)
+CAST_CHUNK = 1 << 16  # pairs per task of `_cast_columns`
+CAST_THREADS = 8  # its threads (they spin a while after it, keeping their cores from the device threads)
+HOST_THREADS = 16  # page faults of `_touch` (NumPy releases the GIL while it fills)
 _POOL: list = []
 
 
 def _host_pool() -> ThreadPoolExecutor:
-    """The threads of `_cast_async` and `_touch` (made once; their tasks never wait for each other)."""
+    """The threads of `_touch` (made once; their tasks never wait for each other)."""
     with _LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(min(HOST_THREADS, os.cpu_count() or 1)))
     return _POOL[0]
 
 
-def _cast_async(pairs) -> list:
-    """Start ``dst[:] = src`` (a narrowing cast) for each (dst, src): in chunks
-    on the host pool when large (NumPy releases the GIL while it copies; one
-    thread alone reads a few GB/s), so the caller works meanwhile; returns the
-    futures to wait for (none: the copies are done)."""
-    work = [(d, s_, a) for d, s_ in pairs for a in range(0, len(s_), CAST_CHUNK)]
-    if len(work) <= len(pairs):
-        for d, s_ in pairs:
-            np.copyto(d, s_, casting="unsafe")
-        return []
+@numba.njit(nogil=True, parallel=True, cache=True)
+def _cast_columns(pa, pb, out):  # pragma: no cover - compiled
+    """``out[:P] = pa`` and ``out[P:] = pb`` (int64 to int32: pair ids are
+    below 2**31) in chunks on numba's threads, without the GIL: NumPy copies
+    on a pool of Python threads took the 16 MB of a million pairs 1.4-2.5 ms
+    on the H200 hosts, each task waiting for the GIL to start and end."""
+    P = pa.shape[0]
+    for c in numba.prange((P + CAST_CHUNK - 1) // CAST_CHUNK):
+        for i in range(c * CAST_CHUNK, min((c + 1) * CAST_CHUNK, P)):
+            out[i] = pa[i]
+            out[P + i] = pb[i]
 
-    def one(w):
-        d, s_, a = w
-        np.copyto(d[a:a + CAST_CHUNK], s_[a:a + CAST_CHUNK], casting="unsafe")
 
-    return [_host_pool().submit(one, w) for w in work]
+@numba.njit(nogil=True, cache=True)
+def _span_costs(pa, pb, lens, starts, take, smax):  # pragma: no cover - compiled
+    """Estimated cells of each span ``starts[s] .. starts[s + 1] - 1`` of the
+    pairs: the mean of its first ``take`` pairs times its width; with ``smax``
+    (the largest score in cost units, else 0) pairs too long for the 16-bit
+    kernel count twice (`_Run.split`)."""
+    out = np.empty(starts.size - 1)
+    for s in range(starts.size - 1):
+        tot = 0.0
+        for i in range(starts[s], starts[s] + take):
+            m, n = lens[pa[i]], lens[pb[i]]
+            c = float(m * n)
+            if smax > 0 and min(m, n) * smax >= LIMIT16:
+                c *= 2.0
+            tot += c
+        out[s] = tot / take * (starts[s + 1] - starts[s])
+    return out
 
 
 def _result_array(P: int) -> tuple[np.ndarray, bool]:
@@ -404,6 +433,7 @@ class _Device:
         self.lo = self.hi = 0
         self.stream = _stream(dev, k)
         self.resident = _sm_count(dev) * WARPS_PER_SM
+        self.resident16 = _sm_count(dev) * WARPS_PER_SM16
         self.lmax = run.lmax
 
     def load(self, run) -> None:
@@ -435,30 +465,22 @@ class _Device:
         n = hi - lo
         with self.stream:
             self.ids = cp.empty(2 * n, cp.int32)
+            self.zero = cp.zeros(1, cp.int64)
             self.pa, self.pb = self.ids[:n], self.ids[n:]
             self.res = cp.empty((n, 8), cp.int64)  # every row is written by a kernel (or the twin)
 
     def upload(self, run) -> None:
-        """The range's pairs (`_Run.stage`) to the device on the current stream:
-        the rows of a (P, 2) int64 array as they are (int32 on the device),
-        other inputs as two int32 columns."""
+        """The range's pairs (two int32 columns staged by `_Run.stage`)
+        to the device, on the current stream."""
         import cupy as cp
 
-        run.settle()
         n, lo = self.hi - self.lo, self.lo
         if not n:
             return
         stream = cp.cuda.get_current_stream().ptr
-        at, copy = run.mem.ptr + int(run.spans[-1]), cp.cuda.runtime.memcpyAsync
-        if run.pairs is not None:
-            d_rows = cp.empty((n, 2), cp.int64)
-            copy(d_rows.data.ptr, at + 16 * lo, 16 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
-            self.pa[...] = d_rows[:, 0]
-            self.pb[...] = d_rows[:, 1]
-        else:
-            P = len(run.pa)
-            copy(self.ids.data.ptr, at + 4 * lo, 4 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
-            copy(self.ids.data.ptr + 4 * n, at + 4 * (P + lo), 4 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
+        at, P = run.mem.ptr + int(run.spans[-1]), len(run.pa)
+        for dst, src in ((self.ids.data.ptr, at + 4 * lo), (self.ids.data.ptr + 4 * n, at + 4 * (P + lo))):
+            cp.cuda.runtime.memcpyAsync(dst, src, 4 * n, cp.cuda.runtime.memcpyHostToDevice, stream)
 
     def count_runs(self) -> None:
         """Queue the exclusive sums of the runs of the range's pairs (slot words
@@ -566,11 +588,6 @@ class _Run:
         seq, off = np.ascontiguousarray(seq, np.uint8), np.ascontiguousarray(off, np.int64)
         self.seq, self.off = seq, off
         self.pa, self.pb = pa, pb
-        # the columns of one (P, 2) int64 array (the usual case): rows copied as they are
-        self.pairs = None
-        if (pa.dtype == pb.dtype == np.int64 and pa.ndim == pb.ndim == 1 and len(pa) == len(pb) and len(pa)
-                and pa.strides == pb.strides == (16,) and pb.ctypes.data == pa.ctypes.data + 8):
-            self.pairs = np.lib.stride_tricks.as_strided(pa, (len(pa), 2), (16, 8), writeable=False)
         self.lens = np.diff(off).astype(np.int64)
         self.lens32 = self.lens.astype(np.int32)
         self.doff, self.padded_size = _padded_offsets(off)
@@ -578,34 +595,27 @@ class _Run:
         self.unit = cost_unit(S, go, ge)
         self.lmax = int(self.lens.max()) if len(self.lens) else 0  # bounds every length and end cell
         self.stats = stats
-        self.cast: list = []
 
     def stage(self, key) -> None:
         """Every device's host inputs in one kept page-locked buffer (`_staging`
         of ``key``; its lock is held until every device has copied from it):
         the sequences, offsets, lengths and tables (``parts`` at ``spans``),
-        then the pairs, cast there by the host pool while the caller goes on
-        (`settle` waits for it): the rows of a (P, 2) int64 array as they
-        are, other inputs as two int32 columns."""
+        then the pairs as two int32 columns (`_cast_columns`)."""
         self.parts = (self.seq, self.off, self.doff, self.lens32, self.S.astype(np.int32),
                       (self.S // self.unit).astype(np.int32))
         self.spans = np.cumsum([0] + [(x.nbytes + 15) // 16 * 16 for x in self.parts])
-        P, at = len(self.pa), int(self.spans[-1])
-        size = at + (16 if self.pairs is not None else 8) * P
+        at = int(self.spans[-1])
+        size = at + 8 * len(self.pa)
         self.mem = _staging(key, size)
         host = np.frombuffer(self.mem, np.uint8, size)
-        for x, a in zip(self.parts, self.spans[:-1]):  # (before the cast, which takes the memory bandwidth)
+        for x, a in zip(self.parts, self.spans[:-1]):
             host[a:a + x.nbytes] = np.ascontiguousarray(x).reshape(-1).view(np.uint8)
-        if self.pairs is not None:
-            self.cast = _cast_async([(host[at:].view(np.int64).reshape(P, 2), self.pairs)])
-        elif P:
-            ids = host[at:].view(np.int32)
-            self.cast = _cast_async([(ids[:P], self.pa), (ids[P:], self.pb)])
-
-    def settle(self) -> None:
-        """Wait for the pairs' cast (`stage`)."""
-        for f in self.cast:
-            f.result()
+        threads = numba.get_num_threads()  # (this thread's setting: a few threads read memory as fast as all)
+        numba.set_num_threads(min(threads, CAST_THREADS))
+        try:
+            _cast_columns(self.pa, self.pb, host[at:].view(np.int32))
+        finally:
+            numba.set_num_threads(threads)
 
     def split(self, k: int, slow_factor: bool) -> np.ndarray:
         """Boundaries of k contiguous ranges of pairs with about equal cells;
@@ -621,14 +631,8 @@ class _Run:
         starts = np.arange(spans + 1, dtype=np.int64) * P // spans
         width = np.diff(starts)
         take = int(min(max(1, SPLIT_SAMPLE // spans), width.min()))
-        idx = (starts[:-1, None] + np.arange(take)).ravel()
-        m = self.lens[self.pa[idx]].astype(np.float64)
-        n = self.lens[self.pb[idx]].astype(np.float64)
-        cost = m * n
-        if slow_factor:
-            smax = max(int(self.S.max()) // self.unit, 1)
-            cost *= 1 + (np.minimum(m, n) * smax >= LIMIT16)
-        span_cost = cost.reshape(spans, take).mean(axis=1) * width
+        smax = max(int(self.S.max()) // self.unit, 1) if slow_factor else 0
+        span_cost = _span_costs(self.pa, self.pb, self.lens, starts, take, smax)
         c = np.concatenate(([0.0], np.cumsum(span_cost)))
         target = c[-1] * np.arange(1, k) / k
         j = np.clip(np.searchsorted(c, target, side="right") - 1, 0, spans - 1)
@@ -666,22 +670,27 @@ class _Run:
         self.launch_dp(dv, job, (d_slots, ddims, row_off, row_base, d_rows, dir_off, d_dirs, d_runs, d_slot_off),
                        nslots)
 
-    def launch_score16(self, dv: _Device, job: _Job, args: tuple, ngroups: int) -> None:
+    def launch_score16(self, dv: _Device, job: _Job, args: tuple, ngroups: int, nsplit=None,
+                       split: int = 0) -> None:
         """Queue the packed 16-bit score kernel over ``ngroups`` groups on the
-        current stream (``args``: slots, dims, row offsets, their base, rows)."""
+        current stream (``args``: slots, dims, row offsets, their base, rows),
+        less the first ``nsplit`` (a device count; None: 0); with ``split``
+        (a bound of ``nsplit``), the split kernel over those first groups instead."""
         import cupy as cp
 
         d_slots, ddims, row_off, row_base, d_rows = args
         u = self.unit
-        kern = _kernel("pairwise_score16", self.mode, False)
+        kern = _kernel("pairwise_score16", self.mode, False, bool(split))
         smem = _with_table(kern, self.S.shape[0])
-        threads = ngroups * WARP
+        threads = (2 * split if split else ngroups) * WARP
+        if nsplit is None:
+            nsplit = dv.zero
         t0, t1 = cp.cuda.Event(), cp.cuda.Event()
         t0.record()
         kern(((threads + BLOCK16 - 1) // BLOCK16,), (BLOCK16,),
              (dv.seq, dv.off, dv.len, dv.pa, dv.pb, d_slots, ddims, row_off, np.int64(row_base), d_rows,
               dv.S16, np.int32(self.S.shape[0]), np.int32(self.go // u), np.int32(self.ge // u),
-              np.int32(u), np.int32(ngroups), dv.res), shared_mem=smem)
+              np.int32(u), np.int32(ngroups), nsplit, dv.res), shared_mem=smem)
         t1.record()
         job.events = (t0, t1)
 
@@ -735,7 +744,12 @@ class _Run:
 
 
 def _job_cells(jobs: list[_Job]) -> list[int]:
-    """Padded cells of each job (a plan kept on the device copies its dims here)."""
+    """Padded cells of each job (a plan kept on the device copies its dims here;
+    a job cut by a device count learns its groups here)."""
+    for job in jobs:
+        if job.cut:
+            n = int(job.cut[0].get().reshape(-1)[0])
+            job.warps, job.cut = (job.warps[:n] if job.cut[1] else job.warps[n:]), ()
     return [int((job.plan.dims[job.warps, 0] * job.plan.dims[job.warps, 1]).sum()) * job.plan.width
             for job in jobs]
 
@@ -925,21 +939,44 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     def score_direct(k, dv, ids, budget) -> bool:
         """The 16-bit score pass queued without waiting for its plan: when every
         group fits 16 bits at the longest lengths and row buffers sized for them
-        fit ``budget``, the kernel goes right behind the planning kernels (the
-        dims stay on the device). False (nothing queued) otherwise."""
+        fit ``budget``, the kernels go right behind the planning kernels (the
+        dims stay on the device): the split kernel over the groups that
+        `wide_groups` picks (they lead: the costliest come first), the other
+        one beside it on a second stream. False (nothing queued) otherwise."""
         P = int(ids.size)
         W = (P + 2 * WARP - 1) // (2 * WARP)
         strip = STRIP16[mode]
-        longest = np.array([[(dv.lmax + strip - 1) // strip * strip, (dv.lmax + 3) // 4 * 4]], np.int64)
+        # (rows up to a whole split strip: 2 strips)
+        longest = np.array([[(dv.lmax + 2 * strip - 1) // (2 * strip) * 2 * strip, (dv.lmax + 3) // 4 * 4]], np.int64)
         rows = W * int(longest[0, 1]) * WARP  # (uint2 words: a bound of the plan's)
         if not P or 8 * rows > budget or not fits16(longest, S // unit, go // unit, ge // unit).all():
             return False
         slots, out = dv.groups(ids, 2 * WARP, strip, False)
         row_off = _exclusive(out[3 * W:])
         ddims = out[:2 * W].reshape(W, 2)
-        job = _Job("s16", _DeviceDims(ddims, 2 * WARP), np.arange(W))
-        run.launch_score16(dv, job, (slots, ddims, row_off[:W], 0, cp.empty(2 * rows, cp.int32)), W)
-        done[k].append(job)
+        resident16 = dv.resident16 // devices.count(devices[k])
+        share = SPLIT_SHARE.get(mode)
+        nsplit, bound = None, 0  # (split groups, a device count, and its bound)
+        if use_wide:
+            nsplit, bound = cp.full(1, W, cp.int64), W
+        elif use_wide is None and share:
+            nsplit = wide_groups(ddims, resident16, share).sum().reshape(1).astype(cp.int64)
+            bound = min(W, int(resident16 / share) + 1)  # (cost over share of the sum: at most this many)
+        dims = _DeviceDims(ddims, 2 * WARP)
+        args = (slots, ddims, row_off[:W], 0, cp.empty(2 * rows, cp.int32))
+        main = cp.cuda.get_current_stream()
+        side = _stream(dv.id, -1 - dv.k)
+        if bound:
+            side.wait_event(main.record())  # (the plan: not the split kernel, which runs beside)
+            job = _Job("s16split", dims, np.arange(bound), cut=(nsplit, True))
+            run.launch_score16(dv, job, args, W, nsplit, bound)
+            done[k].append(job)
+        with side if bound else main:
+            job = _Job("s16", dims, np.arange(W), cut=(nsplit, False) if bound else ())
+            run.launch_score16(dv, job, args, W, nsplit)
+            done[k].append(job)
+        if bound:
+            main.wait_event(side.record())
         counts[k]["s16"] = counts[k].get("s16", 0) + P
         counts[k]["s32"] = counts[k].get("s32", 0)
         return True
@@ -1105,9 +1142,12 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             # each device a contiguous range of pairs with an equal share of the work (cells,
             # twice for pairs too long for 16 bits), so its results and alignments land in
             # place; inside a range, groups run longest first
-            bounds = run.split(len(devices), use16 and not traceback)  # (before the cast: it samples the pairs)
+            bounds = run.split(len(devices), use16 and not traceback)
             lap("host_split_s")
+            # (all before the device threads start: while they run CuPy calls, any thread that
+            # gives up the GIL, numba's included, waits for it up to the switch interval)
             run.stage(key)
+            lap("host_stage_s")
             futures += [pool.submit(guarded, k) for k in range(len(devices))]
             for e in launched:
                 e.wait()
@@ -1118,7 +1158,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         finally:
             res_ready.set()  # (threads that see no results stop)
             errors = [f.exception() for f in futures]  # (waits for every thread)
-            run.settle()
     first = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
     if first or any(e is not None for e in errors):
         raise (first or [e for e in errors if e is not None])[0]

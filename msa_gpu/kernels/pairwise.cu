@@ -486,9 +486,19 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_wide(
 // m too, so a padded cell never exceeds an earlier real cell: the
 // end cells (ties: smallest i, then smallest j) equal the twin's.
 // H - go is kept once per cell and serves both E (next row) and F (next column).
+//
+// SPLIT (the costliest groups, whose one warp would outlast most of the pass):
+// a lane holds one pair, the low halfword rows i0 + 1 .. i0 + S16 of a strip of
+// 2 S16, the high halfword the S16 rows below them one column behind, fed by
+// the low half's bottom row of the step before. The same instructions cover
+// the same cells of half as many pairs per warp: a group's two halves (slots
+// 0-31 and 32-63) run on two warps, each in about half the time.
 
 #ifndef S16
 #define S16 16
+#endif
+#ifndef SPLIT
+#define SPLIT 0
 #endif
 #define NEG16 (-32000)
 
@@ -505,33 +515,56 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     const long long* __restrict__ gdims, const long long* __restrict__ row_off, long long row_base,
     uint2* __restrict__ rowbuf,
     const int* __restrict__ Sg, int ksize, int go, int ge, int unit, int ngroups,
-    long long* __restrict__ res)
+    const long long* __restrict__ nsplit, long long* __restrict__ res)
 {
     extern __shared__ int sS[];
     const int K1 = fill_table(sS, Sg, ksize);
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const int group = t >> 5, lane = t & 31;
+    const int lane = t & 31;
+#if SPLIT
+    // warp w: half w & 1 (slots 0-31 or 32-63) of group w >> 1, one of the first *nsplit groups
+    const int group = t >> 6, sl = group * 64 + ((t >> 5) & 1) * 32 + lane;
+    if (group >= (int)*nsplit) return;  // whole warps leave
+#else
+    // warp w: group w + *nsplit (the groups before it ran split)
+    const int group = (t >> 5) + (int)*nsplit, sl = group * 64 + lane;
     if (group >= ngroups) return;  // whole warps leave
+#endif
     const int Mw = (int)gdims[2 * group], Nw = (int)gdims[2 * group + 1];
-    const int sl = group * 64 + lane, sh = sl + 32;
-    const long long pl = slots[sl], ph = slots[sh];
+    const long long pl = slots[sl], ph = SPLIT ? -1 : slots[sl + 32];
     const bool livel = pl >= 0, liveh = ph >= 0;
     const int al = livel ? pa[pl] : 0, bl_ = livel ? pb[pl] : 0;
-    const int ah = liveh ? pa[ph] : 0, bh_ = liveh ? pb[ph] : 0;
+    const int ah = liveh ? pa[ph] : al, bh_ = liveh ? pb[ph] : bl_;
     const int ml = livel ? seq_len[al] : 0, nl = livel ? seq_len[bl_] : 0;
-    const int mh = liveh ? seq_len[ah] : 0, nh = liveh ? seq_len[bh_] : 0;
+    const int mh = SPLIT ? ml : liveh ? seq_len[ah] : 0, nh = SPLIT ? nl : liveh ? seq_len[bh_] : 0;
     const unsigned char* Al = seq + seq_off[al];
     const unsigned char* Ah = seq + seq_off[ah];
     const unsigned int* Bl4 = reinterpret_cast<const unsigned int*>(seq + seq_off[bl_]);
     const unsigned int* Bh4 = reinterpret_cast<const unsigned int*>(seq + seq_off[bh_]);
+#if SPLIT
+    // one 32-bit word (H, E of the high half's bottom row) per column and lane,
+    // each half of the group in its half of the group's buffer
+    unsigned int* rb = reinterpret_cast<unsigned int*>(rowbuf + (row_off[group] - row_base))
+                       + ((t >> 5) & 1) * 32LL * Nw + lane;
+#define RB_AT(c) rb[(long long)(c) * 32]
+#define RB_READ(c) make_uint2(RB_AT(c), 0u)
+#else
     uint2* rb = rowbuf + (row_off[group] - row_base) + lane;
+#define RB_AT(c) rb[(long long)(c) * 32]
+#define RB_READ(c) RB_AT(c)
+#endif
     const unsigned int ngo = pk2(-go, -go), nge = pk2(-ge, -ge), negp = pk2(NEG16, NEG16);
 
-    // best end cell per half: score, i, j (semiglobal starts at (0, n), local at (0, 0))
+    // best end cell per half: score, i, j (semiglobal starts at (0, n), local at (0, 0));
+    // split, both halves offer to the low half's
     int bestl = 0, bil = 0, bjl = (MODE == 1) ? nl : 0;
-    int besth = 0, bih = 0, bjh = (MODE == 1) ? nh : 0;
+    int besth_ = 0, bih_ = 0, bjh_ = (MODE == 1) ? nh : 0;
+    int& besth = SPLIT ? bestl : besth_;
+    int& bih = SPLIT ? bil : bih_;
+    int& bjh = SPLIT ? bjl : bjh_;
 
-    for (int i0 = 0; i0 < Mw; i0 += S16) {
+    for (int i0 = 0; i0 < Mw; i0 += (1 + SPLIT) * S16) {
+        const int i0h = i0 + SPLIT * S16;  // the high half's first row less one
         int arl[S16], arh[S16];
         unsigned int hl[S16], hlgo[S16], f[S16];
 #if MODE == 2
@@ -543,11 +576,10 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
 #endif
 #pragma unroll
         for (int r = 0; r < S16; ++r) {
-            const int i = i0 + r + 1;
+            const int i = i0 + r + 1, ih = i0h + r + 1;
             arl[r] = (i <= ml ? Al[i - 1] : ksize) * K1 * 32;
-            arh[r] = (i <= mh ? Ah[i - 1] : ksize) * K1 * 32;
-            const int b0 = H_edge(i, go, ge);
-            hl[r] = pk2(b0, b0);
+            arh[r] = (ih <= mh ? Ah[ih - 1] : ksize) * K1 * 32;
+            hl[r] = pk2(H_edge(i, go, ge), H_edge(ih, go, ge));
             hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
             f[r] = negp;
 #if MODE == 2
@@ -559,39 +591,53 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
         }
         // does this strip hold row m of either half? (its index r, else -1)
         const int rml = (ml > i0 && ml <= i0 + S16) ? ml - i0 - 1 : -1;
-        const int rmh = (mh > i0 && mh <= i0 + S16) ? mh - i0 - 1 : -1;
+        const int rmh = (mh > i0h && mh <= i0h + S16) ? mh - i0h - 1 : -1;
         const int d0 = H_edge(i0, go, ge);
         unsigned int hdiag0 = pk2(d0, d0);
         // semiglobal: best of row m (j = 1..n; j = 0 scores 0 and never wins)
         int rowl = NEG16, rowjl = 0, rowh = NEG16, rowjh = 0;
         // the next block of 4 columns (row buffer and B words) is read a block ahead
-        unsigned int nwl = Bl4[0], nwh = Bh4[0];
+        unsigned int nwl = Bl4[0], nwh = Bh4[0], pwl = 0;
         uint2 nxt[4];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) nxt[k] = (i0 > 0) ? rb[(long long)k * 32] : make_uint2(0, 0);
-        for (int j4 = 0; j4 < Nw; j4 += 4) {
-            const unsigned int wl = nwl, wh = nwh;
+        for (int k = 0; k < 4; ++k) nxt[k] = (i0 > 0) ? RB_READ(k) : make_uint2(0, 0);
+        unsigned int eup = negp;  // E below the strip's last row, of the column before
+        // split: the high half runs one column behind the low half (its column jh = j - 1),
+        // its rows below the low half's: its top row input is the low half's bottom of the
+        // step before (H and E, in the low halfwords of hl[S16 - 1] and eup); the extra
+        // block of 4 columns lets it reach Nw
+        for (int j4 = 0; j4 < Nw + 4 * SPLIT; j4 += 4) {
+            const unsigned int wl = nwl;
+            const unsigned int wh = SPLIT ? __byte_perm(pwl, wl, 0x6543) : nwh;  // split: B one column back
+            pwl = wl;
             uint2 cur[4];
 #pragma unroll
             for (int k = 0; k < 4; ++k) cur[k] = nxt[k];
             if (j4 + 4 < Nw) {
                 nwl = Bl4[(j4 >> 2) + 1];
-                nwh = Bh4[(j4 >> 2) + 1];
+                nwh = SPLIT ? 0 : Bh4[(j4 >> 2) + 1];
                 if (i0 > 0) {
 #pragma unroll
-                    for (int k = 0; k < 4; ++k) nxt[k] = rb[(long long)(j4 + 4 + k) * 32];
+                    for (int k = 0; k < 4; ++k) nxt[k] = RB_READ(j4 + 4 + k);
                 }
+            } else {  // (split: the extra block's low half runs past Nw on a top row of 0s, as padding)
+#pragma unroll
+                for (int k = 0; k < 4; ++k) nxt[k] = make_uint2(0, 0);
             }
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
-                const int j = j4 + k + 1;
+                const int j = j4 + k + 1, jh = j - SPLIT;
+                const bool hn = jh >= 1 && jh == nh;  // the high half at its column n
                 const int cbl = ((j <= nl) ? (int)((wl >> (8 * k)) & 0xff) : ksize) * 32 + lane;
-                const int cbh = ((j <= nh) ? (int)((wh >> (8 * k)) & 0xff) : ksize) * 32 + lane;
-                unsigned int hup, eup;
+                const int cbh = ((jh >= 1 && jh <= nh) ? (int)((wh >> (8 * k)) & 0xff) : ksize) * 32 + lane;
+                unsigned int hup;
                 if (i0 == 0) {
                     const int v = H_edge(j, go, ge);
-                    hup = pk2(v, v);
-                    eup = negp;
+                    hup = SPLIT ? __byte_perm(v, hl[S16 - 1], 0x5410) : pk2(v, v);
+                    eup = SPLIT ? __byte_perm(negp, eup, 0x5410) : negp;
+                } else if (SPLIT) {
+                    hup = __byte_perm(cur[k].x, hl[S16 - 1], 0x5410);
+                    eup = __byte_perm(cur[k].x, eup, 0x5432);
                 } else {
                     hup = cur[k].x; eup = cur[k].y;
                 }
@@ -608,7 +654,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                     bool keeph, keepl;
                     rbest[r] = __vibmax_s16x2(rbest[r], h, &keeph, &keepl);
                     rjl[r] = keepl ? rjl[r] : j;
-                    rjh[r] = keeph ? rjh[r] : j;
+                    rjh[r] = keeph ? rjh[r] : jh;
 #else
                     const unsigned int h = __viaddmax_s16x2(diag, s, __vmaxs2(e, f[r]));
 #endif
@@ -619,11 +665,28 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                     hgoup = hgo;
                     eup = e;
                 }
-                rb[(long long)(j - 1) * 32] = make_uint2(hl[S16 - 1], eup);
+#if SPLIT
+                if (j == 1) {  // the high half's column 0 is the left edge, not a column: put it back
+#pragma unroll
+                    for (int r = 0; r < S16; ++r) {
+                        const int v = H_edge(i0h + r + 1, go, ge);
+                        hl[r] = __byte_perm(hl[r], pk2(v, v), 0x7610);
+                        hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
+                        f[r] = __byte_perm(f[r], negp, 0x7610);
+#if MODE == 2
+                        rbest[r] &= 0xffffu; rjh[r] = 0;
+#endif
+                    }
+                }
+                if (jh >= 1 && jh <= Nw)  // the high half's bottom H and E, one word per column
+                    RB_AT(jh - 1) = __byte_perm(hl[S16 - 1], eup, 0x7632);
+#else
+                RB_AT(j - 1) = make_uint2(hl[S16 - 1], eup);
+#endif
 #if MODE != 2
                 // cells of row m and of column n, read after the column is done
                 // (global: only at j = n; semiglobal: row m in the strip holding it)
-                if ((MODE == 1 && (rml >= 0 || rmh >= 0)) || j == nl || j == nh) {
+                if ((MODE == 1 && (rml >= 0 || rmh >= 0)) || j == nl || hn) {
                     int vml = NEG16, vmh = NEG16;
 #pragma unroll
                     for (int r = 0; r < S16; ++r) {
@@ -632,14 +695,14 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                     }
 #if MODE == 0
                     if (j == nl && rml >= 0) bestl = vml;
-                    if (j == nh && rmh >= 0) besth = vmh;
+                    if (hn && rmh >= 0) besth = vmh;
 #else
                     if (j <= nl && rml >= 0 && vml > rowl) { rowl = vml; rowjl = j; }
-                    if (j <= nh && rmh >= 0 && vmh > rowh) { rowh = vmh; rowjh = j; }
-                    if (j == nl || j == nh) {
+                    if (jh >= 1 && jh <= nh && rmh >= 0 && vmh > rowh) { rowh = vmh; rowjh = jh; }
+                    if (j == nl || hn) {
 #pragma unroll
                         for (int r = 0; r < S16; ++r)
-                            lastcol[r] = __byte_perm(j == nl ? hl[r] : lastcol[r], j == nh ? hl[r] : lastcol[r], 0x7610);
+                            lastcol[r] = __byte_perm(j == nl ? hl[r] : lastcol[r], hn ? hl[r] : lastcol[r], 0x7610);
                     }
 #endif
                 }
@@ -647,11 +710,16 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
             }
         }
         // offer the strip's end-cell candidates in (i, j) order, strictly better only
+        // (split: the low half's rows, then the high half's, then row m)
 #if MODE == 2
 #pragma unroll
         for (int r = 0; r < S16; ++r) {
             const int i = i0 + r + 1;
             if (i <= ml && lo16(rbest[r]) > bestl) { bestl = lo16(rbest[r]); bil = i; bjl = rjl[r]; }
+        }
+#pragma unroll
+        for (int r = 0; r < S16; ++r) {
+            const int i = i0h + r + 1;
             if (i <= mh && hi16(rbest[r]) > besth) { besth = hi16(rbest[r]); bih = i; bjh = rjh[r]; }
         }
 #elif MODE == 1
@@ -659,12 +727,18 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
         for (int r = 0; r < S16; ++r) {
             const int i = i0 + r + 1;
             if (i < ml && lo16(lastcol[r]) > bestl) { bestl = lo16(lastcol[r]); bil = i; bjl = nl; }
+        }
+#pragma unroll
+        for (int r = 0; r < S16; ++r) {
+            const int i = i0h + r + 1;
             if (i < mh && hi16(lastcol[r]) > besth) { besth = hi16(lastcol[r]); bih = i; bjh = nh; }
         }
         if (rml >= 0 && rowl > bestl) { bestl = rowl; bil = ml; bjl = rowjl; }
         if (rmh >= 0 && rowh > besth) { besth = rowh; bih = mh; bjh = rowjh; }
 #endif
     }
+#undef RB_AT
+#undef RB_READ
 #if MODE == 0
     bil = ml; bjl = nl; bih = mh; bjh = nh;
 #endif
