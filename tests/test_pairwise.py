@@ -1,6 +1,8 @@
 """Stage 1 pairwise engine: the numba twin against Biopython, traceback
 re-scoring, the checkpointed traceback, the CLI, and GPU parity."""
 
+import itertools
+
 import numpy as np
 import pytest
 from Bio.Align import PairwiseAligner, substitution_matrices
@@ -280,31 +282,43 @@ def test_gpu_30k_pair_score_and_traceback():
     assert tb.score_fixed[0] == cpu.score_fixed[0]
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("mode", MODES)
-def test_gpu_packed_16bit_kernel_equals_twin_with_ties_and_fallback(mode):
-    from msa_gpu.backend import pairwise_gpu
-
-    rng = np.random.default_rng(17)
-    seqs = random_family(rng, PROTEIN, 60, 1, 400, "protein")
-    raw = list(seqs.raw) + [seqs.raw[3], seqs.raw[3], b"W" * 2800, b"W" * 2790]  # duplicates tie; W*2800 overflows 16 bits
-    # repeats: the best score is met in many rows and columns (local: the end row's strip is recomputed)
-    raw += [b"ACDWK" * 60, b"ACDWK" * 25, b"GWKDA" * 33 + b"ACDWK" * 7, b"MKV" * 100]
+def _score_only_cases(mode, seed, count, maxlen, extra):
+    """A random protein family of ``count`` (lengths 1..``maxlen``) plus the
+    sequences ``extra(raw)`` returns, all its pairs; for each of three gap
+    settings: (go, ge), the arguments of ``align_batch`` (score-only) and the
+    twin's result."""
+    rng = np.random.default_rng(seed)
+    seqs = random_family(rng, PROTEIN, count, 1, maxlen, "protein")
+    raw = list(seqs.raw) + extra(seqs.raw)
     seqs = make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
     seq, off = _packed(seqs)
     pa, pb = np.triu_indices(len(seqs), 1)
     code = {"global": 0, "semiglobal": 1, "local": 2}[mode]
     for go, ge in ((11, 1), (3.5, 2.5), (0.5, 0.0)):
         S, gof, gef, _ = PairScoring(mode, "BLOSUM62", go, ge).fixed(PROTEIN)
-        twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False)
+        args = (seq, off, pa, pb, S, gof, gef, code, False)
+        yield (go, ge), args, pairwise_cpu.align_batch(*args)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", MODES)
+def test_gpu_packed_16bit_kernel_equals_twin_with_ties_and_fallback(mode):
+    from msa_gpu.backend import pairwise_gpu
+
+    # duplicates tie; W*2800 overflows 16 bits; repeats: the best score is met in many rows and
+    # columns (local: the end row's strip is recomputed)
+    def extra(raw):
+        return [raw[3], raw[3], b"W" * 2800, b"W" * 2790,
+                b"ACDWK" * 60, b"ACDWK" * 25, b"GWKDA" * 33 + b"ACDWK" * 7, b"MKV" * 100]
+
+    for gaps, args, twin in _score_only_cases(mode, 17, 60, 400, extra):
         stats: dict = {}
-        gpu = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, stats=stats)
+        gpu = pairwise_gpu.align_batch(*args, stats=stats)
         assert stats["pairs_s16"] > 0 and stats["pairs_s32"] > 0, stats  # both kernels ran
-        wide = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, use16=False)
-        split = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, devices=[0, 0],
-                                         batch_bytes=2_000_000)
+        wide = pairwise_gpu.align_batch(*args, use16=False)
+        split = pairwise_gpu.align_batch(*args, devices=[0, 0], batch_bytes=2_000_000)
         for out in (gpu, wide, split):
-            assert np.array_equal(out[0], twin[0]), (go, ge)
+            assert np.array_equal(out[0], twin[0]), gaps
 
 
 @pytest.mark.gpu
@@ -316,23 +330,17 @@ def test_gpu_split_16bit_kernel_equals_twin(mode):
     ties (repeats) across the two halves' rows."""
     from msa_gpu.backend import pairwise_gpu
 
-    rng = np.random.default_rng(29)
-    seqs = random_family(rng, PROTEIN, 50, 1, 600, "protein")
-    raw = list(seqs.raw) + [seqs.raw[5], b"ACDWK" * 60, b"ACDWK" * 13, b"GWKDA" * 33 + b"ACDWK" * 7, b"MKV" * 70]
-    seqs = make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
-    seq, off = _packed(seqs)
-    pa, pb = np.triu_indices(len(seqs), 1)
-    code = {"global": 0, "semiglobal": 1, "local": 2}[mode]
-    for go, ge in ((11, 1), (3.5, 2.5), (0.5, 0.0)):
-        S, gof, gef, _ = PairScoring(mode, "BLOSUM62", go, ge).fixed(PROTEIN)
-        twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False)
+    def extra(raw):
+        return [raw[5], b"ACDWK" * 60, b"ACDWK" * 13, b"GWKDA" * 33 + b"ACDWK" * 7, b"MKV" * 70]
+
+    for gaps, args, twin in _score_only_cases(mode, 29, 50, 600, extra):
         for kw in ({"wide": True}, {"wide": False}, {}, {"wide": True, "devices": [0, 0]}):
             stats: dict = {}
-            out = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, stats=stats, **kw)
-            assert np.array_equal(out[0], twin[0]), (go, ge, kw)
+            out = pairwise_gpu.align_batch(*args, stats=stats, **kw)
+            assert np.array_equal(out[0], twin[0]), (gaps, kw)
             split = [int(x.split()[1][7:]) for v in stats.values() if isinstance(v, list) for x in v
                      if x.startswith("s16split ")]
-            assert stats["pairs_s16"] == len(pa), stats
+            assert stats["pairs_s16"] == len(args[2]), stats
             if "wide" in kw:
                 assert (sum(split) > 0) == kw["wide"], (kw, stats)
 
@@ -375,7 +383,7 @@ def test_gpu_schedule_helpers_without_a_gpu():
     for k in (1, 2, 3, 4):
         b = run.split(k, False)
         assert b[0] == 0 and b[-1] == len(pa) and (np.diff(b) > 0).all()
-        shares = np.array([full[x:y].sum() for x, y in zip(b[:-1], b[1:])])
+        shares = np.array([full[x:y].sum() for x, y in itertools.pairwise(b)])
         assert shares.max() / shares.mean() < 1.01, (k, shares)
     # the pairs are staged as two int32 columns, from the columns of one (P, 2) array or from two arrays
     rows = np.stack([pa, pb], axis=1)

@@ -671,18 +671,18 @@ class _Run:
                        nslots)
 
     def launch_score16(self, dv: _Device, job: _Job, args: tuple, ngroups: int, nsplit=None,
-                       split: int = 0) -> None:
+                       bound: int = 0) -> None:
         """Queue the packed 16-bit score kernel over ``ngroups`` groups on the
         current stream (``args``: slots, dims, row offsets, their base, rows),
-        less the first ``nsplit`` (a device count; None: 0); with ``split``
+        less the first ``nsplit`` (a device count; None: 0); with ``bound``
         (a bound of ``nsplit``), the split kernel over those first groups instead."""
         import cupy as cp
 
         d_slots, ddims, row_off, row_base, d_rows = args
         u = self.unit
-        kern = _kernel("pairwise_score16", self.mode, False, bool(split))
+        kern = _kernel("pairwise_score16", self.mode, False, bool(bound))
         smem = _with_table(kern, self.S.shape[0])
-        threads = (2 * split if split else ngroups) * WARP
+        threads = (2 * bound if bound else ngroups) * WARP
         if nsplit is None:
             nsplit = dv.zero
         t0, t1 = cp.cuda.Event(), cp.cuda.Event()
@@ -946,20 +946,20 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         P = int(ids.size)
         W = (P + 2 * WARP - 1) // (2 * WARP)
         strip = STRIP16[mode]
-        # (rows up to a whole split strip: 2 strips)
-        longest = np.array([[(dv.lmax + 2 * strip - 1) // (2 * strip) * 2 * strip, (dv.lmax + 3) // 4 * 4]], np.int64)
+        share = SPLIT_SHARE.get(mode) if use_wide is None else None
+        rows_step = 2 * strip if use_wide or share else strip  # (a split strip is 2 strips high)
+        longest = np.array([[(dv.lmax + rows_step - 1) // rows_step * rows_step, (dv.lmax + 3) // 4 * 4]], np.int64)
         rows = W * int(longest[0, 1]) * WARP  # (uint2 words: a bound of the plan's)
         if not P or 8 * rows > budget or not fits16(longest, S // unit, go // unit, ge // unit).all():
             return False
         slots, out = dv.groups(ids, 2 * WARP, strip, False)
         row_off = _exclusive(out[3 * W:])
         ddims = out[:2 * W].reshape(W, 2)
-        resident16 = dv.resident16 // devices.count(devices[k])
-        share = SPLIT_SHARE.get(mode)
         nsplit, bound = None, 0  # (split groups, a device count, and its bound)
         if use_wide:
             nsplit, bound = cp.full(1, W, cp.int64), W
-        elif use_wide is None and share:
+        elif share:
+            resident16 = dv.resident16 // devices.count(devices[k])
             nsplit = wide_groups(ddims, resident16, share).sum().reshape(1).astype(cp.int64)
             bound = min(W, int(resident16 / share) + 1)  # (cost over share of the sum: at most this many)
         dims = _DeviceDims(ddims, 2 * WARP)
