@@ -270,6 +270,34 @@ def test_gpu_warp_per_pair_traceback_equals_twin(mode):
 
 
 @pytest.mark.gpu
+def test_gpu_twin_pairs_in_one_device_range_only():
+    """Groups too big for ``batch_bytes`` go to the CPU twin. Here they all lie
+    in the second device's range: the first places its runs on the device
+    before the one synchronisation, and the host places the second's around
+    the twin's. The runs and offsets are the twin's."""
+    from msa_gpu.backend import pairwise_gpu
+
+    rng = np.random.default_rng(31)
+    short = ["".join(rng.choice(list(PROTEIN[:20]), int(rng.integers(30, 50)))).encode() for _ in range(40)]
+    long = ["".join(rng.choice(list(PROTEIN[:20]), 300)).encode() for _ in range(2)]
+    seqs = make_sequences([f"s{k}" for k in range(42)], short + long, "protein")
+    seq, off = _packed(seqs)
+    sa, sb = np.triu_indices(40, 1)  # 780 short pairs, then 80 long ones
+    pa = np.concatenate([sa, np.repeat([40, 41], 40)])
+    pb = np.concatenate([sb, np.tile(np.arange(40), 2)])
+    S, gof, gef, _ = PairScoring("global").fixed(PROTEIN)
+    twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, 0, True)
+    stats: dict = {}
+    got = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, 0, True, devices=[0, 0], batch_bytes=150_000,
+                                   stats=stats)
+    assert 80 <= stats["pairs_cpu_twin"] < 200, stats  # (groups holding a long pair)
+    bounds = pairwise_gpu._Run(seq, off, pa, pb, S, gof, gef, 0, True, {}).split(2, False)
+    assert 0 < bounds[1] < 780, bounds  # (the first range: short pairs only)
+    for x, y in zip(twin, got):
+        assert np.array_equal(x, y)
+
+
+@pytest.mark.gpu
 def test_gpu_30k_pair_score_and_traceback():
     rng = np.random.default_rng(5)
     raw = ["".join(rng.choice(list(PROTEIN[:20]), 30_000)).encode() for _ in range(2)]

@@ -31,9 +31,9 @@ Schedule first, then execute:
    allocated while the kernels run; tracebacks of very many pairs run in
    chunks of pairs whose run slots fit the devices' memory;
 5. with a traceback the kernel writes each pair's CIGAR runs into a slot of
-   m + n words; at the end each device's thread places its pairs' runs in
-   pair order (a kernel) and copies them into its part of the host array
-   (the threads meet once, when every device knows its run count). Local and
+   m + n words; a kernel queued behind them places the device's runs in pair
+   order, and its thread copies them into its part of the host array once
+   every device knows its run count (the threads meet once). Local and
    semiglobal tracebacks first run the score-only kernels to find each end
    cell, then align only the box before it (the nibbles there do not depend
    on anything after it). Traceback groups whose one warp would outlast the
@@ -435,6 +435,8 @@ class _Device:
         self.resident = _sm_count(dev) * WARPS_PER_SM
         self.resident16 = _sm_count(dev) * WARPS_PER_SM16
         self.lmax = run.lmax
+        self.words = 0  # run words of the range's traceback slots (a bound of its runs)
+        self.placed = None  # its runs in pair order (`_Run.place`)
 
     def load(self, run) -> None:
         """Upload the sequences and tables (`_Run.stage`: one asynchronous copy)
@@ -515,6 +517,21 @@ class _Device:
             else:
                 self.res.get(out=out)
 
+    def copy_runs(self, chunks: list) -> None:
+        """The placed runs (`_Run.place`) into their part of the host array,
+        chunk by chunk (`_fault_chunks`: each copied once its pages are faulted
+        in, while the host threads fault in the next ones); returns once they
+        are all there."""
+        with self.stream:
+            at = 0
+            for part, tasks in chunks:
+                for t in tasks:
+                    t.result()
+                self.placed[at:at + part.size].get(out=part)
+                at += part.size
+        self.stream.synchronize()
+        self.placed = None
+
     def plan(self, ids, width: int, strip: int, box: bool = False, runs: bool = False) -> WarpPlan:
         """`plan_warps` of the pairs ``ids`` (a device int64 array) computed here:
         keys by a kernel, a radix sort, then one thread per group (``plan_keys``
@@ -568,11 +585,15 @@ class _Device:
 
 
 class _DeviceDims:
-    """The dims of a plan that stays on the device, copied to the host the
-    first time they are read (only the statistics read them)."""
+    """The dims of a plan that stays on the device, copied to the host by
+    `_prefetch` or the first time they are read (only the statistics read
+    them); made on the stream that plans them, right after the planning."""
 
     def __init__(self, ddims, width: int):
+        import cupy as cp
+
         self._d, self.width, self._h = ddims, width, None
+        self.ready = cp.cuda.get_current_stream().record()
 
     @property
     def dims(self) -> np.ndarray:
@@ -717,15 +738,16 @@ class _Run:
         if job.kind != "s32":  # kept until the runs are placed in pair order (`place`)
             job.tb = (d_runs, d_slot_off, d_slots)
 
-    def place(self, dv: _Device, jobs: list[_Job], d_dst, start: int, stop: int, out: np.ndarray) -> None:
-        """Runs of the device's pairs into ``out[start:stop]``: placed in pair
-        order on the device (``d_dst``, a device array: the range's run offsets
-        from ``start``, one more than its pairs), then one copy. Pairs the device
-        did not align keep their place (the caller fills it)."""
+    def place(self, dv: _Device, jobs: list[_Job], d_dst, words: int) -> None:
+        """Queue the placing of the device's runs in pair order into a device
+        buffer (``dv.placed``, ``words`` long: a bound of their count) on its
+        stream, behind its kernels: ``d_dst`` (a device array, one more than its
+        pairs) gives each pair's offset there. The host waits for nothing, so
+        this goes before the one synchronisation (`_Device.copy_runs` copies them out)."""
         import cupy as cp
 
         with dv.stream:
-            buf = cp.empty(max(stop - start, 1), cp.uint32)
+            dv.placed = cp.empty(max(words, 1), cp.uint32)
             kern = _kernel("place_runs", self.mode, True)
             for job in jobs:
                 if not job.tb:  # the score pass of a local or semiglobal traceback
@@ -733,14 +755,25 @@ class _Run:
                 d_runs, d_slot_off, d_slots = job.tb
                 nslots = len(d_slots)
                 kern(((nslots * WARP + 255) // 256,), (256,),
-                     (d_runs, d_slot_off, d_slots, dv.res, d_dst, np.int32(0), np.int32(nslots), buf))
-            if stop > start:
-                region = out[start:stop]
-                _touch(region)  # this device's part of the host array, while the kernels place the runs
-                buf[:stop - start].get(out=region)
-            dv.stream.synchronize()
-        for job in jobs:  # (freed once the stream is done with them)
+                     (d_runs, d_slot_off, d_slots, dv.res, d_dst, np.int32(0), np.int32(nslots), dv.placed))
+        for job in jobs:  # (freed now: later allocations on the stream run after the kernels)
             job.tb = ()
+
+
+def _prefetch(dev: int, jobs: list[_Job]) -> None:
+    """The device plans' dims, and the counts that cut jobs, to the host on a
+    stream of their own once their planning is done: while the kernels run,
+    so that `_job_cells` copies nothing after them (the device ``dev`` is current)."""
+    stream = None
+    for job in jobs:
+        plan = job.plan
+        if isinstance(plan, _DeviceDims) and plan._h is None:
+            stream = stream or _stream(dev, -1 << 20)
+            stream.wait_event(plan.ready)
+            plan._h = plan._d.get(stream=stream)  # (the count of a cut job is ready too: planned before)
+        if job.cut:
+            n = int(job.cut[0].get(stream=stream).reshape(-1)[0])
+            job.warps, job.cut = (job.warps[:n] if job.cut[1] else job.warps[n:]), ()
 
 
 def _job_cells(jobs: list[_Job]) -> list[int]:
@@ -990,6 +1023,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         DP stops at its end cell, read from res on the device)."""
         p = dv.plan(ids, WARP, STRIP, box=box, runs=True) if p is None else p
         mark(k, "traceback_planned")
+        dv.words += int(p.words.sum())
         kept = int(p.words.sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
         budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
         need_w = p.wide_dir_words() * 4 + p.row_bytes()
@@ -1041,6 +1075,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         budget = batch_bytes if batch_bytes is not None else max(free - 4 * n_runs, free // 4)
         if 4 * n_dir + 8 * n_rows > budget:
             return tb_jobs(k, dv, ids, free, dv.finish(slots, out, WARP, True))
+        dv.words += n_runs
         mark(k, "traceback_planned")
         counts[k]["tbw"] = counts[k].get("tbw", 0) + wide_pairs
         counts[k]["tb"] = counts[k].get("tb", 0) + P - wide_pairs
@@ -1066,6 +1101,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             main.wait_event(side.record())
 
     launched = [threading.Event() for _ in devices]
+    scored = [threading.Event() for _ in devices]  # each device's score pass queued (or its thread failed)
     res_ready = threading.Event()
     res_box: list = []
 
@@ -1077,8 +1113,10 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
 
     def alloc_runs():  # the barrier's action (in the last thread to arrive)
         if not any(len(c) for c in cpu_parts):
-            placed["base"] = np.concatenate(([0], np.cumsum(totals))).tolist()
-            placed["out"] = np.empty(placed["base"][-1], np.uint32)
+            base = np.concatenate(([0], np.cumsum(totals))).tolist()
+            placed["base"] = base
+            placed["out"] = np.empty(base[-1], np.uint32)
+            placed["chunks"] = _fault_chunks([placed["out"][a:b] for a, b in itertools.pairwise(base)])
 
     barrier = threading.Barrier(len(devices), action=alloc_runs) if traceback else None
     def work(k):  # one thread per device: upload, plan, launch, wait, fetch (and place) its results
@@ -1099,30 +1137,37 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                             run_jobs(k, dv, kind, p, p.row_bytes(), budget)
                     mark(k, "scores_launched")
                 if traceback:
+                    scored[k].set()
+                    for e in scored:  # (its planning's CuPy calls would hold up the others' launches)
+                        e.wait()
                     tb_direct(k, dv, ids, free)
                     dv.count_runs()
+                    if not len(cpu_parts[k]):  # (else the host places them around the twin's)
+                        run.place(dv, done[k], dv.dst, dv.words)
             mark(k, "launched")
         finally:
             launched[k].set()
+            scored[k].set()
+        _prefetch(dv.id, done[k])
         dv.stream.synchronize()
         mark(k, "kernels_done")
         res_ready.wait()
         if not res_box:
             return  # (the host failed to make the result array: it raises that)
-        cells = _job_cells(done[k])  # (before the results: copies to the host go one at a time)
+        cells = _job_cells(done[k])
         dv.fetch(res_box[0][lo:hi], res_box[1], dst[lo + 1:hi + 1] if traceback else None)
-        _job_seconds(k, dv, done[k], cells, stats)  # (while the results copy)
-        dv.stream.synchronize()
-        mark(k, "fetched")
-        if traceback:
+        if traceback:  # (the results copy meanwhile, if page-locked)
             totals[k] = int(dst[hi]) if hi > lo else 0  # (the sums start from 0 at lo)
             barrier.wait()
             if "out" in placed:
                 base = placed["base"][k]
                 if base:
                     dst[lo + 1:hi + 1] += base
-                run.place(dv, done[k], dv.dst, base, base + totals[k], placed["out"])
+                dv.copy_runs(placed["chunks"][k])
                 mark(k, "placed")
+        _job_seconds(k, dv, done[k], cells, stats)
+        dv.stream.synchronize()
+        mark(k, "fetched")
 
     def guarded(k):  # the entry's lock until its stream has synced; `launched` set whatever happens
         try:
@@ -1184,10 +1229,14 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
 
     def place(k):
         lo, hi = int(bounds[k]), int(bounds[k + 1])
-        with devs[k].stream:  # (the copy is asynchronous: on the stream that reads it)
-            d_dst = cp.asarray(dst[lo:hi + 1] - dst[lo])
-        run.place(devs[k], done[k], d_dst, int(dst[lo]), int(dst[hi]), out)
+        dv = devs[k]
+        if dv.placed is None:  # (its range has pairs of the twin)
+            with dv.stream:  # (the copy is asynchronous: on the stream that reads it)
+                d_dst = cp.asarray(dst[lo:hi + 1] - dst[lo])
+            run.place(dv, done[k], d_dst, int(dst[hi] - dst[lo]))
+        dv.copy_runs(chunks[k])
 
+    chunks = _fault_chunks([out[int(dst[a]):int(dst[b])] for a, b in itertools.pairwise(bounds)])
     _each_device(devices, place)
     for k, p in enumerate(cpu_pairs.tolist()):
         out[dst[p]:dst[p + 1]] = cpu_runs[cpu_off[k]:cpu_off[k + 1]]
@@ -1196,6 +1245,30 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
 
 
 PREFAULT_CHUNK = 2 << 20  # bytes
+RUNS_CHUNK = 4 << 20  # bytes: the least chunk of `_fault_chunks`
+
+
+def _fault_chunks(regions: list[np.ndarray]) -> list[list]:
+    """Each region (fresh pageable memory) cut into chunks of at least
+    RUNS_CHUNK bytes (at most 8 a region), with the host threads' tasks that
+    fault in their pages, queued chunk by chunk across the regions (the pool
+    takes them in order, so every device's first chunks are ready first):
+    per region a list of (chunk, its tasks)."""
+    pool = _host_pool()
+    cut = []
+    for r in regions:
+        step = max(RUNS_CHUNK, -(-r.nbytes // 8)) // max(r.itemsize, 1)
+        cut.append([r[a:a + step] for a in range(0, r.size, step)])
+    out: list[list] = [[] for _ in regions]
+    for i in range(max((len(c) for c in cut), default=0)):
+        for k, c in enumerate(cut):
+            if i < len(c):
+                part = c[i]
+                fill = PREFAULT_CHUNK // part.itemsize
+                tasks = ([pool.submit(part[x:x + fill].fill, 0) for x in range(0, part.size, fill)]
+                         if regions[k].nbytes > PREFAULT_CHUNK else [])
+                out[k].append((part, tasks))
+    return out
 
 
 def _fresh(shape, dtype) -> np.ndarray:
