@@ -434,7 +434,11 @@ def test_gpu_bad_device_raises_instead_of_hanging():
     seq, off = _packed(seqs)
     pa, pb = np.triu_indices(len(seqs), 1)
     S, gof, gef, code = PairScoring("global").fixed(PROTEIN)
-    with pytest.raises(Exception):
-        pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, devices=[0, 1 << 20])
+    import cupy as cp
+
+    for mode, tb in ((code, False), (code, True), (2, True)):  # (tracebacks: the good device's thread waits for the bad one's)
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
+            pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, tb, devices=[0, 1 << 20],
+                                     chunk_words=1 << 40)  # (no early check of the devices' memory)
     good = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False, devices=[0])  # still usable
     assert np.array_equal(good[0], pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, code, False)[0])

@@ -764,11 +764,10 @@ def _prefetch(dev: int, jobs: list[_Job]) -> None:
     """The device plans' dims, and the counts that cut jobs, to the host on a
     stream of their own once their planning is done: while the kernels run,
     so that `_job_cells` copies nothing after them (the device ``dev`` is current)."""
-    stream = None
+    stream = _stream(dev, -1 << 20)  # (not the null stream, which would not wait for the planning)
     for job in jobs:
         plan = job.plan
         if isinstance(plan, _DeviceDims) and plan._h is None:
-            stream = stream or _stream(dev, -1 << 20)
             stream.wait_event(plan.ready)
             plan._h = plan._d.get(stream=stream)  # (the count of a cut job is ready too: planned before)
         if job.cut:
@@ -1179,6 +1178,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             raise
         finally:
             launched[k].set()
+            scored[k].set()  # (also when the device could not be made current: the others wait for it)
 
     key = ("inputs", *devices)
     with _entry_lock(key), _device_threads(len(devices)) as pool:  # (the lock: until every device has copied)
@@ -1250,7 +1250,7 @@ RUNS_CHUNK = 4 << 20  # bytes: the least chunk of `_fault_chunks`
 
 def _fault_chunks(regions: list[np.ndarray]) -> list[list]:
     """Each region (fresh pageable memory) cut into chunks of at least
-    RUNS_CHUNK bytes (at most 8 a region), with the host threads' tasks that
+    RUNS_CHUNK bytes (about 8 a region at most), with the host threads' tasks that
     fault in their pages, queued chunk by chunk across the regions (the pool
     takes them in order, so every device's first chunks are ready first):
     per region a list of (chunk, its tasks)."""
