@@ -353,12 +353,12 @@ def _staging(key, nbytes: int):
 
 CAST_CHUNK = 1 << 16  # pairs per task of `_cast_columns`
 CAST_THREADS = 8  # its threads (they spin a while after it, keeping their cores from the device threads)
-HOST_THREADS = 16  # page faults of `_touch` (NumPy releases the GIL while it fills)
+HOST_THREADS = 16  # page faults of `_fault_tasks` (NumPy releases the GIL while it fills)
 _POOL: list = []
 
 
 def _host_pool() -> ThreadPoolExecutor:
-    """The threads of `_touch` (made once; their tasks never wait for each other)."""
+    """The threads of `_fault_tasks` (made once; their tasks never wait for each other)."""
     with _LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(min(HOST_THREADS, os.cpu_count() or 1)))
@@ -585,21 +585,15 @@ class _Device:
 
 
 class _DeviceDims:
-    """The dims of a plan that stays on the device, copied to the host by
-    `_prefetch` or the first time they are read (only the statistics read
-    them); made on the stream that plans them, right after the planning."""
+    """The dims of a plan that stays on the device (``dims``: their host copy,
+    made by `_prefetch`; only the statistics read them); made on the stream
+    that plans them, right after the planning."""
 
     def __init__(self, ddims, width: int):
         import cupy as cp
 
-        self._d, self.width, self._h = ddims, width, None
+        self._d, self.width, self.dims = ddims, width, None
         self.ready = cp.cuda.get_current_stream().record()
-
-    @property
-    def dims(self) -> np.ndarray:
-        if self._h is None:
-            self._h = self._d.get()
-        return self._h
 
 
 class _Run:
@@ -763,25 +757,21 @@ class _Run:
 def _prefetch(dev: int, jobs: list[_Job]) -> None:
     """The device plans' dims, and the counts that cut jobs, to the host on a
     stream of their own once their planning is done: while the kernels run,
-    so that `_job_cells` copies nothing after them (the device ``dev`` is current)."""
+    so that `_job_cells` copies nothing after them (the device ``dev`` is current;
+    a job cut by a device count learns its groups here)."""
     stream = _stream(dev, -1 << 20)  # (not the null stream, which would not wait for the planning)
     for job in jobs:
         plan = job.plan
-        if isinstance(plan, _DeviceDims) and plan._h is None:
+        if isinstance(plan, _DeviceDims) and plan.dims is None:
             stream.wait_event(plan.ready)
-            plan._h = plan._d.get(stream=stream)  # (the count of a cut job is ready too: planned before)
+            plan.dims = plan._d.get(stream=stream)  # (the count of a cut job is ready too: planned before)
         if job.cut:
             n = int(job.cut[0].get(stream=stream).reshape(-1)[0])
             job.warps, job.cut = (job.warps[:n] if job.cut[1] else job.warps[n:]), ()
 
 
 def _job_cells(jobs: list[_Job]) -> list[int]:
-    """Padded cells of each job (a plan kept on the device copies its dims here;
-    a job cut by a device count learns its groups here)."""
-    for job in jobs:
-        if job.cut:
-            n = int(job.cut[0].get().reshape(-1)[0])
-            job.warps, job.cut = (job.warps[:n] if job.cut[1] else job.warps[n:]), ()
+    """Padded cells of each job (after `_prefetch`)."""
     return [int((job.plan.dims[job.warps, 0] * job.plan.dims[job.warps, 1]).sum()) * job.plan.width
             for job in jobs]
 
@@ -1022,8 +1012,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         DP stops at its end cell, read from res on the device)."""
         p = dv.plan(ids, WARP, STRIP, box=box, runs=True) if p is None else p
         mark(k, "traceback_planned")
-        dv.words += int(p.words.sum())
-        kept = int(p.words.sum()) * 4  # slot runs stay until placed (all of the range: an upper bound)
+        words = int(p.words.sum())
+        dv.words += words
+        kept = 4 * words  # slot runs stay until placed (all of the range: an upper bound)
         budget = batch_bytes if batch_bytes is not None else max(free - kept, free // 4)
         need_w = p.wide_dir_words() * 4 + p.row_bytes()
         need = p.dir_bytes() + p.row_bytes()
@@ -1254,7 +1245,6 @@ def _fault_chunks(regions: list[np.ndarray]) -> list[list]:
     fault in their pages, queued chunk by chunk across the regions (the pool
     takes them in order, so every device's first chunks are ready first):
     per region a list of (chunk, its tasks)."""
-    pool = _host_pool()
     cut = []
     for r in regions:
         step = max(RUNS_CHUNK, -(-r.nbytes // 8)) // max(r.itemsize, 1)
@@ -1263,12 +1253,15 @@ def _fault_chunks(regions: list[np.ndarray]) -> list[list]:
     for i in range(max((len(c) for c in cut), default=0)):
         for k, c in enumerate(cut):
             if i < len(c):
-                part = c[i]
-                fill = PREFAULT_CHUNK // part.itemsize
-                tasks = ([pool.submit(part[x:x + fill].fill, 0) for x in range(0, part.size, fill)]
-                         if regions[k].nbytes > PREFAULT_CHUNK else [])
-                out[k].append((part, tasks))
+                out[k].append((c[i], _fault_tasks(c[i]) if regions[k].nbytes > PREFAULT_CHUNK else []))
     return out
+
+
+def _fault_tasks(a: np.ndarray) -> list:
+    """Tasks of the host threads that write zeros over ``a`` (contiguous), a
+    chunk of PREFAULT_CHUNK bytes each, so that its pages are faulted in."""
+    flat = a.reshape(-1).view(np.uint8)
+    return [_host_pool().submit(flat[x:x + PREFAULT_CHUNK].fill, 0) for x in range(0, flat.size, PREFAULT_CHUNK)]
 
 
 def _fresh(shape, dtype) -> np.ndarray:
@@ -1287,7 +1280,6 @@ def _touch(a: np.ndarray) -> None:
     threads, when it is over one chunk (2 MB: the copy of 42 MB of runs from
     two devices took 7.7 ms into untouched pages, where the old 32 MB
     threshold left both halves)."""
-    flat = a.reshape(-1).view(np.uint8)
-    if flat.size <= PREFAULT_CHUNK:
-        return
-    list(_host_pool().map(lambda x: flat[x:x + PREFAULT_CHUNK].fill(0), range(0, flat.size, PREFAULT_CHUNK)))
+    if a.nbytes > PREFAULT_CHUNK:
+        for t in _fault_tasks(a):
+            t.result()
