@@ -2,6 +2,7 @@
 re-scoring, the checkpointed traceback, the CLI, and GPU parity."""
 
 import itertools
+import mmap
 
 import numpy as np
 import pytest
@@ -371,6 +372,66 @@ def test_gpu_split_16bit_kernel_equals_twin(mode):
             assert stats["pairs_s16"] == len(args[2]), stats
             if "wide" in kw:
                 assert (sum(split) > 0) == kw["wide"], (kw, stats)
+
+
+def test_guessed_run_memory_keeps_its_first_words_or_is_dropped():
+    from msa_gpu.backend import pairwise_gpu as pg
+
+    g = pg._Guess(1 << 22)
+    assert g.size == int((1 << 22) * pg.RUNS_GUESS) > 5000
+    out = g.take(5000)
+    assert out.shape == (5000,) and out.flags.writeable and not out.any()
+    out[:] = np.arange(5000)
+    g.release().result()  # (the rest of its pages went back: what is kept is untouched)
+    assert np.array_equal(out, np.arange(5000))
+    g = pg._Guess(1 << 22)
+    out = g.take(g.size + 3000)  # (the mapping grows, its first pages kept: faulted in, zeros)
+    assert out.shape == (g.size + 3000,) and not out[:g.size].any()
+    out[-3000:] = 7
+    assert g.release() is None and out[-1] == 7
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("share", [1.0, 0.01, 1e-6])
+def test_gpu_runs_land_in_a_guess_or_beside_it(monkeypatch, share):
+    """The runs land in memory faulted in while the kernels ran: all of them
+    when the guess holds them (share 1: the whole bound), else the guess
+    grows and the rest is faulted in as the runs copy (a device's part may
+    straddle the two); on one device, on a split, and with pairs of the CPU
+    twin (the guess is dropped)."""
+    from msa_gpu.backend import pairwise_gpu
+
+    monkeypatch.setattr(pairwise_gpu, "RUNS_GUESS_MIN", 0)
+    monkeypatch.setattr(pairwise_gpu, "RUNS_GUESS", share)
+    made = []
+
+    class Guess(pairwise_gpu._Guess):
+        def take(self, n):
+            made.append((self.size, n))
+            return super().take(n)
+
+    monkeypatch.setattr(pairwise_gpu, "_Guess", Guess)
+    rng = np.random.default_rng(5)
+    seqs = random_family(rng, PROTEIN, 30, 1, 200, "protein")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    for mode in (0, 2):
+        S, gof, gef, _ = PairScoring(MODES[mode]).fixed(PROTEIN)
+        twin = pairwise_cpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True)
+        for kw in ({}, {"devices": [0, 0]}, {"devices": [0, 0], "batch_bytes": 60_000}):
+            made.clear()
+            stats: dict = {}
+            got = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, mode, True, stats=stats, **kw)
+            for x, y in zip(twin, got):
+                assert np.array_equal(x, y), (mode, kw)
+            if stats["pairs_cpu_twin"]:
+                assert not made, made  # (dropped: the host places the runs around the twin's)
+            else:
+                assert len(made) == 1 and (made[0][0] >= made[0][1]) == (share == 1.0), made
+                owner = got[1]
+                while isinstance(owner, np.ndarray) and owner.base is not None:
+                    owner = owner.base
+                assert isinstance(getattr(owner, "obj", owner), mmap.mmap), owner
 
 
 def test_gpu_schedule_helpers_without_a_gpu():

@@ -56,6 +56,7 @@ result is the same.
 from __future__ import annotations
 
 import itertools
+import mmap
 import os
 import threading
 import time
@@ -397,22 +398,24 @@ def _span_costs(pa, pb, lens, starts, take, smax):  # pragma: no cover - compile
     return out
 
 
-def _result_array(P: int) -> tuple[np.ndarray, bool]:
-    """The host (P, 8) int64 result array and whether it is page-locked: it is
-    when small enough (device copies go straight to it at full speed, and
-    nothing needs faulting in), else it is pre-faulted pageable memory."""
+def _result_array(P: int, offsets: bool = False) -> tuple[np.ndarray, np.ndarray | None, bool]:
+    """The host (P, 8) int64 result array, with ``offsets`` the (P + 1,) int64
+    run sums beside it (else None), and whether they are page-locked: they
+    are when small enough (device copies go straight to them at full speed,
+    and nothing needs faulting in), else they are pre-faulted pageable memory."""
     import cupy as cp
 
-    nbytes = P * 8 * 8
-    if 0 < nbytes <= PINNED_RESULT_BYTES:
+    size = P * 8 + (P + 1 if offsets else 0)
+    if 0 < P and 8 * size <= PINNED_RESULT_BYTES:
         # CuPy's pinned pool: a block of the same size comes back at once (a fresh
         # cudaHostAlloc, or freeing one, costs milliseconds inside the call), but
         # freed blocks stay pinned, so the pool is emptied when they pile up
         pool = cp.get_default_pinned_memory_pool()
         if pool.n_free_blocks() > PINNED_FREE_BLOCKS:
             pool.free_all_blocks()
-        return np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), np.int64, P * 8).reshape(P, 8), True
-    return _fresh((P, 8), np.int64), False
+        flat = np.frombuffer(cp.cuda.alloc_pinned_memory(8 * size), np.int64, size)
+        return flat[:P * 8].reshape(P, 8), flat[P * 8:] if offsets else None, True
+    return _fresh((P, 8), np.int64), _fresh(P + 1, np.int64) if offsets else None, False
 
 
 @cache
@@ -500,22 +503,29 @@ class _Device:
 
     def fetch(self, out: np.ndarray, pinned: bool, dst: np.ndarray | None = None) -> None:
         """``res`` into ``out`` (host, C-contiguous, page-locked if ``pinned``),
-        and with ``dst`` (host, pageable) the run sums of `count_runs` into it
-        first. A copy into page-locked ``out`` is only queued: the stream
-        must be synchronised before ``out`` is read."""
+        and with ``dst`` (host, contiguous, page-locked if ``pinned``) the run
+        sums of `count_runs` into it first: they are there on return. A copy
+        into page-locked ``out`` is only queued: the stream must be
+        synchronised before ``out`` is read."""
         import cupy as cp
 
-        if dst is not None and len(dst):
-            with self.stream:
-                self.dst[1:].get(out=dst)
-        if not out.size:
-            return
+        sums = None
         with self.stream:
-            if pinned:
-                cp.cuda.runtime.memcpyAsync(out.ctypes.data, self.res.data.ptr, out.nbytes,
-                                            cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
-            else:
-                self.res.get(out=out)
+            if dst is not None and len(dst):
+                if pinned:
+                    cp.cuda.runtime.memcpyAsync(dst.ctypes.data, self.dst.data.ptr + 8, dst.nbytes,
+                                                cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
+                    sums = self.stream.record()
+                else:
+                    self.dst[1:].get(out=dst)
+            if out.size:
+                if pinned:
+                    cp.cuda.runtime.memcpyAsync(out.ctypes.data, self.res.data.ptr, out.nbytes,
+                                                cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
+                else:
+                    self.res.get(out=out)
+        if sums is not None:
+            sums.synchronize()  # (the results may still be copying)
 
     def copy_runs(self, chunks: list) -> None:
         """The placed runs (`_Run.place`) into their part of the host array,
@@ -1102,11 +1112,22 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     placed: dict = {}
 
     def alloc_runs():  # the barrier's action (in the last thread to arrive)
+        guess = placed.pop("guess", None)
         if not any(len(c) for c in cpu_parts):
             base = np.concatenate(([0], np.cumsum(totals))).tolist()
             placed["base"] = base
-            placed["out"] = np.empty(base[-1], np.uint32)
-            placed["chunks"] = _fault_chunks([placed["out"][a:b] for a, b in itertools.pairwise(base)])
+            out = None if guess is None else guess.take(base[-1])
+            if out is not None:  # (each device's part in one copy where its pages are in, in chunks past that)
+                placed["kept"] = guess
+                ends = [min(b, guess.size) for b in base]
+                tails = _fault_chunks([out[max(a, e):b] for a, b, e in zip(base, base[1:], ends[1:])])
+                placed["chunks"] = [([(out[a:e], [])] if e > a else []) + t for a, e, t in zip(base, ends[1:], tails)]
+            else:
+                out = np.empty(base[-1], np.uint32)
+                placed["chunks"] = _fault_chunks([out[a:b] for a, b in itertools.pairwise(base)])
+            placed["out"] = out
+        elif guess is not None:
+            guess.drop()
 
     barrier = threading.Barrier(len(devices), action=alloc_runs) if traceback else None
     def work(k):  # one thread per device: upload, plan, launch, wait, fetch (and place) its results
@@ -1139,21 +1160,24 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             launched[k].set()
             scored[k].set()
         _prefetch(dv.id, done[k])
+        cells = _job_cells(done[k])  # (while the kernels run)
         dv.stream.synchronize()
         mark(k, "kernels_done")
         res_ready.wait()
         if not res_box:
             return  # (the host failed to make the result array: it raises that)
-        cells = _job_cells(done[k])
-        dv.fetch(res_box[0][lo:hi], res_box[1], dst[lo + 1:hi + 1] if traceback else None)
+        res, dst, pinned = res_box
+        dv.fetch(res[lo:hi], pinned, dst[lo + 1:hi + 1] if traceback else None)
         if traceback:  # (the results copy meanwhile, if page-locked)
             totals[k] = int(dst[hi]) if hi > lo else 0  # (the sums start from 0 at lo)
             barrier.wait()
             if "out" in placed:
                 base = placed["base"][k]
-                if base:
-                    dst[lo + 1:hi + 1] += base
+                part = dst[lo + 1:hi + 1]  # (its offsets shifted by a host thread while the runs copy)
+                shift = _host_pool().submit(np.add, part, base, out=part) if base else None
                 dv.copy_runs(placed["chunks"][k])
+                if shift is not None:
+                    shift.result()
                 mark(k, "placed")
         _job_seconds(k, dv, done[k], cells, stats)
         dv.stream.synchronize()
@@ -1187,10 +1211,15 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             futures += [pool.submit(guarded, k) for k in range(len(devices))]
             for e in launched:
                 e.wait()
-            # (calloc may clear it: not after the kernels); tracebacks: each device's run sums
-            dst = np.zeros(P + 1, np.int64) if not traceback else _fresh(P + 1, np.int64)
             with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
-                res_box.extend(_result_array(P))  # allocated (or faulted in) while the kernels run
+                # allocated (or faulted in) while the kernels run; tracebacks: each device's run sums too
+                res_box.extend(_result_array(P, traceback))
+            words = sum(dv.words for dv in devs if dv is not None)
+            if traceback and RUNS_GUESS and 4 * words * RUNS_GUESS >= RUNS_GUESS_MIN:
+                try:
+                    placed["guess"] = _Guess(words)  # (faulted in meanwhile too)
+                except OSError:  # (no mapping to spare: the runs land as without a guess)
+                    pass
         finally:
             res_ready.set()  # (threads that see no results stop)
             errors = [f.exception() for f in futures]  # (waits for every thread)
@@ -1198,7 +1227,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     if first or any(e is not None for e in errors):
         raise (first or [e for e in errors if e is not None])[0]
     stats["t_joined_s"] = round(time.perf_counter() - t_start, 4)
-    res = res_box[0]
+    res, dst, _ = res_box
+    if dst is None:
+        dst = np.zeros(P + 1, np.int64)
     dst[0] = 0
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
     for c in counts:
@@ -1210,6 +1241,8 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     if not traceback:
         return res, np.empty(0, np.uint32), dst
     if "out" in placed:  # (the devices placed every run)
+        if "kept" in placed:
+            placed["kept"].release()
         return res, placed["out"], dst
     # some pairs went to the CPU twin (their rows on the devices were not aligned
     # there): the sums again, on the host, and each device places around them
@@ -1257,11 +1290,75 @@ def _fault_chunks(regions: list[np.ndarray]) -> list[list]:
     return out
 
 
+RUNS_GUESS = 1 / 24  # share of the run words' bound (m + n a pair) faulted in while the kernels run
+RUNS_GUESS_MIN = 4 << 20  # bytes: a smaller guess is not made
+
+
+class _Guess:
+    """Fresh memory for a guessed share (RUNS_GUESS) of a traceback's run
+    words, its pages faulted in by the host threads while the kernels run
+    (landing the runs in untouched pages costs as much as copying them): an
+    anonymous private mapping, so that it can grow when the runs outnumber
+    the guess (``mremap``: the pages in move with it, only the rest is
+    faulted in as the runs copy), and the pages a shorter output leaves can
+    be given back (``MADV_DONTNEED``) without moving what is kept."""
+
+    def __init__(self, words: int):
+        self.size = int(words * RUNS_GUESS)
+        self.mem = mmap.mmap(-1, max(4 * self.size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_HUGEPAGE"):  # (fewer, larger faults where the kernel allows it: 3 ms less on
+            self.mem.madvise(mmap.MADV_HUGEPAGE)  # 1M pairs, semiglobal, 2 x H200, where numpy's arrays have it)
+        self.array = np.frombuffer(self.mem, np.uint32, self.size)
+        self.tasks = _fault_tasks(self.array)
+
+    def take(self, n: int) -> np.ndarray | None:
+        """Its first ``n`` words, faulted in up to its guessed size (None if
+        the mapping cannot grow to ``n``: the guess is dropped); `release`
+        gives back the pages past them."""
+        for t in self.tasks:
+            t.result()
+        self.tasks = []
+        self.kept = n
+        if n <= self.size:
+            return self.array[:n]
+        self.array = None  # (no view left on it: the mapping may move as it grows, its pages with it)
+        try:
+            self.mem.resize(4 * n)
+        except (OSError, ValueError, BufferError):
+            self.drop()
+            return None
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            self.mem.madvise(mmap.MADV_HUGEPAGE)
+        self.array = np.frombuffer(self.mem, np.uint32, n)
+        return self.array
+
+    def release(self):
+        """The pages past the words `take` kept go back, in a host thread
+        (after the copies into them: giving pages back interrupts every
+        thread); its task, or None."""
+        mem, self.array, self.mem = self.mem, None, None
+        cut = -(-4 * self.kept // mmap.PAGESIZE) * mmap.PAGESIZE
+        return _host_pool().submit(mem.madvise, mmap.MADV_DONTNEED, cut, len(mem) - cut) if cut < len(mem) else None
+
+    def drop(self) -> None:
+        """Unmapped in a host thread (behind its faults), not in the call."""
+        held = [self.array, self.mem]
+        self.array = self.mem = None
+        _host_pool().submit(held.clear)
+
+
 def _fault_tasks(a: np.ndarray) -> list:
     """Tasks of the host threads that write zeros over ``a`` (contiguous), a
     chunk of PREFAULT_CHUNK bytes each, so that its pages are faulted in."""
     flat = a.reshape(-1).view(np.uint8)
-    return [_host_pool().submit(flat[x:x + PREFAULT_CHUNK].fill, 0) for x in range(0, flat.size, PREFAULT_CHUNK)]
+    return [_host_pool().submit(_zero, [flat[x:x + PREFAULT_CHUNK]]) for x in range(0, flat.size, PREFAULT_CHUNK)]
+
+
+def _zero(held: list) -> None:
+    """Zeros over the one array in ``held``, which it lets go of: once its
+    result is set, the task holds no view of that memory (`_Guess.take`
+    resizes the mapping under such views)."""
+    held.pop().fill(0)
 
 
 def _fresh(shape, dtype) -> np.ndarray:
