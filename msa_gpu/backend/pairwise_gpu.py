@@ -1218,7 +1218,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             if traceback and RUNS_GUESS and 4 * words * RUNS_GUESS >= RUNS_GUESS_MIN:
                 try:
                     placed["guess"] = _Guess(words)  # (faulted in meanwhile too)
-                except OSError:  # (no mapping to spare: the runs land as without a guess)
+                except (OSError, AttributeError):  # (no mapping to spare, or no private ones: as without a guess)
                     pass
         finally:
             res_ready.set()  # (threads that see no results stop)
@@ -1324,7 +1324,7 @@ class _Guess:
         self.array = None  # (no view left on it: the mapping may move as it grows, its pages with it)
         try:
             self.mem.resize(4 * n)
-        except (OSError, ValueError, BufferError):
+        except (OSError, ValueError, BufferError, SystemError):  # (SystemError: no mremap)
             self.drop()
             return None
         if hasattr(mmap, "MADV_HUGEPAGE"):
