@@ -509,21 +509,20 @@ class _Device:
         synchronised before ``out`` is read."""
         import cupy as cp
 
+        def down(host, dev):  # (queued only into page-locked memory)
+            if pinned:
+                cp.cuda.runtime.memcpyAsync(host.ctypes.data, dev.data.ptr, host.nbytes,
+                                            cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
+            else:
+                dev.get(out=host)
+
         sums = None
         with self.stream:
             if dst is not None and len(dst):
-                if pinned:
-                    cp.cuda.runtime.memcpyAsync(dst.ctypes.data, self.dst.data.ptr + 8, dst.nbytes,
-                                                cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
-                    sums = self.stream.record()
-                else:
-                    self.dst[1:].get(out=dst)
+                down(dst, self.dst[1:])
+                sums = self.stream.record() if pinned else None
             if out.size:
-                if pinned:
-                    cp.cuda.runtime.memcpyAsync(out.ctypes.data, self.res.data.ptr, out.nbytes,
-                                                cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
-                else:
-                    self.res.get(out=out)
+                down(out, self.res)
         if sums is not None:
             sums.synchronize()  # (the results may still be copying)
 
@@ -1327,9 +1326,7 @@ class _Guess:
         except (OSError, ValueError, BufferError, SystemError):  # (SystemError: no mremap)
             self.drop()
             return None
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            self.mem.madvise(mmap.MADV_HUGEPAGE)
-        self.array = np.frombuffer(self.mem, np.uint32, n)
+        self.array = np.frombuffer(self.mem, np.uint32, n)  # (mremap keeps the mapping's huge-page advice)
         return self.array
 
     def release(self):
