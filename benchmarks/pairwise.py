@@ -1,8 +1,9 @@
 """GCUPS of the pairwise engine (``python -m benchmarks pairwise``).
 
 Random protein pairs with lengths drawn uniformly from [min_len, max_len];
-cells = sum of len_a * len_b. The GPU engine (score-only and with traceback,
-end to end: planning, transfers, kernels, gathering the CIGAR runs; after one
+cells = sum of len_a * len_b. The GPU engine (score-only, with the identities
+of the traceback's alignments but not their runs, and with traceback, end to
+end: planning, transfers, kernels, gathering the CIGAR runs; after one
 full-size warm-up call, so compilation and the growth of CuPy's memory pools
 are not timed; optionally the 32-bit score-only kernel next to the packed 16-bit one),
 the CPU twin (all cores, on a subset) and Biopython's PairwiseAligner (one
@@ -88,13 +89,15 @@ def cmd_pairwise(args) -> int:
 
             from msa_gpu.backend import pairwise_gpu
 
-            variants = [("score", False, True), ("tb", True, True)]
+            # (key, traceback, 16-bit score kernel, runs back to the host): "ident" traces the
+            # alignments on the GPU but brings back only their counts (identities, aligned pairs)
+            variants = [("score", False, True, False), ("ident", True, True, False), ("tb", True, True, True)]
             if args.with_32bit:
-                variants.insert(1, ("score32", False, False))
-            for key, tb, use16 in variants:
-                def run(p, stats):
+                variants.insert(1, ("score32", False, False, False))
+            for key, tb, use16, keep in variants:
+                def run(p, stats, tb=tb, use16=use16, keep=keep):
                     return pairwise_gpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, code, tb,
-                                                    devices=devices, stats=stats, use16=use16)
+                                                    devices=devices, stats=stats, use16=use16, runs=keep)
 
                 run(pairs, {})  # warm-up at full size: kernels compiled, memory pools grown
                 cupy.cuda.Device().synchronize()
@@ -112,9 +115,9 @@ def cmd_pairwise(args) -> int:
                 entry[f"gpu_{key}_seconds"] = t
                 entry[f"gpu_{key}_stats"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in stats.items()}
                 small = run(sub, {})  # (statistics of its own: not the timed run's)
-                twin = pairwise_cpu.align_batch(seq, off, sub[:, 0], sub[:, 1], S, go, ge, code, tb)
+                twin = pairwise_cpu.align_batch(seq, off, sub[:, 0], sub[:, 1], S, go, ge, code, tb, runs=keep)
                 entry[f"gpu_{key}_equals_twin_on_subset"] = all(np.array_equal(x, y) for x, y in zip(small, twin))
-                if tb:
+                if tb and keep:
                     res, runs, runs_off = out
                     got = np.empty(len(pairs), np.int64)
                     pairwise_cpu.rescore_batch(seq, off, pairs[:, 0], pairs[:, 1], S, go, ge, code,

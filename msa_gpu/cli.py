@@ -199,7 +199,7 @@ def pairwise(
         set_threads(threads)
         seqs = read_sequences(input, seqtype)
         scoring = _pair_scoring(seqs, mode, matrix, gap_open, gap_extend)
-        result = all_pairs(seqs, scoring, traceback=True, backend=backend)
+        result = all_pairs(seqs, scoring, traceback=traceback, identities=True, backend=backend)
         write_pairs_tsv(result, seqs, output, cigar=traceback)
 
 

@@ -79,8 +79,9 @@ class PairAlignments:
     """Results of a batch of pairwise alignments, in the order of ``pairs``.
 
     ``score_fixed`` is in 1/SCALE matrix units; ``end`` (and ``start`` with a
-    traceback) are DP cells, i.e. residues of A and B consumed. With a
-    traceback, ``runs[runs_offsets[k]:runs_offsets[k+1]]`` is pair k's
+    traceback or identities) are DP cells, i.e. residues of A and B consumed.
+    With a traceback or identities, ``identities``, ``aligned_pairs`` and
+    ``columns`` count the alignment's columns. With a traceback, ``runs[runs_offsets[k]:runs_offsets[k+1]]`` is pair k's
     alignment as a CIGAR in 32-bit words, ``length << 2 | move`` (move 0 both
     residues, 1 A only, 2 B only), from ``start`` to ``end`` plus, in the
     semiglobal and global modes, the end gaps, so they cover both sequences.
@@ -127,13 +128,13 @@ class PairAlignments:
     def identity(self) -> np.ndarray:
         """Fraction of identical residues among aligned residue pairs (gap
         columns excluded, ClustalW style); 0 where nothing is aligned."""
-        self._need_traceback()
+        self._need_identities()
         return self.identities / np.maximum(self.aligned_pairs, 1)
 
     @property
     def aligned_length(self) -> np.ndarray:
         """Columns of each alignment (end gaps included outside local mode)."""
-        self._need_traceback()
+        self._need_identities()
         return self.columns
 
     def pair_runs(self, k: int) -> np.ndarray:
@@ -165,6 +166,10 @@ class PairAlignments:
     def _need_traceback(self) -> None:
         if self.runs is None:
             raise ValueError("this result has no traceback (use traceback=True)")
+
+    def _need_identities(self) -> None:
+        if self.identities is None:
+            raise ValueError("this result has no identities (use identities=True or traceback=True)")
 
 
 # ---------------------------------------------------------------- validation
@@ -213,6 +218,7 @@ def align_pairs(
     scoring: PairScoring = PairScoring(),
     *,
     traceback: bool = False,
+    identities: bool = False,
     backend: str = "auto",
     verify: bool = True,
     devices: list[int] | None = None,
@@ -222,7 +228,12 @@ def align_pairs(
 
     With ``traceback`` the alignments are returned as moves and, when
     ``verify``, each is re-scored and must equal its DP score (a
-    `RuntimeError` otherwise). ``backend`` is ``auto``, ``cpu`` or ``gpu``;
+    `RuntimeError` otherwise). ``identities`` alone adds each alignment's
+    start cell, identities, aligned pairs and length but not its moves: the
+    alignments are traced where they are computed (the GPU's memory, or the
+    twin's chunks) and only those counts come back, which saves the host
+    memory and transfers of the moves. The counts are those of the
+    traceback's alignment, bit for bit. ``backend`` is ``auto``, ``cpu`` or ``gpu``;
     ``devices`` and ``batch_bytes`` steer the GPU scheduler (results do not
     depend on them).
     """
@@ -233,29 +244,32 @@ def align_pairs(
     _check_range(seqs, p, S, go, ge)
     chosen = select_backend(backend)
     seq, off = _packed(seqs)
-    raw = _run(chosen.name, seq, off, p, S, go, ge, mode, traceback, devices, batch_bytes)
-    result = _result(p, scoring.mode, raw, traceback, chosen.name, np.diff(off))
+    raw = _run(chosen.name, seq, off, p, S, go, ge, mode, traceback or identities, traceback, devices, batch_bytes)
+    result = _result(p, scoring.mode, raw, traceback, identities, chosen.name, np.diff(off))
     if traceback and verify:
         _verify(result, seq, off, S, go, ge, mode)
     return result
 
 
-def _run(name, seq, off, p, S, go, ge, mode, traceback, devices, batch_bytes):
-    """(res int64 (P, 8), runs, runs_offsets) from the chosen backend."""
+def _run(name, seq, off, p, S, go, ge, mode, traceback, runs, devices, batch_bytes):
+    """(res int64 (P, 8), runs, runs_offsets) from the chosen backend (with
+    ``traceback`` but not ``runs``: no runs, only their counts in res)."""
     if name == "gpu":
         from .backend import pairwise_gpu
 
         return pairwise_gpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback,
-                                        devices=devices, batch_bytes=batch_bytes)
+                                        devices=devices, batch_bytes=batch_bytes, runs=runs)
     from .backend import pairwise_cpu
 
-    return pairwise_cpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback)
+    return pairwise_cpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback, runs=runs)
 
 
-def _result(p, mode, raw, traceback, backend, lens) -> PairAlignments:
+def _result(p, mode, raw, traceback, identities, backend, lens) -> PairAlignments:
     res, runs, runs_off = raw
-    if not traceback:
+    if not (traceback or identities):
         return PairAlignments(p, mode, res[:, 0], res[:, 1:3], backend=backend)
+    if not traceback:
+        runs = runs_off = None
     npair = res[:, 7]
     if mode is PairMode.local:
         columns = (res[:, 1] - res[:, 3]) + (res[:, 2] - res[:, 4]) - npair
@@ -312,7 +326,7 @@ def pairwise_distance(
     n = len(seqs)
     values = np.zeros((n, n), np.float64)
     if n > 1:
-        res = all_pairs(seqs, scoring, traceback=True, backend=backend)
+        res = all_pairs(seqs, scoring, identities=True, backend=backend)
         d = 1.0 - res.identity
         d = np.where(res.aligned_pairs > 0, d, 1.0)
         if kimura:

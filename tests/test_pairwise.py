@@ -127,6 +127,27 @@ def test_twin_chunks_give_the_same_runs(monkeypatch):
         assert np.array_equal(x, y)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_identities_without_runs_equal_the_tracebacks(mode, monkeypatch):
+    """``identities=True`` alone: the traceback's start cells and counts, no
+    runs (kept nowhere, also when the twin works in chunks); score-only
+    results have neither."""
+    rng = np.random.default_rng(8)
+    seqs = random_family(rng, PROTEIN, 14, 20, 120, "protein")
+    scoring = PairScoring(mode)
+    full = all_pairs(seqs, scoring, traceback=True, backend="cpu")
+    monkeypatch.setattr(pairwise_cpu, "CHUNK_WORDS", 400)  # a few pairs per chunk
+    counts = all_pairs(seqs, scoring, identities=True, backend="cpu")
+    assert not counts.has_traceback and counts.identities is not None
+    for name in ("score_fixed", "end", "start", "identities", "aligned_pairs", "columns"):
+        assert np.array_equal(getattr(counts, name), getattr(full, name)), name
+    assert np.array_equal(counts.identity, full.identity) and (counts.identities > 0).any()
+    with pytest.raises(ValueError, match="no traceback"):
+        counts.cigar(0)
+    with pytest.raises(ValueError, match="no identities"):
+        _ = all_pairs(seqs, scoring, backend="cpu").identity
+
+
 @pytest.mark.parametrize("mode", [0, 1, 2])
 def test_checkpointed_traceback_equals_full_matrix(mode):
     rng = np.random.default_rng(3)
@@ -177,6 +198,18 @@ def test_cli_pairwise_tsv(refs, tmp_path):
     assert first[:2] == ["1aab_", "1j46_A"] and float(first[2]) > 0 and set(first[-1]) <= set("0123456789MID")
 
 
+def test_cli_pairwise_without_traceback_is_the_same_table_less_the_cigar(refs, tmp_path):
+    rows = {}
+    for flag in ([], ["--traceback"]):
+        out = tmp_path / f"p{len(flag)}.tsv"
+        res = runner.invoke(app, ["pairwise", str(refs / "BB11001.tfa"), "--mode", "semiglobal", "--backend", "cpu",
+                                  "-o", str(out), *flag])
+        assert res.exit_code == 0, res.output
+        rows[bool(flag)] = [line.split("\t") for line in out.read_text().splitlines()]
+    assert rows[False][0][-1] == "b_end" and len(rows[False]) == 7
+    assert rows[False] == [r[:-1] for r in rows[True]]
+
+
 def test_cli_distmat_phylip_in_input_order(refs, tmp_path):
     out = tmp_path / "d.phy"
     res = runner.invoke(app, ["distmat", str(refs / "BB11001.tfa"), "--backend", "cpu", "-o", str(out)])
@@ -203,8 +236,12 @@ def test_cli_bad_input_one_line_error(tmp_path):
 def _compare(a, b):
     assert np.array_equal(a.score_fixed, b.score_fixed)
     assert np.array_equal(a.end, b.end)
+    assert a.has_traceback == b.has_traceback and (a.identities is None) == (b.identities is None)
+    if a.identities is not None:
+        for name in ("start", "identities", "aligned_pairs", "columns"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
     if a.has_traceback:
-        for name in ("start", "runs", "runs_offsets", "identities", "aligned_pairs", "columns"):
+        for name in ("runs", "runs_offsets"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
@@ -215,14 +252,14 @@ def test_gpu_matches_twin_bit_for_bit(mode, kind, letters, matrix, go, ge):
     rng = np.random.default_rng(11)
     seqs = random_family(rng, letters, 40, 1, 300, kind)
     scoring = PairScoring(mode, matrix, go, ge)
-    for tb in (False, True):
-        cpu = all_pairs(seqs, scoring, traceback=tb, backend="cpu")
-        gpu = all_pairs(seqs, scoring, traceback=tb, backend="gpu")
+    for tb, ident in ((False, False), (False, True), (True, False)):  # score-only, identities, traceback
+        cpu = all_pairs(seqs, scoring, traceback=tb, identities=ident, backend="cpu")
+        gpu = all_pairs(seqs, scoring, traceback=tb, identities=ident, backend="gpu")
         _compare(cpu, gpu)
-        small = all_pairs(seqs, scoring, traceback=tb, backend="gpu", batch_bytes=300_000)  # many batches
-        _compare(cpu, small)
-        twice = all_pairs(seqs, scoring, traceback=tb, backend="gpu", devices=[0, 0])  # split path
-        _compare(cpu, twice)
+        small = all_pairs(seqs, scoring, traceback=tb, identities=ident, backend="gpu", batch_bytes=300_000)
+        _compare(cpu, small)  # (many batches)
+        twice = all_pairs(seqs, scoring, traceback=tb, identities=ident, backend="gpu", devices=[0, 0])
+        _compare(cpu, twice)  # (the split path)
     from msa_gpu.backend import pairwise_gpu
 
     seq, off = _packed(seqs)
@@ -235,6 +272,9 @@ def test_gpu_matches_twin_bit_for_bit(mode, kind, letters, matrix, go, ge):
     assert stats["traceback_chunks"] >= 3
     for x, y in zip(twin, chunked):
         assert np.array_equal(x, y)
+    counts = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, code, True, runs=False,
+                                      chunk_words=int(np.diff(off)[pa].sum() // 3))
+    assert np.array_equal(counts[0], twin[0]) and not counts[1].size and not counts[2].any()
 
 
 @pytest.mark.gpu
@@ -296,6 +336,10 @@ def test_gpu_twin_pairs_in_one_device_range_only():
     assert 0 < bounds[1] < 780, bounds  # (the first range: short pairs only)
     for x, y in zip(twin, got):
         assert np.array_equal(x, y)
+    stats = {}
+    counts = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, 0, True, devices=[0, 0], batch_bytes=150_000,
+                                      stats=stats, runs=False)  # (no runs: the twin's counts land in res)
+    assert stats["pairs_cpu_twin"] >= 80 and np.array_equal(counts[0], twin[0]) and not counts[1].size
 
 
 @pytest.mark.gpu

@@ -259,12 +259,13 @@ def move_segments(src, src_off, dst_off, dst):
 CHUNK_WORDS = 1 << 24  # run slots per chunk of the twin (64 MiB)
 
 
-def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_CELLS):
+def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_CELLS, runs=True):
     """Align pairs (pa[p], pb[p]) of the sequences ``seq[off[k]:off[k+1]]``.
 
     Returns ``res`` (int64 (P, 8), see `align_one`; ``res[:, 5]`` the first
-    run's index in the pair's slot) and, with traceback, the runs concatenated
-    in pair order with their offsets (else empty arrays).
+    run's index in the pair's slot) and, with traceback (and ``runs``), the
+    runs concatenated in pair order with their offsets (else empty arrays and
+    zero offsets: ``runs=False`` keeps only what the walk counts in ``res``).
     """
     pa = np.asarray(pa, np.int64)
     pb = np.asarray(pb, np.int64)
@@ -282,10 +283,13 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_
         p1 = max(p0 + 1, int(np.searchsorted(total, total[p0] + CHUNK_WORDS, side="right")) - 1)
         slot_off = np.zeros(p1 - p0 + 1, np.int64)
         np.cumsum(cap[p0:p1], out=slot_off[1:])
-        runs = np.empty(int(slot_off[-1]), np.uint32)
-        _batch(seq, off, pa[p0:p1], pb[p0:p1], S, go, ge, mode, True, limit_cells, runs, slot_off, res[p0:p1])
-        parts.append(gather_runs(runs, slot_off, res[p0:p1, 5]))
+        slots = np.empty(int(slot_off[-1]), np.uint32)
+        _batch(seq, off, pa[p0:p1], pb[p0:p1], S, go, ge, mode, True, limit_cells, slots, slot_off, res[p0:p1])
+        if runs:
+            parts.append(gather_runs(slots, slot_off, res[p0:p1, 5]))
         p0 = p1
+    if not runs:
+        return res, np.empty(0, np.uint32), np.zeros(P + 1, np.int64)
     counts = np.concatenate([np.diff(o) for _, o in parts]) if parts else np.zeros(0, np.int64)
     out_off = np.zeros(P + 1, np.int64)
     np.cumsum(counts, out=out_off[1:])

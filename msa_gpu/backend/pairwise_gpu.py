@@ -876,8 +876,10 @@ RUNS_SHARE = 0.25  # of the devices' free memory for the run slots of one traceb
 
 
 def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batch_bytes=None, stats=None,
-                use16=True, chunk_words=None, wide=None):
-    """GPU counterpart of `pairwise_cpu.align_batch` (same outputs, bit for bit).
+                use16=True, chunk_words=None, wide=None, runs=True):
+    """GPU counterpart of `pairwise_cpu.align_batch` (same outputs, bit for bit;
+    with ``runs=False`` a traceback's runs stay on the devices: only ``res``,
+    with its start cells, identities and aligned pairs, comes back).
 
     Tracebacks whose run slots (4 bytes per residue of each pair, kept on the
     device until placed, then once more for the placed copy) would not fit
@@ -898,16 +900,17 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             cuts = np.unique(np.concatenate(([0], np.searchsorted(words, np.arange(limit, words[-1], limit),
                                                                   side="right"), [len(pa)])))
             parts = [_align_batch(seq, off, pa[a:b], pb[a:b], S, go, ge, mode, True, devices, batch_bytes, stats,
-                                  use16, wide) for a, b in itertools.pairwise(cuts) if b > a]
+                                  use16, wide, runs) for a, b in itertools.pairwise(cuts) if b > a]
             stats["traceback_chunks"] = len(parts)
             offs = [p[2] for p in parts]
             shift = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
             runs_off = np.concatenate([[0]] + [o[1:] + s for o, s in zip(offs, shift)]).astype(np.int64)
             return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), runs_off
-    return _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, wide)
+    return _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, wide, runs)
 
 
-def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, use_wide):
+def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, use_wide,
+                 keep_runs=True):
     """`align_batch` of one chunk.
 
     ``stats`` (a dict), if given, receives per-phase host times, the kernel
@@ -936,6 +939,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     cpu_parts: list[np.ndarray] = [np.empty(0, np.int64) for _ in devices]
     counts: list[dict] = [{} for _ in devices]
     box = traceback and mode != 0  # tracebacks find their end cells in a score pass first
+    landed = traceback and keep_runs  # (else only res comes back: the runs stay in the devices' slots)
     t_start = time.perf_counter()
 
     def mark(k, what):  # when each device thread got where (seconds since the threads started)
@@ -1128,7 +1132,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         elif guess is not None:
             guess.drop()
 
-    barrier = threading.Barrier(len(devices), action=alloc_runs) if traceback else None
+    barrier = threading.Barrier(len(devices), action=alloc_runs) if landed else None
     def work(k):  # one thread per device: upload, plan, launch, wait, fetch (and place) its results
         try:
             dv = devs[k] = _Device(devices[k], k, run)
@@ -1151,9 +1155,10 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                     for e in scored:  # (its planning's CuPy calls would hold up the others' launches)
                         e.wait()
                     tb_direct(k, dv, ids, free)
-                    dv.count_runs()
-                    if not len(cpu_parts[k]):  # (else the host places them around the twin's)
-                        run.place(dv, done[k], dv.dst, dv.words)
+                    if landed:
+                        dv.count_runs()
+                        if not len(cpu_parts[k]):  # (else the host places them around the twin's)
+                            run.place(dv, done[k], dv.dst, dv.words)
             mark(k, "launched")
         finally:
             launched[k].set()
@@ -1166,8 +1171,8 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         if not res_box:
             return  # (the host failed to make the result array: it raises that)
         res, dst, pinned = res_box
-        dv.fetch(res[lo:hi], pinned, dst[lo + 1:hi + 1] if traceback else None)
-        if traceback:  # (the results copy meanwhile, if page-locked)
+        dv.fetch(res[lo:hi], pinned, dst[lo + 1:hi + 1] if landed else None)
+        if landed:  # (the results copy meanwhile, if page-locked)
             totals[k] = int(dst[hi]) if hi > lo else 0  # (the sums start from 0 at lo)
             barrier.wait()
             if "out" in placed:
@@ -1212,9 +1217,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                 e.wait()
             with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
                 # allocated (or faulted in) while the kernels run; tracebacks: each device's run sums too
-                res_box.extend(_result_array(P, traceback))
+                res_box.extend(_result_array(P, landed))
             words = sum(dv.words for dv in devs if dv is not None)
-            if traceback and RUNS_GUESS and 4 * words * RUNS_GUESS >= RUNS_GUESS_MIN:
+            if landed and RUNS_GUESS and 4 * words * RUNS_GUESS >= RUNS_GUESS_MIN:
                 try:
                     placed["guess"] = _Guess(words)  # (faulted in meanwhile too)
                 except (OSError, AttributeError):  # (no mapping to spare, or no private ones: as without a guess)
@@ -1237,7 +1242,11 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     stats["pairs_cpu_twin"] = len(cpu_pairs)
     lap("host_devices_s")
     stats["t_end_s"] = round(time.perf_counter() - t_start, 4)
-    if not traceback:
+    if not landed:
+        if len(cpu_pairs):  # (their rows on the devices were not aligned there)
+            res[cpu_pairs] = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True,
+                                                      runs=False)[0]
+            lap("host_place_s")
         return res, np.empty(0, np.uint32), dst
     if "out" in placed:  # (the devices placed every run)
         if "kept" in placed:
