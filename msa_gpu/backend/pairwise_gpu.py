@@ -1232,9 +1232,6 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         raise (first or [e for e in errors if e is not None])[0]
     stats["t_joined_s"] = round(time.perf_counter() - t_start, 4)
     res, dst, _ = res_box
-    if dst is None:
-        dst = np.zeros(P + 1, np.int64)
-    dst[0] = 0
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
     for c in counts:
         for kind, v in c.items():
@@ -1247,7 +1244,8 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             res[cpu_pairs] = pairwise_cpu.align_batch(seq, off, pa[cpu_pairs], pb[cpu_pairs], S, go, ge, mode, True,
                                                       runs=False)[0]
             lap("host_place_s")
-        return res, np.empty(0, np.uint32), dst
+        return res, np.empty(0, np.uint32), pairwise_cpu.no_offsets(P)
+    dst[0] = 0
     if "out" in placed:  # (the devices placed every run)
         if "kept" in placed:
             placed["kept"].release()
