@@ -233,7 +233,8 @@ def align_pairs(
     alignments are traced where they are computed (the GPU's memory, or the
     twin's chunks) and only those counts come back, which saves the host
     memory and transfers of the moves. The counts are those of the
-    traceback's alignment, bit for bit. ``backend`` is ``auto``, ``cpu`` or ``gpu``;
+    traceback's alignment, bit for bit (``verify`` does not apply: there are
+    no moves to re-score). ``backend`` is ``auto``, ``cpu`` or ``gpu``;
     ``devices`` and ``batch_bytes`` steer the GPU scheduler (results do not
     depend on them).
     """

@@ -142,6 +142,14 @@ def test_identities_without_runs_equal_the_tracebacks(mode, monkeypatch):
     for name in ("score_fixed", "end", "start", "identities", "aligned_pairs", "columns"):
         assert np.array_equal(getattr(counts, name), getattr(full, name)), name
     assert np.array_equal(counts.identity, full.identity) and (counts.identities > 0).any()
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    S, go, ge, code = scoring.fixed(PROTEIN)
+    monkeypatch.setattr(pairwise_cpu, "gather_runs", None)  # (the backend must not gather runs)
+    res, runs, runs_off = pairwise_cpu.align_batch(seq, off, pa, pb, S, go, ge, code, True, runs=False)
+    assert not runs.size and runs_off.shape == (len(pa) + 1,) and not runs_off.any()
+    assert np.array_equal(res[:, [0, 1, 2, 3, 4, 6, 7]], np.column_stack(
+        [full.score_fixed, full.end, full.start, full.identities, full.aligned_pairs]))
     with pytest.raises(ValueError, match="no traceback"):
         counts.cigar(0)
     with pytest.raises(ValueError, match="no identities"):
@@ -340,6 +348,7 @@ def test_gpu_twin_pairs_in_one_device_range_only():
     counts = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, 0, True, devices=[0, 0], batch_bytes=150_000,
                                       stats=stats, runs=False)  # (no runs: the twin's counts land in res)
     assert stats["pairs_cpu_twin"] >= 80 and np.array_equal(counts[0], twin[0]) and not counts[1].size
+    assert counts[2].shape == (len(pa) + 1,) and not counts[2].any()
 
 
 @pytest.mark.gpu

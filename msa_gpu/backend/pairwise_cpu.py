@@ -271,8 +271,9 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_
 
     Returns ``res`` (int64 (P, 8), see `align_one`; ``res[:, 5]`` the first
     run's index in the pair's slot) and, with traceback (and ``runs``), the
-    runs concatenated in pair order with their offsets (else empty arrays and
-    zero offsets: ``runs=False`` keeps only what the walk counts in ``res``).
+    runs concatenated in pair order with their offsets (else an empty array
+    and read-only zero offsets, `no_offsets`: ``runs=False`` keeps only what
+    the walk counts in ``res``).
     """
     pa = np.asarray(pa, np.int64)
     pb = np.asarray(pb, np.int64)

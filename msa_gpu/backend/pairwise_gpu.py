@@ -882,9 +882,9 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     with its start cells, identities and aligned pairs, comes back).
 
     Tracebacks whose run slots (4 bytes per residue of each pair, kept on the
-    device until placed, then once more for the placed copy) would not fit
-    RUNS_SHARE of the devices' free memory are aligned in chunks of pairs
-    (``chunk_words``, if given, sets the chunk size in run words instead).
+    device until placed, then, with ``runs``, once more for the placed copy)
+    would not fit RUNS_SHARE of the devices' free memory are aligned in chunks
+    of pairs (``chunk_words``, if given, sets the chunk size in run words instead).
     ``wide`` chooses the traceback groups that run a warp per pair: None as
     `wide_groups` says, True all of them, False none (the output is the same)."""
     pa = np.asarray(pa, np.int64)
@@ -893,7 +893,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
     stats = {} if stats is None else stats
     if traceback and len(pa) > 1:
         lens = np.diff(off)
-        limit = chunk_words or max(1, int(RUNS_SHARE * sum(_free_bytes(devices))) // 8)
+        limit = chunk_words or max(1, int(RUNS_SHARE * sum(_free_bytes(devices))) // (8 if runs else 4))
         # (a bound first: the exact count gathers the lengths of every pair)
         words = np.cumsum(lens[pa] + lens[pb]) if 2 * int(lens.max()) * len(pa) > limit else [0]
         if words[-1] > limit:
@@ -902,6 +902,8 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             parts = [_align_batch(seq, off, pa[a:b], pb[a:b], S, go, ge, mode, True, devices, batch_bytes, stats,
                                   use16, wide, runs) for a, b in itertools.pairwise(cuts) if b > a]
             stats["traceback_chunks"] = len(parts)
+            if not runs:
+                return np.concatenate([p[0] for p in parts]), np.empty(0, np.uint32), pairwise_cpu.no_offsets(len(pa))
             offs = [p[2] for p in parts]
             shift = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
             runs_off = np.concatenate([[0]] + [o[1:] + s for o, s in zip(offs, shift)]).astype(np.int64)
@@ -911,7 +913,7 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
 
 def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, use_wide,
                  keep_runs=True):
-    """`align_batch` of one chunk.
+    """`align_batch` of one chunk (``keep_runs``: its ``runs``).
 
     ``stats`` (a dict), if given, receives per-phase host times, the kernel
     seconds per device and the number of pairs each kernel took;
@@ -1108,7 +1110,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
     res_ready = threading.Event()
     res_box: list = []
 
-    # tracebacks: once every device has its run sums, one thread allocates the
+    # tracebacks with runs: once every device has its run sums, one thread allocates the
     # output and each device places its runs there itself (unless some pairs
     # went to the CPU twin: then the host places them all after the join)
     totals = [0] * len(devices)
@@ -1159,6 +1161,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
                         dv.count_runs()
                         if not len(cpu_parts[k]):  # (else the host places them around the twin's)
                             run.place(dv, done[k], dv.dst, dv.words)
+                    else:  # (nothing reads the slot runs: freed now, reused in stream order)
+                        for job in done[k]:
+                            job.tb = ()
             mark(k, "launched")
         finally:
             launched[k].set()
@@ -1216,7 +1221,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             for e in launched:
                 e.wait()
             with cp.cuda.Device(devices[0]):  # (no context made on another device for it)
-                # allocated (or faulted in) while the kernels run; tracebacks: each device's run sums too
+                # allocated (or faulted in) while the kernels run; tracebacks with runs: each device's run sums too
                 res_box.extend(_result_array(P, landed))
             words = sum(dv.words for dv in devs if dv is not None)
             if landed and RUNS_GUESS and 4 * words * RUNS_GUESS >= RUNS_GUESS_MIN:
