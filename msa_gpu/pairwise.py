@@ -81,10 +81,11 @@ class PairAlignments:
     ``score_fixed`` is in 1/SCALE matrix units; ``end`` (and ``start`` with a
     traceback or identities) are DP cells, i.e. residues of A and B consumed.
     With a traceback or identities, ``identities``, ``aligned_pairs`` and
-    ``columns`` count the alignment's columns. With a traceback, ``runs[runs_offsets[k]:runs_offsets[k+1]]`` is pair k's
-    alignment as a CIGAR in 32-bit words, ``length << 2 | move`` (move 0 both
-    residues, 1 A only, 2 B only), from ``start`` to ``end`` plus, in the
-    semiglobal and global modes, the end gaps, so they cover both sequences.
+    ``columns`` count the alignment's columns. With a traceback,
+    ``runs[runs_offsets[k]:runs_offsets[k+1]]`` is pair k's alignment as a
+    CIGAR in 32-bit words, ``length << 2 | move`` (move 0 both residues, 1 A
+    only, 2 B only), from ``start`` to ``end`` plus, in the semiglobal and
+    global modes, the end gaps, so they cover both sequences.
     """
 
     pairs: np.ndarray  # int64 (P, 2): indices of A and B

@@ -491,7 +491,6 @@ class _Device:
         """Queue the exclusive sums of the runs of the range's pairs (slot words
         m + n less the first run's index, res[:, 5]) into ``self.dst``: where
         they land in the range's part of the output, if the GPU aligned them all."""
-
         self.dst = _exclusive(self.len[self.pa] + self.len[self.pb] - self.res[:, 5])
 
     def slot_words(self, d_slots):
@@ -902,12 +901,13 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices=None, batc
             parts = [_align_batch(seq, off, pa[a:b], pb[a:b], S, go, ge, mode, True, devices, batch_bytes, stats,
                                   use16, wide, runs) for a, b in itertools.pairwise(cuts) if b > a]
             stats["traceback_chunks"] = len(parts)
+            res = np.concatenate([p[0] for p in parts])
             if not runs:
-                return np.concatenate([p[0] for p in parts]), np.empty(0, np.uint32), pairwise_cpu.no_offsets(len(pa))
+                return res, np.empty(0, np.uint32), pairwise_cpu.no_offsets(len(pa))
             offs = [p[2] for p in parts]
             shift = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
             runs_off = np.concatenate([[0]] + [o[1:] + s for o, s in zip(offs, shift)]).astype(np.int64)
-            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), runs_off
+            return res, np.concatenate([p[1] for p in parts]), runs_off
     return _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_bytes, stats, use16, wide, runs)
 
 
@@ -1135,6 +1135,7 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
             guess.drop()
 
     barrier = threading.Barrier(len(devices), action=alloc_runs) if landed else None
+
     def work(k):  # one thread per device: upload, plan, launch, wait, fetch (and place) its results
         try:
             dv = devs[k] = _Device(devices[k], k, run)
@@ -1232,9 +1233,9 @@ def _align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, devices, batch_by
         finally:
             res_ready.set()  # (threads that see no results stop)
             errors = [f.exception() for f in futures]  # (waits for every thread)
-    first = [e for e in errors if e is not None and not isinstance(e, threading.BrokenBarrierError)]
-    if first or any(e is not None for e in errors):
-        raise (first or [e for e in errors if e is not None])[0]
+    errors = [e for e in errors if e is not None]
+    if errors:  # (a thread's own error before the broken barrier it left the others)
+        raise next((e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0])
     stats["t_joined_s"] = round(time.perf_counter() - t_start, 4)
     res, dst, _ = res_box
     cpu_pairs = np.sort(np.concatenate(cpu_parts))
@@ -1377,15 +1378,7 @@ def _fresh(shape, dtype) -> np.ndarray:
     page faults (about 4 GB/s on an H200 host against 18 GB/s into touched
     pages, `python -m benchmarks.d2h`); faulting the pages in parallel first is cheaper."""
     out = np.empty(shape, dtype)
-    _touch(out)
-    return out
-
-
-def _touch(a: np.ndarray) -> None:
-    """Write zeros over ``a`` (contiguous), a chunk per task of the host
-    threads, when it is over one chunk (2 MB: the copy of 42 MB of runs from
-    two devices took 7.7 ms into untouched pages, where the old 32 MB
-    threshold left both halves)."""
-    if a.nbytes > PREFAULT_CHUNK:
-        for t in _fault_tasks(a):
+    if out.nbytes > PREFAULT_CHUNK:  # (zeros written by the host threads, a chunk a task)
+        for t in _fault_tasks(out):
             t.result()
+    return out
