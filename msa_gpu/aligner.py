@@ -9,6 +9,7 @@ import numpy as np
 
 from .backend import Backend, select_backend, set_threads
 from .config import DEFAULTS, AlignerConfig, DistanceMethod, TreeMethod
+from .consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
 from .distance import alignment_distance, kmer_distance
 from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
 from .schedule import merge_schedule
@@ -54,9 +55,25 @@ class Aligner:
             return pairwise_distance(seqs, backend=self.backend.name)
         return kmer_distance(seqs, self.backend.xp)
 
-    def _rebuilds(self, seqs: Sequences, tree: GuideTree | None) -> bool:
-        """Whether a family's guide tree is rebuilt from its first alignment."""
-        return tree is None and len(seqs) <= self.config.retree_max_seqs
+    def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:
+        """Whether a family's guide tree is rebuilt from its first alignment
+        (not in accurate mode: its tree comes from the library's alignments)."""
+        return tree is None and not accurate and len(seqs) <= self.config.retree_max_seqs
+
+    def _accurate(self, seqs: Sequences) -> bool:
+        return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
+
+    def _libraries(self, families: list[Sequences], accurate: list[bool]) -> list:
+        """Consistency libraries of the accurate families (None for the others)."""
+        cfg = self.config
+        settings = LibrarySettings(cfg.library_mode, cfg.library_gap_open, cfg.library_gap_extend,
+                                   cfg.library_weight)
+        todo = [f for f, a in enumerate(accurate) if a]
+        libs: list = [None] * len(families)
+        if todo:
+            for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend.name)):
+                libs[f] = lib
+        return libs
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
@@ -78,15 +95,23 @@ class Aligner:
         timings: dict[str, float] = {}
         xp = self.backend.xp
         scorings = [self._scoring(s) for s in families]
+        accurate = [self._accurate(s) for s in families]
+        lam = int(round(self.config.consistency * SCALE))
 
-        # stage 1: distances where neither distances nor a tree were given
+        # stage 1: consistency libraries (accurate mode) and distances where
+        # neither distances nor a tree were given
+        with _timed(timings, "library"):
+            libs = self._libraries(families, accurate)
+            stack = stack_libraries(libs, xp) if any(accurate) else None
         with _timed(timings, "distance"):
-            dms = [d if d is not None or t is not None else self._distance(s)
-                   for s, d, t in zip(families, dms, fixed)]
+            dms = [d if d is not None or t is not None else
+                   library_distance(lib) if lib is not None else self._distance(s)
+                   for s, d, t, lib in zip(families, dms, fixed, libs)]
+        lib_base = [int(stack.family_base[f]) if lib is not None else None for f, lib in enumerate(libs)]
         trees, schedules, alignments = list(fixed), [None] * n, [None] * n
         for rnd in range(1 + self.config.retree):
             # families with an injected tree, or too many sequences, are aligned once
-            todo = [f for f in range(n) if rnd == 0 or self._rebuilds(families[f], fixed[f])]
+            todo = [f for f in range(n) if rnd == 0 or self._rebuilds(families[f], fixed[f], accurate[f])]
             if not todo:
                 break
             # stage 2: guide trees, weights and level schedules (host)
@@ -94,17 +119,17 @@ class Aligner:
                 for f in todo:
                     trees[f] = fixed[f] if fixed[f] is not None else self._tree(dms[f])
                     schedules[f] = merge_schedule(trees[f])
-                jobs = [FamilyJob(families[f], trees[f], schedules[f], sequence_weights(trees[f]), scorings[f])
-                        for f in todo]
+                jobs = [FamilyJob(families[f], trees[f], schedules[f], sequence_weights(trees[f]), scorings[f],
+                                  lib_base[f], lam) for f in todo]
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive"):
-                for f, aln in zip(todo, progressive_align(jobs, self.backend, self.config.long_cells)):
+                for f, aln in zip(todo, progressive_align(jobs, self.backend, self.config.long_cells, stack=stack)):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round
             if rnd < self.config.retree:
                 with _timed(timings, "distance"):
                     for f in todo:
-                        if self._rebuilds(families[f], fixed[f]):
+                        if self._rebuilds(families[f], fixed[f], accurate[f]):
                             codes = alignment_codes(families[f], alignments[f])
                             dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
         return [

@@ -19,6 +19,12 @@ class DistanceMethod(str, enum.Enum):
     align = "align"  # 1 - identity of all-pairs global alignments: slower, better for divergent sets
 
 
+class Mode(str, enum.Enum):
+    auto = "auto"  # accurate for small families, fast otherwise (as MAFFT's --auto)
+    fast = "fast"  # progressive alignment on profile scores (MAFFT FFT-NS-2 class)
+    accurate = "accurate"  # consistency library + refinement (MAFFT L-INS-i class)
+
+
 class BackendChoice(str, enum.Enum):
     auto = "auto"
     cpu = "cpu"
@@ -62,9 +68,18 @@ class AlignerConfig:
     gap_pair: float = 0.6
     long_cells: int = 1 << 26
     threads: int | None = None
+    mode: Mode = Mode.fast
+    maxiterate: int | None = None
+    consistency: float = 40.0
+    library_mode: str = "local"
+    library_weight: str = "identity"
+    library_gap_open: float = 11.0
+    library_gap_extend: float = 1.0
+    accurate_max_seqs: int = 200
+    accurate_max_length: int = 2000
 
     def __post_init__(self) -> None:
-        for name in ("seqtype", "backend", "tree", "distance"):
+        for name in ("seqtype", "backend", "tree", "distance", "mode"):
             enum_type = type(getattr(AlignerConfig, name))
             object.__setattr__(self, name, enum_type(getattr(self, name)))
         for name in ("gap_open", "gap_extend", "gap_pair", "matrix_offset"):
@@ -79,6 +94,26 @@ class AlignerConfig:
             raise ValueError("retree must lie in 0..10")
         if self.threads is not None and self.threads < 1:
             raise ValueError("threads must be >= 1")
+        if self.maxiterate is not None and not 0 <= self.maxiterate <= 100000:
+            raise ValueError("maxiterate must lie in 0..100000")
+        if not 0.0 <= self.consistency <= MAX_COST:
+            raise ValueError(f"consistency must lie in [0, {MAX_COST:g}] (matrix units)")
+
+    def iterations(self, accurate: bool) -> int:
+        """Refinement rounds: ``maxiterate``, else the mode's default."""
+        if self.maxiterate is not None:
+            return self.maxiterate
+        return ACCURATE_ITERATIONS if accurate else 0
+
+    def is_accurate(self, n_seqs: int, max_length: int) -> bool:
+        """Whether a family of this size runs in accurate mode."""
+        if self.mode is Mode.auto:
+            return n_seqs <= self.accurate_max_seqs and max_length <= self.accurate_max_length
+        return self.mode is Mode.accurate
+
+
+#: Refinement rounds of accurate mode unless ``maxiterate`` says otherwise.
+ACCURATE_ITERATIONS = 100
 
 
 #: Defaults per alphabet: (matrix, gap open, gap extend, matrix offset), in

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .profile import LevelMeta, Profile, level_meta, offsets
-from .types import Alignment, GuideTree, MergeSchedule, Sequences
+from .types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
 
 VEC = 24  # residue slots per column in the kernels
 
@@ -51,6 +51,8 @@ class FamilyJob:
     schedule: MergeSchedule
     weights: np.ndarray
     scoring: Scoring
+    library: int | None = None  # run-wide id of its first sequence in the `LibraryStack`, if any
+    consistency: int = 0  # weight of the library's scores (fixed point)
 
 
 def _stack_matrices(jobs: list[FamilyJob], xp):
@@ -81,15 +83,17 @@ def _leaves(job: FamilyJob, xp) -> dict[int, Profile]:
 LONG_CELLS = 1 << 26
 
 
-#: Device bytes per DP cell of a short pair: its column score and direction bits.
+#: Device bytes per DP cell of a short pair: its column score and direction
+#: bits, plus the library's 64-bit sums when the pair has a library.
 BYTES_PER_CELL = 5
+BYTES_PER_LIBRARY_CELL = 8
 
 
 #: Most pairs one batch may hold (the column-score launch puts pairs on grid y).
 MAX_BATCH_PAIRS = 65535
 
 
-def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int) -> list[np.ndarray]:
+def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int, per_cell=BYTES_PER_CELL) -> list[np.ndarray]:
     """Split a level's pairs (in order) into batches whose score matrices and
     direction arrays fit in ``budget`` bytes and that hold at most
     `MAX_BATCH_PAIRS` pairs; a pair larger than the budget alone is a batch.
@@ -97,7 +101,7 @@ def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int) -> list[np.nd
     >>> [c.tolist() for c in _chunks(np.array([4, 4, 4]), np.zeros(3, bool), 40)]
     [[0, 1], [2]]
     """
-    cost = np.where(long_mask, 0, sizes) * BYTES_PER_CELL
+    cost = np.where(long_mask, 0, sizes) * per_cell
     out, start, used = [], 0, 0
     for p, c in enumerate(cost):
         if p > start and (used + c > budget or p - start == MAX_BATCH_PAIRS):
@@ -109,14 +113,17 @@ def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int) -> list[np.nd
 
 
 def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS,
-                      memory_budget: int | None = None) -> list[Alignment]:
+                      memory_budget: int | None = None, stack=None) -> list[Alignment]:
     """Align every family along its tree. Level h of every family is one
     batch (or a few, when ``memory_budget`` bytes bound it; default: the
     backend's): one launch each for profile statistics, column scores, the DP
-    and the merge, whatever the number of pairs (plus one per long pair)."""
+    and the merge, whatever the number of pairs (plus one per long pair).
+    Families with a library (``job.library``, rows of ``stack``) add its
+    consistency scores to their column scores."""
     xp = backend.xp
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     mats, mat_of = _stack_matrices(jobs, xp)
+    ctx = BatchContext(backend, mats, stack)
     nodes = [_leaves(job, xp) for job in jobs]
     depth = max(len(job.schedule.levels) for job in jobs)
     for h in range(depth):
@@ -127,9 +134,10 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
                  for f, k in owners]
         sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in pairs], dtype=np.int64)
         long_mask = sizes > long_cells
-        for chunk in _chunks(sizes, long_mask, budget):
-            merged = _merge_batch([pairs[i] for i in chunk], [jobs[owners[i][0]].scoring for i in chunk],
-                                  [mat_of[owners[i][0]] for i in chunk], long_mask[chunk], mats, backend)
+        for chunk in _chunks(sizes, long_mask, budget, _cell_bytes(jobs)):
+            fams = [jobs[owners[i][0]] for i in chunk]
+            sides = [_side_info(fam, mat_of[owners[i][0]]) for i, fam in zip(chunk, fams)]
+            merged = merge_batch([pairs[i] for i in chunk], sides, long_mask[chunk], ctx).profiles
             for i, profile in zip(chunk, merged):
                 f, k = owners[i]
                 nodes[f][len(jobs[f].seqs) + k] = profile
@@ -137,28 +145,99 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
             for f, job in enumerate(jobs)]
 
 
-def _merge_batch(pairs, scorings, mat_index, long_mask, mats, backend) -> list[Profile]:
-    """Align and merge one batch of pairs; returns the merged profiles."""
-    xp = backend.xp
+@dataclass(frozen=True)
+class BatchContext:
+    """What every batch of a run shares: the backend, the stacked matrices and
+    the libraries (`msa_gpu.consistency.LibraryStack`, or None)."""
+
+    backend: object
+    mats: object
+    stack: object = None
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    """A pair's scoring: its family's `Scoring`, matrix index, library base
+    (or None), library weight and family size."""
+
+    scoring: Scoring
+    mat: int
+    library: int | None
+    consistency: int
+    n_seqs: int
+
+
+def _side_info(job: FamilyJob, mat: int) -> SideInfo:
+    return SideInfo(job.scoring, mat, job.library, job.consistency, len(job.seqs))
+
+
+def _cell_bytes(jobs: list[FamilyJob]) -> int:
+    return BYTES_PER_CELL + BYTES_PER_LIBRARY_CELL * any(j.library is not None for j in jobs)
+
+
+@dataclass(frozen=True)
+class ScoredBatch:
+    """A batch's column scores and gap rows, ready for the DP."""
+
+    lv: LevelMeta
+    codes: object
+    vec: object
+    resid: object
+    batch: PairBatch
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    """Merged profiles, and what refinement needs: the scores and DP scores."""
+
+    profiles: list
+    scored: ScoredBatch
+    score: np.ndarray  # host int64 (P,): the DP's best score
+
+
+def score_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> ScoredBatch:
+    """Profile statistics, column scores (plus the libraries' consistency
+    scores) and gap rows of a batch of pairs."""
+    backend, xp = ctx.backend, ctx.backend.xp
     profiles = [p for pair in pairs for p in pair]
-    lv = level_meta(profiles, scorings, mat_index, long_mask, xp)
+    lv = level_meta(profiles, [s.scoring for s in sides], [s.mat for s in sides], long_mask, xp)
     codes = xp.concatenate([p.codes.ravel() for p in profiles])
     weights = xp.asarray(np.concatenate([p.weights for p in profiles]))
-    # profile statistics and column scores
-    vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, mats)
+    vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, ctx.mats)
     S = backend.ops.column_scores(lv, vec, resid)
-    # DP with traceback
-    batch = _pair_batch(pairs, S, lv, rowp, long_mask, xp)
-    path, path_len, _ = backend.ops.align_batch(batch)
+    lp = np.array([p for p, s in enumerate(sides) if s.library is not None and not long_mask[p]
+                   and s.consistency > 0], dtype=np.int64)
+    if len(lp):
+        members = np.concatenate([p.members + (sides[i // 2].library or 0) for i, p in enumerate(profiles)])
+        lp_n = np.array([sides[p].n_seqs for p in lp], dtype=np.int32)
+        lam = {sides[p].consistency for p in lp}
+        if len(lam) != 1:
+            raise ValueError("one batch takes one library weight")
+        backend.ops.consistency_scores(lv, codes, weights, xp.asarray(members.astype(np.int32)), lp, lp_n,
+                                       ctx.stack, S, lam.pop(), LIBRARY_ONE)
+    return ScoredBatch(lv, codes, vec, resid, _pair_batch(pairs, S, lv, rowp, long_mask, xp))
+
+
+def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> MergeOutcome:
+    """Align and merge one batch of pairs."""
+    backend, xp = ctx.backend, ctx.backend.xp
+    sb = score_batch(pairs, sides, long_mask, ctx)
+    path, path_len, score = backend.ops.align_batch(sb.batch)
+    score = backend.to_host(score).astype(np.int64)
     if long_mask.any():
-        backend.ops.align_long(batch, lv, vec, resid, np.flatnonzero(long_mask).tolist(), path, path_len)
+        idx = np.flatnonzero(long_mask)
+        score[idx] = backend.to_host(backend.ops.align_long(sb.batch, sb.lv, sb.vec, sb.resid, idx.tolist(),
+                                                            path, path_len))
     # merged profiles from the paths
     lens = backend.to_host(path_len).astype(np.int64)
     rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
     out_off = offsets(rows * lens)
-    out = backend.ops.merge_profiles(lv, codes, path, batch.path_off, path_len, xp.asarray(out_off), int(out_off[-1]))
-    return [Profile(np.concatenate([a.members, b.members]), out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p])),
-                    np.concatenate([a.weights, b.weights])) for p, (a, b) in enumerate(pairs)]
+    out = backend.ops.merge_profiles(sb.lv, sb.codes, path, sb.batch.path_off, path_len, xp.asarray(out_off),
+                                     int(out_off[-1]))
+    merged = [Profile(np.concatenate([a.members, b.members]),
+                      out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p])),
+                      np.concatenate([a.weights, b.weights])) for p, (a, b) in enumerate(pairs)]
+    return MergeOutcome(merged, sb, score)
 
 
 def _pair_batch(pairs, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:

@@ -171,3 +171,40 @@ class AlignResult:
 
     def rows(self) -> list[bytes]:
         return self.alignment.rows(self.sequences)
+
+
+@dataclass(frozen=True)
+class ConsistencyLibrary:
+    """One family's consistency library, built from its all-pairs alignments.
+
+    ``pair_map[r, u]`` is the residue of sequence ``u`` aligned to residue
+    ``r`` of the family (residues numbered sequence after sequence, as in
+    ``res_off``), or -1; a residue maps to itself in its own sequence.
+    ``weights[s, u]`` (0..`LIBRARY_ONE`) is how much the alignment of ``s``
+    and ``u`` is trusted (``LIBRARY_ONE`` on the diagonal). ``identity`` holds
+    the alignments' identities, for the guide tree.
+    """
+
+    res_off: np.ndarray  # int64 (n+1,)
+    pair_map: np.ndarray  # int32 (R, n)
+    weights: np.ndarray  # int32 (n, n)
+    identity: np.ndarray  # float64 (n, n)
+
+    def __post_init__(self) -> None:
+        n = len(self.res_off) - 1
+        if self.pair_map.shape != (int(self.res_off[-1]), n) or self.weights.shape != (n, n):
+            raise ValueError("library arrays disagree on the family's size")
+        if (self.weights < 0).any() or (self.weights > LIBRARY_ONE).any():
+            raise ValueError(f"library weights must lie in 0..{LIBRARY_ONE}")
+        if not np.array_equal(self.weights, self.weights.T):
+            raise ValueError("library weights must be symmetric")
+        for name in ("res_off", "pair_map", "weights", "identity"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def n_seqs(self) -> int:
+        return len(self.res_off) - 1
+
+
+#: Fixed-point one of library weights (a pair aligned with full trust).
+LIBRARY_ONE = 64

@@ -348,3 +348,6 @@ def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
     out = np.empty(n_out, np.uint8)
     _merge_profiles(codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, out, out_off)
     return out
+
+
+from .consistency_cpu import consistency_scores  # noqa: E402,F401  (the backend's ops)

@@ -7,6 +7,7 @@ and launches one kernel for a whole tree level.
 from __future__ import annotations
 
 import cupy as cp
+import numpy as np
 
 from ..kernels import get_function
 
@@ -106,3 +107,30 @@ def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
         (codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, cols, out, out_off),
     )
     return out
+
+
+def consistency_scores(lv, codes, weights, members, lp, lp_n, stack, S, lam: int, one: int) -> None:
+    """Add the library's share to the column scores S of the pairs ``lp``
+    (host ints; their families' sizes ``lp_n``), in place."""
+    size = max(int(codes.shape[0]), 1)
+    rank = cp.empty(size, dtype=cp.int32)
+    col = cp.empty(size, dtype=cp.int32)
+    get_function("consistency", "residue_index")(
+        (int(lv.k.shape[0]),), (128,), (codes, lv.code_off, lv.k, lv.L, lv.gap, rank, col))
+    lib = cp.zeros(max(lv.n_cells, 1), dtype=cp.uint64)
+    k = lv.k.get()
+    L = lv.L.get()
+    lp = np.asarray(lp, dtype=np.int64)
+    cells = np.concatenate([[0], np.cumsum(k[2 * lp].astype(np.int64) * L[2 * lp])])
+    total = int(cells[-1])
+    d_lp = cp.asarray(lp.astype(np.int32))
+    blocks = min(max((total + THREADS - 1) // THREADS, 1), 65535)
+    get_function("consistency", "consistency_add")(
+        (blocks,), (THREADS,),
+        (d_lp, cp.asarray(cells), cp.int32(len(lp)), lv.code_off, lv.k, lv.L, rank, col, weights, members,
+         lv.w_off, stack.pair_map, stack.weights, stack.g_n, stack.g_base, stack.g_map, stack.g_w, lv.s_off, lib))
+    most = int((L[2 * lp].astype(np.int64) * L[2 * lp + 1]).max(initial=1))
+    get_function("consistency", "consistency_fold")(
+        (min(max(most // THREADS, 1), 1024), len(lp)), (THREADS,),
+        (d_lp, cp.asarray(np.asarray(lp_n, dtype=np.int32)), lv.W, lv.s_off, lib, cp.int64(lam),
+         cp.int64(one * one), S))
