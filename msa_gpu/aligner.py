@@ -71,7 +71,7 @@ class Aligner:
         todo = [f for f, a in enumerate(accurate) if a]
         libs: list = [None] * len(families)
         if todo:
-            for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend.name)):
+            for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend)):
                 libs[f] = lib
         return libs
 

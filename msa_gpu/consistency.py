@@ -13,19 +13,23 @@ normalised by ``W_A W_B n``: the residues of ``s`` and ``t`` in those columns
 are aligned through a third sequence ``u`` (ProbCons' consistency
 transformation and T-Coffee's triplet extension, with hard alignments). Since
 every residue maps to itself, ``u = s`` and ``u = t`` give the direct pairwise
-alignment. The sum runs on the device, one thread per residue of A, with
-integer atomics (`msa_gpu.kernels` ``consistency.cu``; its numba twin is
+alignment. The sum over ``u`` is taken once per family (`build_libraries`:
+dense per-pair matrices in chunks, their non-zero cells kept), so a merge
+costs one pass over the entries of its row pairs, whatever the family's size.
+Both steps run on the backend's device with integer atomics
+(`msa_gpu.kernels` ``consistency.cu``; the numba twins are
 `msa_gpu.backend.consistency_cpu`), so both backends give the same integers.
 
 Examples
 --------
 >>> from msa_gpu.io import make_sequences
 >>> seqs = make_sequences(["a", "b", "c"], [b"MKVLAW", b"MKVAW", b"KVLAW"], "protein")
->>> lib = build_libraries([seqs], LibrarySettings(), backend="cpu")[0]
->>> lib.pair_map[:6, 1].tolist()   # residues of a opposite residues of b
-[0, 1, 2, -1, 3, 4]
->>> int(lib.weights[0, 0]), int(lib.weights[0, 1])
-(64, 64)
+>>> lib = build_libraries([seqs], LibrarySettings())[0]
+>>> k = lib.pair_off   # pair (a, b) first: residues of a facing residues of b, and weights
+>>> list(zip(lib.x[k[0]:k[1]].tolist(), lib.y[k[0]:k[1]].tolist(), lib.w[k[0]:k[1]].tolist()))
+[(0, 0, 8192), (1, 1, 8192), (2, 2, 8192), (3, 2, 2752), (4, 3, 10944), (5, 4, 10944)]
+
+Residue 3 of a (L) faces residue 2 of b (V) only through c, with less weight.
 """
 
 from __future__ import annotations
@@ -64,9 +68,13 @@ class LibrarySettings:
 
 
 def build_libraries(families: list[Sequences], settings: LibrarySettings = LibrarySettings(),
-                    backend: str = "auto") -> list[ConsistencyLibrary]:
-    """One library per family. The pairs of every family of one alphabet go
-    to the pairwise engine in one call."""
+                    backend=None) -> list[ConsistencyLibrary]:
+    """One library per family (``backend``: a `Backend`, default the CPU).
+    The pairs of every family of one alphabet go to the pairwise engine in
+    one call; the extension through third sequences runs on the backend."""
+    from .backend import cpu_backend
+
+    backend = backend or cpu_backend()
     out: list[ConsistencyLibrary | None] = [None] * len(families)
     by_alphabet: dict[str, list[int]] = {}
     for f, seqs in enumerate(families):
@@ -74,13 +82,14 @@ def build_libraries(families: list[Sequences], settings: LibrarySettings = Libra
     scoring = PairScoring(mode=settings.mode, gap_open=settings.gap_open, gap_extend=settings.gap_extend)
     for members in by_alphabet.values():
         joined, pairs, pair_owner = _joined(families, members)
-        res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend)
+        base = _sequence_base(families, members)
+        res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend.name)
         for f in members:
             sel = pair_owner == f
-            base = int(_sequence_base(families, members)[f])
-            out[f] = _library(families[f], pairs[sel] - base, res.start[sel], res.runs,
-                              res.runs_offsets[:-1][sel], res.runs_offsets[1:][sel],
-                              res.identities[sel], res.aligned_pairs[sel], settings.weight)
+            pair_map, weights, identity = _direct(families[f], pairs[sel] - base[f], res.start[sel], res.runs,
+                                                  res.runs_offsets[:-1][sel], res.runs_offsets[1:][sel],
+                                                  res.identities[sel], res.aligned_pairs[sel], settings.weight)
+            out[f] = _extended(families[f].lengths, pair_map, weights, identity, backend)
     return out  # type: ignore[return-value]
 
 
@@ -107,10 +116,12 @@ def _joined(families: list[Sequences], members: list[int]) -> tuple[Sequences, n
     return joined, np.concatenate(pairs), np.concatenate(owner)
 
 
-def _library(seqs: Sequences, pairs: np.ndarray, start: np.ndarray, runs: np.ndarray, r0: np.ndarray,
-             r1: np.ndarray, identities: np.ndarray, aligned: np.ndarray,
-             weight: LibraryWeight) -> ConsistencyLibrary:
-    """A family's library from its pairs' alignments (runs[r0[k]:r1[k]])."""
+def _direct(seqs: Sequences, pairs: np.ndarray, start: np.ndarray, runs: np.ndarray, r0: np.ndarray,
+            r1: np.ndarray, identities: np.ndarray, aligned: np.ndarray, weight: LibraryWeight):
+    """The pairwise alignments as a residue map, ``pair_map[r, u]`` = the
+    residue of ``u`` facing residue ``r`` of the family (numbered sequence
+    after sequence; itself in its own sequence) or -1, with each pair's
+    weight (0..LIBRARY_ONE) and identity."""
     n = len(seqs)
     lengths = seqs.lengths
     res_off = offsets(lengths)
@@ -128,7 +139,57 @@ def _library(seqs: Sequences, pairs: np.ndarray, start: np.ndarray, runs: np.nda
         q = np.rint(frac * LIBRARY_ONE).astype(np.int32)
         w[pairs[:, 0], pairs[:, 1]] = w[pairs[:, 1], pairs[:, 0]] = q
         ident[pairs[:, 0], pairs[:, 1]] = ident[pairs[:, 1], pairs[:, 0]] = identities / np.maximum(shorter, 1)
-    return ConsistencyLibrary(res_off, pair_map, w, ident)
+    return pair_map, w, ident
+
+
+#: Dense cells one chunk of the extension may take (int32 each).
+EXTEND_CELLS = 1 << 26
+
+
+def _extended(lengths: np.ndarray, pair_map: np.ndarray, weights: np.ndarray, identity: np.ndarray,
+              backend) -> ConsistencyLibrary:
+    """The library's entries: for each pair s < t, the weight of every residue
+    pair that some u puts in one column, summed over u; pairs are extended in
+    chunks of dense L_s x L_t matrices, whose non-zero cells are kept."""
+    xp = backend.xp
+    n = len(lengths)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    tri = all_pair_indices(n)
+    cells = lengths[tri[:, 0]] * lengths[tri[:, 1]]
+    res_off = offsets(lengths)
+    d_map, d_w = xp.asarray(pair_map.ravel()), xp.asarray(weights.ravel())
+    xs, ys, ws, counts = [], [], [], []
+    for chunk in _extend_chunks(cells):
+        dense_off = offsets(cells[chunk])
+        dense = backend.ops.library_extend(tri[chunk], dense_off, d_map, d_w, lengths, res_off, n,
+                                           int(dense_off[-1]))
+        idx = xp.flatnonzero(dense)
+        d_off = xp.asarray(dense_off)
+        k = xp.searchsorted(d_off, idx, side="right") - 1
+        local = idx - d_off[k]
+        width = xp.asarray(lengths[tri[chunk, 1]])[k]
+        xs.append((local // width).astype(xp.int32))
+        ys.append((local % width).astype(xp.int32))
+        ws.append(dense[idx])
+        counts.append(xp.searchsorted(idx, d_off[1:]) - xp.searchsorted(idx, d_off[:-1]))
+    cat = lambda parts, dt: xp.concatenate(parts).astype(dt) if parts else xp.zeros(0, dt)  # noqa: E731
+    pair_off = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(cat(counts, xp.int64))])
+    return ConsistencyLibrary(n, lengths, pair_off, cat(xs, xp.int32), cat(ys, xp.int32), cat(ws, xp.int32),
+                              identity)
+
+
+def _extend_chunks(cells: np.ndarray) -> list[np.ndarray]:
+    """Consecutive pairs whose dense matrices fit `EXTEND_CELLS` (a larger
+    pair alone)."""
+    out, start, used = [], 0, 0
+    for k, c in enumerate(cells.tolist()):
+        if k > start and used + c > EXTEND_CELLS:
+            out.append(np.arange(start, k))
+            start, used = k, 0
+        used += c
+    if len(cells):
+        out.append(np.arange(start, len(cells)))
+    return out
 
 
 def _matched_residues(pairs, start, runs, r0, r1):
@@ -171,40 +232,41 @@ class LibraryStack:
     """The libraries of one run, concatenated for the kernels (xp arrays).
 
     Sequences get run-wide ids (``family base + index``). Per id: ``g_n``
-    (its family's size), ``g_base`` (the family's first id), ``g_map`` (where
-    its residues' rows start in ``pair_map``, rows ``g_n`` wide) and ``g_w``
-    (where its row of weights starts in ``weights``).
+    (its family's size), ``g_base`` (the family's first id) and ``g_pair``
+    (where its family's pair ranges start in ``pair_off``).
     """
 
-    pair_map: object  # int32, flat
-    weights: object  # int32, flat
+    pair_off: object  # int64, every family's ranges, rebased into the entries
+    x: object  # int32
+    y: object  # int32
+    w: object  # int32
     g_n: object  # int32 (G,)
     g_base: object  # int32 (G,)
-    g_map: object  # int64 (G,)
-    g_w: object  # int64 (G,)
+    g_pair: object  # int64 (G,)
     family_base: np.ndarray  # host int64 (F,): each family's first id
 
 
 def stack_libraries(libs: list[ConsistencyLibrary | None], xp) -> LibraryStack:
-    """Concatenate the libraries (``None`` for families without one: they
-    take no ids' rows) and upload them."""
+    """Concatenate the libraries (``None`` for families without one)."""
     sizes = [lib.n_seqs if lib is not None else 0 for lib in libs]
     fam_base = offsets(sizes)
-    maps, wts, g_n, g_base, g_map, g_w = [], [], [], [], [], []
-    map_at = w_at = 0
+    ranges, xs, ys, ws, g_n, g_base, g_pair = [], [], [], [], [], [], []
+    entries = pairs = 0
     for lib, base in zip(libs, fam_base[:-1]):
         if lib is None:
             continue
         n = lib.n_seqs
-        maps.append(lib.pair_map.ravel())
-        wts.append(lib.weights.ravel())
+        ranges.append(lib.pair_off[:-1] + entries)
+        xs.append(lib.x)
+        ys.append(lib.y)
+        ws.append(lib.w)
         g_n += [n] * n
         g_base += [int(base)] * n
-        g_map += (map_at + lib.res_off[:-1] * n).tolist()
-        g_w += (w_at + np.arange(n) * n).tolist()
-        map_at += lib.pair_map.size
-        w_at += lib.weights.size
-    cat = lambda parts, dt: xp.asarray(np.concatenate(parts).astype(dt) if parts else np.zeros(1, dt))  # noqa: E731
-    return LibraryStack(cat(maps, np.int32), cat(wts, np.int32), xp.asarray(np.array(g_n + [0], np.int32)),
-                        xp.asarray(np.array(g_base + [0], np.int32)), xp.asarray(np.array(g_map + [0], np.int64)),
-                        xp.asarray(np.array(g_w + [0], np.int64)), fam_base[:-1])
+        g_pair += [pairs] * n
+        entries += lib.n_entries
+        pairs += n * (n - 1) // 2
+    ranges.append(xp.full(1, entries, dtype=xp.int64))
+    cat = lambda parts, dt: xp.concatenate(parts).astype(dt) if parts else xp.zeros(1, dt)  # noqa: E731
+    host = lambda v, dt: xp.asarray(np.array(v + [0], dtype=dt))  # noqa: E731
+    return LibraryStack(xp.concatenate(ranges), cat(xs, xp.int32), cat(ys, xp.int32), cat(ws, xp.int32),
+                        host(g_n, np.int32), host(g_base, np.int32), host(g_pair, np.int64), fam_base[:-1])

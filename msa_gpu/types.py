@@ -177,34 +177,40 @@ class AlignResult:
 class ConsistencyLibrary:
     """One family's consistency library, built from its all-pairs alignments.
 
-    ``pair_map[r, u]`` is the residue of sequence ``u`` aligned to residue
-    ``r`` of the family (residues numbered sequence after sequence, as in
-    ``res_off``), or -1; a residue maps to itself in its own sequence.
-    ``weights[s, u]`` (0..`LIBRARY_ONE`) is how much the alignment of ``s``
-    and ``u`` is trusted (``LIBRARY_ONE`` on the diagonal). ``identity`` holds
-    the alignments' identities, for the guide tree.
+    For each pair of sequences ``s < t`` (triangular index ``k``), entries
+    ``pair_off[k]:pair_off[k+1]`` of ``x``, ``y`` and ``w`` say that residue
+    ``x`` of ``s`` and residue ``y`` of ``t`` are aligned with weight ``w``:
+    the sum over every sequence ``u`` of ``W(s,u) W(u,t)`` where the pairwise
+    alignments put both opposite one residue of ``u`` (``u = s`` and ``u = t``
+    are the direct alignment, with ``W(s,s) = LIBRARY_ONE``). ``x``, ``y``,
+    ``w`` and ``pair_off`` live with the backend (NumPy or CuPy arrays).
+    ``identity`` (host) holds the pairwise alignments' identities, for the
+    guide tree.
     """
 
-    res_off: np.ndarray  # int64 (n+1,)
-    pair_map: np.ndarray  # int32 (R, n)
-    weights: np.ndarray  # int32 (n, n)
-    identity: np.ndarray  # float64 (n, n)
+    n_seqs: int
+    lengths: np.ndarray  # host int64 (n,)
+    pair_off: object  # int64 (n(n-1)/2 + 1,)
+    x: object  # int32 (E,)
+    y: object  # int32 (E,)
+    w: object  # int32 (E,)
+    identity: np.ndarray  # host float64 (n, n)
 
     def __post_init__(self) -> None:
-        n = len(self.res_off) - 1
-        if self.pair_map.shape != (int(self.res_off[-1]), n) or self.weights.shape != (n, n):
+        n = self.n_seqs
+        if self.lengths.shape != (n,) or self.identity.shape != (n, n):
             raise ValueError("library arrays disagree on the family's size")
-        if (self.weights < 0).any() or (self.weights > LIBRARY_ONE).any():
-            raise ValueError(f"library weights must lie in 0..{LIBRARY_ONE}")
-        if not np.array_equal(self.weights, self.weights.T):
-            raise ValueError("library weights must be symmetric")
-        for name in ("res_off", "pair_map", "weights", "identity"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        if int(self.pair_off.shape[0]) != n * (n - 1) // 2 + 1:
+            raise ValueError("a library needs one entry range per pair of sequences")
+        if not (self.x.shape == self.y.shape == self.w.shape):
+            raise ValueError("library entries differ in length")
+        object.__setattr__(self, "lengths", _frozen(self.lengths))
+        object.__setattr__(self, "identity", _frozen(self.identity))
 
     @property
-    def n_seqs(self) -> int:
-        return len(self.res_off) - 1
+    def n_entries(self) -> int:
+        return int(self.x.shape[0])
 
 
-#: Fixed-point one of library weights (a pair aligned with full trust).
+#: Fixed-point one of a pairwise alignment's weight in a library.
 LIBRARY_ONE = 64

@@ -8,7 +8,32 @@ import numpy as np
 
 
 @numba.njit(cache=True, parallel=True)
-def _residue_index(codes, code_off, k, L, gap, rank, col):
+def _library_extend(pairs, dense_off, pair_map, weights, length, res_off, n, dense):
+    for k in numba.prange(pairs.shape[0]):
+        s, t = pairs[k, 0], pairs[k, 1]
+        for x in range(length[s]):
+            row = (res_off[s] + x) * n
+            for u in range(n):
+                z = pair_map[row + u]
+                wsu, wut = weights[s * n + u], weights[u * n + t]
+                if z < 0 or wsu == 0 or wut == 0:
+                    continue
+                y = pair_map[(res_off[u] + z) * n + t]
+                if y >= 0:
+                    dense[dense_off[k] + x * length[t] + y] += wsu * wut
+
+
+def library_extend(pairs, dense_off, pair_map, weights, length, res_off, n: int, total: int):
+    """Dense extended matrices of the pairs (host int64 (P, 2), s < t), laid
+    out at ``dense_off``; see kernels/consistency.cu."""
+    dense = np.zeros(max(total, 1), np.int32)
+    _library_extend(np.asarray(pairs, np.int64), dense_off, pair_map, weights, np.asarray(length, np.int64),
+                    np.asarray(res_off, np.int64), n, dense)
+    return dense[:total]
+
+
+@numba.njit(cache=True, parallel=True)
+def _residue_columns(codes, code_off, k, L, gap, col):
     for q in numba.prange(k.shape[0]):
         Lq, g = L[q], gap[q]
         for r in range(k[q]):
@@ -16,45 +41,32 @@ def _residue_index(codes, code_off, k, L, gap, rank, col):
             x = 0
             for c in range(Lq):
                 if codes[base + c] != g:
-                    rank[base + c] = x
                     col[base + x] = c
                     x += 1
-                else:
-                    rank[base + c] = -1
 
 
 @numba.njit(cache=True, parallel=True)
-def _consistency_add(lp, code_off, k, L, rank, col, weights, members, w_off, pair_map, lw,
-                     g_n, g_base, g_map, g_w, s_off, lib):
+def _consistency_add(lp, code_off, k, L, col, weights, members, w_off, pair_off, ex, ey, ew,
+                     g_n, g_base, g_pair, s_off, lib):
     for i in numba.prange(lp.shape[0]):
         p = lp[i]
         qa, qb = 2 * p, 2 * p + 1
-        la, lb, kb = L[qa], L[qb], k[qb]
-        for local in range(k[qa] * la):
-            x = rank[code_off[qa] + local]
-            if x < 0:
-                continue
-            s, a = local // la, local % la
-            gs = members[w_off[qa] + s]
-            n, base = g_n[gs], g_base[gs]
-            ws = weights[w_off[qa] + s]
-            rowx = g_map[gs] + x * n
-            out = s_off[p] + a * lb
-            for u in range(n):
-                z = pair_map[rowx + u]
-                wsu = np.int64(lw[g_w[gs] + u])
-                if z < 0 or wsu == 0:
-                    continue
-                gu = base + u
-                rowz = g_map[gu] + z * n
-                for tb in range(kb):
-                    t = members[w_off[qb] + tb] - base
-                    y = pair_map[rowz + t]
-                    wut = np.int64(lw[g_w[gu] + t])
-                    if y < 0 or wut == 0:
-                        continue
-                    b = col[code_off[qb] + tb * lb + y]
-                    lib[out + b] += ws * weights[w_off[qb] + tb] * wsu * wut
+        la, lb = L[qa], L[qb]
+        out = s_off[p]
+        for sa in range(k[qa]):
+            for tb in range(k[qb]):
+                gs, gt = members[w_off[qa] + sa], members[w_off[qb] + tb]
+                n, base = np.int64(g_n[gs]), g_base[gs]
+                s, t = gs - base, gt - base
+                flip = s > t
+                lo, hi = (t, s) if flip else (s, t)
+                pk = g_pair[gs] + lo * (2 * n - lo - 1) // 2 + (hi - lo - 1)
+                wst = weights[w_off[qa] + sa] * weights[w_off[qb] + tb]
+                ca = code_off[qa] + sa * la
+                cb = code_off[qb] + tb * lb
+                for e in range(pair_off[pk], pair_off[pk + 1]):
+                    x, y = (ey[e], ex[e]) if flip else (ex[e], ey[e])
+                    lib[out + col[ca + x] * lb + col[cb + y]] += wst * ew[e]
 
 
 @numba.njit(cache=True, parallel=True)
@@ -71,11 +83,9 @@ def _consistency_fold(lp, lp_n, W, s_off, lib, lam, one_sq, S):
 def consistency_scores(lv, codes, weights, members, lp, lp_n, stack, S, lam: int, one: int) -> None:
     """Add the library's share to the column scores S of the pairs ``lp``
     (their families' sizes ``lp_n``), in place."""
-    size = max(int(codes.shape[0]), 1)
-    rank = np.empty(size, np.int32)
-    col = np.empty(size, np.int32)
-    _residue_index(codes, lv.code_off, lv.k, lv.L, lv.gap, rank, col)
+    col = np.empty(max(int(codes.shape[0]), 1), np.int32)
+    _residue_columns(codes, lv.code_off, lv.k, lv.L, lv.gap, col)
     lib = np.zeros(max(lv.n_cells, 1), np.int64)
-    _consistency_add(lp, lv.code_off, lv.k, lv.L, rank, col, weights, members, lv.w_off, stack.pair_map,
-                     stack.weights, stack.g_n, stack.g_base, stack.g_map, stack.g_w, lv.s_off, lib)
-    _consistency_fold(lp, lp_n, lv.W, lv.s_off, lib, np.int64(lam), np.int64(one * one), S)
+    _consistency_add(np.asarray(lp, np.int64), lv.code_off, lv.k, lv.L, col, weights, members, lv.w_off,
+                     stack.pair_off, stack.x, stack.y, stack.w, stack.g_n, stack.g_base, stack.g_pair, lv.s_off, lib)
+    _consistency_fold(np.asarray(lp, np.int64), lp_n, lv.W, lv.s_off, lib, np.int64(lam), np.int64(one * one), S)

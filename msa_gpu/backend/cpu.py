@@ -350,4 +350,4 @@ def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
     return out
 
 
-from .consistency_cpu import consistency_scores  # noqa: E402,F401  (the backend's ops)
+from .consistency_cpu import consistency_scores, library_extend  # noqa: E402,F401  (the backend's ops)
