@@ -12,6 +12,7 @@ from .config import DEFAULTS, AlignerConfig, DistanceMethod, TreeMethod
 from .consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
 from .distance import alignment_distance, kmer_distance
 from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
+from .refine import refine
 from .schedule import merge_schedule
 from .scoring import SCALE, GapScheme, matrix_fixed
 from .tree import mixed_linkage, nj, sequence_weights, upgma
@@ -108,7 +109,7 @@ class Aligner:
                    library_distance(lib) if lib is not None else self._distance(s)
                    for s, d, t, lib in zip(families, dms, fixed, libs)]
         lib_base = [int(stack.family_base[f]) if lib is not None else None for f, lib in enumerate(libs)]
-        trees, schedules, alignments = list(fixed), [None] * n, [None] * n
+        trees, schedules, alignments, jobs = list(fixed), [None] * n, [None] * n, [None] * n
         for rnd in range(1 + self.config.retree):
             # families with an injected tree, or too many sequences, are aligned once
             todo = [f for f in range(n) if rnd == 0 or self._rebuilds(families[f], fixed[f], accurate[f])]
@@ -119,11 +120,13 @@ class Aligner:
                 for f in todo:
                     trees[f] = fixed[f] if fixed[f] is not None else self._tree(dms[f])
                     schedules[f] = merge_schedule(trees[f])
-                jobs = [FamilyJob(families[f], trees[f], schedules[f], sequence_weights(trees[f]), scorings[f],
-                                  lib_base[f], lam) for f in todo]
+                for f in todo:
+                    jobs[f] = FamilyJob(families[f], trees[f], schedules[f], sequence_weights(trees[f]),
+                                        scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive"):
-                for f, aln in zip(todo, progressive_align(jobs, self.backend, self.config.long_cells, stack=stack)):
+                aligned = progressive_align([jobs[f] for f in todo], self.backend, self.config.long_cells, stack=stack)
+                for f, aln in zip(todo, aligned):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round
             if rnd < self.config.retree:
@@ -132,6 +135,14 @@ class Aligner:
                         if self._rebuilds(families[f], fixed[f], accurate[f]):
                             codes = alignment_codes(families[f], alignments[f])
                             dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
+        # stage 4: iterative refinement over tree bipartitions
+        rounds = [self.config.iterations(a) for a in accurate]
+        if any(rounds):
+            with _timed(timings, "refine"):
+                refined = refine(jobs, alignments, rounds, self.backend, stack, self.config.long_cells)
+            alignments = refined.alignments
+            timings["refine_rounds"] = float(max(refined.rounds))
+            timings["refine_accepted"] = float(sum(refined.accepted))
         return [
             AlignResult(s, alignments[f], dms[f] if dms[f] is not None else DistanceMatrix(np.zeros((len(s),) * 2), "none"),
                         trees[f], schedules[f], self.backend.name, timings)

@@ -146,3 +146,16 @@ def consistency_scores(lv, codes, weights, members, lp, lp_n, stack, S, lam: int
         (min(max(most // THREADS, 1), 1024), len(lp)), (THREADS,),
         (d_lp, cp.asarray(np.asarray(lp_n, dtype=np.int32)), lv.W, lv.s_off, lib, cp.int64(lam),
          cp.int64(one * one), S))
+
+
+def path_score(batch, moves, move_off, move_len):
+    """Score of each pair's given path (forward moves at ``move_off``, host)
+    under the DP's recurrences; see kernels/refine.cu. Returns host int64."""
+    npairs = int(batch.dims.shape[0])
+    out = cp.empty(max(npairs, 1), dtype=cp.int64)
+    get_function("refine", "path_score")(
+        ((npairs + 127) // 128,), (128,),
+        (batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims, moves,
+         cp.asarray(np.asarray(move_off, np.int64)), cp.asarray(np.asarray(move_len, np.int32)), cp.int32(npairs),
+         out))
+    return out[:npairs].get()

@@ -1,0 +1,44 @@
+"""CPU twin (numba) of kernels/refine.cu."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, parallel=True)
+def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, move_len, out):
+    for p in numba.prange(dims.shape[0]):
+        m, n = dims[p, 0], dims[p, 1]
+        rp, cp = row_off[p], col_off[p]
+        score = np.int64(0)
+        i = j = st = 0
+        for t in range(move_len[p]):
+            move = moves[move_off[p] + t]
+            if move == 0:
+                score += S[s_off[p] + i * n + j]
+                i += 1
+                j += 1
+                st = 0
+            elif move == 1:
+                i += 1
+                if st != 1:
+                    score -= (colp[cp + j, 0] * rowp[rp + i, 3]) // 1024
+                score -= rowp[rp + i, 2] if (j == 0 or j == n) else rowp[rp + i, 1]
+                st = 1
+            else:
+                j += 1
+                if st != 2:
+                    score -= (rowp[rp + i, 0] * colp[cp + j, 3]) // 1024
+                score -= colp[cp + j, 2] if (i == 0 or i == m) else colp[cp + j, 1]
+                st = 2
+        out[p] = score
+
+
+def path_score(batch, moves, move_off, move_len) -> np.ndarray:
+    """Score of each pair's given path (forward moves at ``move_off``) under
+    the DP's recurrences; see kernels/refine.cu."""
+    out = np.empty(batch.dims.shape[0], np.int64)
+    _path_score(batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims,
+                moves, np.asarray(move_off, np.int64), np.asarray(move_len, np.int32), out)
+    return out

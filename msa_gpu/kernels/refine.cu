@@ -1,0 +1,45 @@
+// Refinement (msa_gpu/refine.py): the score of a given path through a pair's
+// DP under the very recurrences of profile_dp (kernels/profile.cu), so that
+// a realignment's gain is its DP score less the score of the path the
+// alignment already has.
+//
+// moves[move_off[p] + t], t < move_len[p]: the path from (0, 0), forwards
+// (0 both columns, 1 A's column only, 2 B's column only). A run of moves 1
+// (or 2) opens once and extends; the costs are those of dp_cell.
+
+extern "C" __global__ void path_score(
+    const int* __restrict__ S, const long long* __restrict__ s_off,
+    const int* __restrict__ rowp, const long long* __restrict__ row_off,
+    const int* __restrict__ colp, const long long* __restrict__ col_off,
+    const int* __restrict__ dims, const unsigned char* __restrict__ moves,
+    const long long* __restrict__ move_off, const int* __restrict__ move_len,
+    const int n_pairs, long long* __restrict__ out)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_pairs) return;
+    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int* Sp = S + s_off[p];
+    const int* rp = rowp + 4 * row_off[p];
+    const int* cp = colp + 4 * col_off[p];
+    const unsigned char* mv = moves + move_off[p];
+    long long score = 0;
+    int i = 0, j = 0, st = 0;
+    for (int t = 0; t < move_len[p]; ++t) {
+        const int move = mv[t];
+        if (move == 0) {
+            score += Sp[(long long)i * n + j];
+            ++i; ++j; st = 0;
+        } else if (move == 1) {
+            ++i;
+            if (st != 1) score -= (cp[4 * j] * rp[4 * i + 3]) / 1024;
+            score -= (j == 0 || j == n) ? rp[4 * i + 2] : rp[4 * i + 1];
+            st = 1;
+        } else {
+            ++j;
+            if (st != 2) score -= (rp[4 * i] * cp[4 * j + 3]) / 1024;
+            score -= (i == 0 || i == m) ? cp[4 * j + 2] : cp[4 * j + 1];
+            st = 2;
+        }
+    }
+    out[p] = score;
+}
