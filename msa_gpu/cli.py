@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from .alphabet import SeqType
-from .config import AlignerConfig, BackendChoice, DistanceMethod, TreeMethod
+from .config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMethod
 from .errors import BackendError, InputError, MsaGpuError
 from .pairwise import PairMode
 from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
@@ -36,6 +36,13 @@ GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, hel
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
+ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency library + refinement (MAFFT L-INS-i class); "
+                                       "fast: progressive only (FFT-NS-2 class); auto: accurate up to 200 sequences "
+                                       "of up to 2,000 residues")]
+Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="Accurate mode with local pairwise alignments (MAFFT's spelling)")]
+Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode with global pairwise alignments")]
+MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", min=0, max=100000,
+                                                   help="Refinement rounds (default: 100 in accurate mode, 0 in fast)")]
 
 
 def _fail(exc: Exception, code: int) -> None:
@@ -94,6 +101,10 @@ def align(
     gap_extend: GapExtend = None,
     matrix: Matrix = None,
     retree: Retree = 1,
+    mode: ModeOpt = Mode.auto,
+    linsi: Linsi = False,
+    ginsi: Ginsi = False,
+    maxiterate: MaxIterate = None,
     quiet: Quiet = False,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).
@@ -121,8 +132,15 @@ def align(
         targets = [outdir / output_name(p, fmt) for p in paths] if batch else [output]
         if batch and len(set(targets)) != len(targets):
             raise InputError("two inputs would write the same output file name")
+        if linsi and ginsi:
+            raise InputError("--localpair and --globalpair exclude each other")
+        library = "local" if linsi else "global" if ginsi else "local"
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
-                               gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads)
+                               gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
+                               mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
+                               library_mode=library)
+        if not quiet:
+            typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
         results = Aligner(config).align_many(families)
         # every output is made before any is written, so a failure writes none
         texts = [render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
@@ -137,6 +155,23 @@ def align(
         if batch and not quiet:
             split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
             typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
+
+
+def _mode_note(config: AlignerConfig, families) -> str:
+    """One line saying which mode each family runs in, and why."""
+    accurate = [config.is_accurate(len(s), int(s.lengths.max())) for s in families]
+    if config.mode is not Mode.auto:
+        chosen = f"mode {config.mode.value}"
+    elif len(families) == 1:
+        s = families[0]
+        chosen = (f"mode auto chose {'accurate' if accurate[0] else 'fast'} ({len(s)} sequences, longest "
+                  f"{int(s.lengths.max())}; accurate up to {config.accurate_max_seqs} sequences of up to "
+                  f"{config.accurate_max_length} residues)")
+    else:
+        chosen = (f"mode auto: accurate for {sum(accurate)} families, fast for {len(accurate) - sum(accurate)} "
+                  f"(accurate up to {config.accurate_max_seqs} sequences of up to {config.accurate_max_length} residues)")
+    rounds = {config.iterations(a) for a in accurate}
+    return chosen + (f", refinement up to {max(rounds)} rounds" if max(rounds) else "")
 
 
 @app.command()

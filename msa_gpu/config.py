@@ -68,7 +68,7 @@ class AlignerConfig:
     gap_pair: float = 0.6
     long_cells: int = 1 << 26
     threads: int | None = None
-    mode: Mode = Mode.fast
+    mode: Mode = Mode.auto
     maxiterate: int | None = None
     consistency: float = 40.0
     library_mode: str = "local"

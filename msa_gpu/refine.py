@@ -40,7 +40,7 @@ def tree_splits(tree: GuideTree) -> np.ndarray:
 
     >>> t = GuideTree(3, np.array([[0, 1], [3, 2]]), np.ones((2, 2)))
     >>> tree_splits(t).astype(int).tolist()
-    [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    [[1, 0, 0], [0, 1, 0], [1, 1, 0]]
     """
     n = tree.n_leaves
     below = np.zeros((2 * n - 1, n), dtype=bool)

@@ -95,8 +95,8 @@ def test_long_path_matches_standard_path(refs):
             s[rng.random(400) < 0.3] = "W"
             raw.append("".join(s[rng.random(400) > 0.1]).encode())
         fams.append(make_sequences([f"s{j}" for j in range(len(raw))], raw))
-    standard = Aligner(backend=CPU).align_many(fams)
-    banded = Aligner(AlignerConfig(long_cells=0), backend=CPU).align_many(fams)
+    standard = Aligner(AlignerConfig(mode="fast"), backend=CPU).align_many(fams)
+    banded = Aligner(AlignerConfig(long_cells=0, mode="fast"), backend=CPU).align_many(fams)
     assert [r.rows() for r in standard] == [r.rows() for r in banded]
 
 
@@ -130,9 +130,9 @@ def test_dense_and_sparse_kmer_counts_agree(monkeypatch):
 
 def test_large_families_skip_the_tree_rebuild(refs):
     seqs = read_sequences(refs / "BB20001.tfa")
-    capped = Aligner(AlignerConfig(retree_max_seqs=len(seqs) - 1), backend=CPU).align(seqs)
-    once = Aligner(AlignerConfig(retree=0), backend=CPU).align(seqs)
-    twice = Aligner(backend=CPU).align(seqs)
+    capped = Aligner(AlignerConfig(retree_max_seqs=len(seqs) - 1, mode="fast"), backend=CPU).align(seqs)
+    once = Aligner(AlignerConfig(retree=0, mode="fast"), backend=CPU).align(seqs)
+    twice = Aligner(AlignerConfig(mode="fast"), backend=CPU).align(seqs)
     assert capped.rows() == once.rows() and capped.distances.method.startswith("kmer")
     assert twice.distances.method == "identity"
 

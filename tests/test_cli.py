@@ -127,7 +127,7 @@ def test_batch_mode_folder_and_errors(refs, tmp_path):
 
 def test_alignment_distances_option(refs, tmp_path):
     tree = tmp_path / "t.nwk"
-    res = run("align", refs / "BB11001.tfa", "--distance", "align", "--retree", "0", "--tree-out", tree,
+    res = run("align", refs / "BB11001.tfa", "--distance", "align", "--retree", "0", "--mode", "fast", "--tree-out", tree,
               "--backend", "cpu")
     assert res.exit_code == 0, res.output
     from msa_gpu.aligner import Aligner
@@ -137,7 +137,7 @@ def test_alignment_distances_option(refs, tmp_path):
     from msa_gpu.pairwise import pairwise_distance
 
     seqs = read_sequences(refs / "BB11001.tfa")
-    result = Aligner(AlignerConfig(distance="align", retree=0), backend=cpu_backend()).align(seqs)
+    result = Aligner(AlignerConfig(distance="align", retree=0, mode="fast"), backend=cpu_backend()).align(seqs)
     assert np.array_equal(result.distances.values, pairwise_distance(seqs, backend="cpu").values)
     out = tmp_path / "cli.fa"
     out.write_text(res.stdout)
