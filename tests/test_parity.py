@@ -60,8 +60,8 @@ def test_alignments_identical_random(seed):
     letters = "ACGT" if seed % 2 else "ACDEFGHIKLMNPQRSTVWY"
     raw = random_family(rng, int(rng.integers(2, 40)), 5, int(rng.integers(20, 400)), letters)
     seqs = make_sequences([f"s{i}" for i in range(len(raw))], raw)
-    for tree in ("upgma", "nj"):
-        cfg = AlignerConfig(tree=tree)
+    for cfg in (AlignerConfig(tree="upgma", mode="fast"), AlignerConfig(tree="nj", mode="fast", maxiterate=3),
+                AlignerConfig(mode="accurate", maxiterate=5)):
         a = Aligner(cfg, backend=cpu_backend()).align(seqs)
         b = Aligner(cfg, backend=gpu_backend()).align(seqs)
         assert a.rows() == b.rows()
@@ -74,6 +74,33 @@ def test_alignments_identical_references(refs):
         a = Aligner(AlignerConfig(), backend=cpu_backend()).align(seqs)
         b = Aligner(AlignerConfig(), backend=_gpu()).align(seqs)
         assert a.rows() == b.rows(), tfa.name
+
+
+def test_accurate_libraries_identical(refs):
+    """The library's extension gives the same entries on the GPU."""
+    from msa_gpu.consistency import build_libraries
+
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    a = build_libraries(fams, backend=cpu_backend())
+    b = build_libraries(fams, backend=_gpu())
+    for x, y in zip(a, b):
+        for name in ("pair_off", "x", "y", "w"):
+            assert np.array_equal(getattr(x, name), getattr(y, name).get()), name
+
+
+def test_accurate_batch_identical(refs):
+    """Accurate mode (library, consistency scores, refinement) and fast mode
+    with refinement, several families in one batch."""
+    rng = np.random.default_rng(17)
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    for i in range(4):
+        raw = random_family(rng, int(rng.integers(3, 30)), 5, int(rng.integers(20, 300)),
+                            "ACGT" if i % 2 else "ACDEFGHIKLMNPQRSTVWY")
+        fams.append(make_sequences([f"s{j}" for j in range(len(raw))], raw))
+    for cfg in (AlignerConfig(mode="accurate"), AlignerConfig(mode="fast", maxiterate=4)):
+        a = Aligner(cfg, backend=cpu_backend()).align_many(fams)
+        b = Aligner(cfg, backend=_gpu()).align_many(fams)
+        assert [r.rows() for r in a] == [r.rows() for r in b]
 
 
 def test_batch_mode_identical(refs):
@@ -94,8 +121,8 @@ def test_long_kernel_matches_cpu(refs):
     fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
     rng = np.random.default_rng(11)
     fams += [make_sequences(["a", "b", "c"], random_family(rng, 3, 900, 1500, "ACDEFGHIKLMNPQRSTVWY"))]
-    a = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)
-    b = Aligner(AlignerConfig(long_cells=0), backend=_gpu()).align_many(fams)
+    a = Aligner(AlignerConfig(mode="fast"), backend=cpu_backend()).align_many(fams)
+    b = Aligner(AlignerConfig(long_cells=0, mode="fast"), backend=_gpu()).align_many(fams)
     assert [r.rows() for r in a] == [r.rows() for r in b]
 
 

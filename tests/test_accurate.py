@@ -1,0 +1,166 @@
+"""Accurate mode: the consistency library, its scores, and stage 4 refinement."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from typer.testing import CliRunner
+
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.backend.cpu import align_batch, path_score
+from msa_gpu.cli import app
+from msa_gpu.config import AlignerConfig
+from msa_gpu.consistency import LibrarySettings, build_libraries
+from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
+from msa_gpu.pairwise import PairScoring, align_pairs
+from msa_gpu.progressive import FamilyJob
+from msa_gpu.refine import refine, tree_splits
+from msa_gpu.score import sp_tc
+from msa_gpu.types import LIBRARY_ONE
+
+from test_dp import random_batch
+
+CPU = cpu_backend()
+
+
+def _entries(lib, k):
+    lo, hi = int(lib.pair_off[k]), int(lib.pair_off[k + 1])
+    return list(zip(lib.x[lo:hi].tolist(), lib.y[lo:hi].tolist(), lib.w[lo:hi].tolist()))
+
+
+def test_two_sequences_give_their_alignment_twice_weighted():
+    """With no third sequence, u = s and u = t give the direct alignment, each
+    weighted W(s,t) * LIBRARY_ONE."""
+    seqs = make_sequences(["a", "b"], [b"MKVLAAGIVGW", b"MKVAAGLVGW"], "protein")
+    lib = build_libraries([seqs], LibrarySettings(mode="global"))[0]
+    pw = align_pairs(seqs, [(0, 1)], PairScoring(mode="global", gap_open=11, gap_extend=1), traceback=True,
+                     backend="cpu")
+    mv = pw.moves(0)
+    x = np.cumsum(mv != 2) - 1
+    y = np.cumsum(mv != 1) - 1
+    w = int(np.rint(pw.identity[0] * LIBRARY_ONE))
+    want = [(int(i), int(j), 2 * LIBRARY_ONE * w) for i, j, m in zip(x, y, mv) if m == 0]
+    assert _entries(lib, 0) == want
+
+
+def test_third_sequences_add_what_they_agree_on():
+    """Residue pairs that a third sequence links get W(s,u) W(u,t) more."""
+    seqs = make_sequences(["a", "b", "c"], [b"MKVLAW", b"MKVAW", b"KVLAW"], "protein")
+    lib = build_libraries([seqs])[0]
+    entries = {(x, y): v for x, y, v in _entries(lib, 0)}  # pair (a, b)
+    assert entries[(3, 2)] > 0  # L of a faces V of b only through c
+    assert all(v > entries[(3, 2)] for key, v in entries.items() if key != (3, 2))
+
+
+def test_library_is_the_same_in_one_call_or_many(refs):
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    together = build_libraries(fams)
+    for fam, lib in zip(fams, together):
+        alone = build_libraries([fam])[0]
+        for name in ("pair_off", "x", "y", "w"):
+            assert np.array_equal(getattr(lib, name), getattr(alone, name))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=6), st.integers(0, 2**32 - 1))
+def test_path_score_of_the_dp_path_is_the_dp_score(sizes, seed):
+    """path_score follows the DP's recurrences: the DP's own path scores
+    exactly the DP's best score."""
+    sizes = [s for s in sizes if s[0] + s[1] > 0] or [(1, 1)]
+    batch = random_batch(np.random.default_rng(seed), sizes)
+    path, lens, score = align_batch(batch)
+    fwd = [path[batch.path_off[p]: batch.path_off[p] + lens[p]][::-1] for p in range(len(sizes))]
+    moves = np.concatenate(fwd + [np.zeros(1, np.uint8)])
+    off = np.concatenate([[0], np.cumsum(lens)])[:-1]
+    assert np.array_equal(path_score(batch, moves, off, lens), score.astype(np.int64))
+
+
+def test_path_score_of_another_path_is_lower():
+    rng = np.random.default_rng(3)
+    batch = random_batch(rng, [(40, 35)])
+    path, lens, score = align_batch(batch)
+    other = np.array([1] * 40 + [2] * 35, dtype=np.uint8)  # everything against gaps
+    got = path_score(batch, other, np.array([0]), np.array([75]))
+    assert got[0] < score[0]
+
+
+def _random_family(rng, n, length):
+    base = rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), length)
+    out = []
+    for _ in range(n):
+        s = base.copy()
+        mut = rng.random(length) < 0.35
+        s[mut] = rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), mut.sum())
+        out.append("".join(s[rng.random(length) > 0.12]).encode())
+    return make_sequences([f"s{i}" for i in range(n)], out, "protein")
+
+
+def test_refinement_stops_at_a_fixed_point():
+    """Refinement keeps only gaining cuts: once it stops, another round finds
+    nothing to gain and leaves the alignment as it is."""
+    seqs = _random_family(np.random.default_rng(5), 8, 60)
+    aligner = Aligner(AlignerConfig(mode="fast", maxiterate=50), backend=CPU)
+    res = aligner.align(seqs)
+    assert 0 < res.timings["refine_accepted"] and res.timings["refine_rounds"] < 50
+    scoring = aligner._scoring(seqs)
+    from msa_gpu.tree import sequence_weights
+
+    job = FamilyJob(seqs, res.guide_tree, res.schedule, sequence_weights(res.guide_tree), scoring)
+    again = refine([job], [res.alignment], [3], CPU)
+    assert again.accepted == [0] and again.rounds == [1]
+    assert np.array_equal(again.alignments[0].trace, res.alignment.trace)
+
+
+def test_tree_splits_cover_every_edge_once():
+    from msa_gpu.tree import upgma
+    from msa_gpu.distance import kmer_distance
+
+    seqs = _random_family(np.random.default_rng(1), 9, 40)
+    splits = tree_splits(upgma(kmer_distance(seqs)))
+    assert splits.shape == (2 * 9 - 3, 9)
+    keys = {tuple(s) for s in splits} | {tuple(~s) for s in splits}
+    assert len(keys) == 2 * len(splits)  # no bipartition twice, either way round
+
+
+def test_accurate_mode_is_deterministic_and_valid():
+    seqs = _random_family(np.random.default_rng(9), 10, 80)
+    a = Aligner(AlignerConfig(mode="accurate"), backend=CPU).align(seqs)
+    b = Aligner(AlignerConfig(mode="accurate"), backend=CPU).align(seqs)
+    a.alignment.check(seqs)
+    assert a.rows() == b.rows() and a.distances.method == "library"
+
+
+def test_accurate_mode_beats_fast_mode_on_the_bundled_references(refs):
+    """The point of the mode, on the three bundled BAliBASE families."""
+    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
+    totals = {}
+    for mode in ("fast", "accurate"):
+        res = Aligner(AlignerConfig(mode=mode), backend=CPU).align_many(fams)
+        tcs = []
+        for tfa, seqs, r in zip(sorted(refs.glob("*.tfa")), fams, res):
+            names, ref = read_aligned(tfa.with_suffix(".ref.fa"))
+            tcs.append(sp_tc(list(seqs.names), r.rows(), names, ref, read_core(tfa.with_suffix(".core"))).tc)
+        totals[mode] = np.mean(tcs)
+    assert totals["accurate"] > totals["fast"]
+
+
+def test_auto_mode_chooses_by_size():
+    cfg = AlignerConfig()
+    assert cfg.is_accurate(200, 2000) and not cfg.is_accurate(201, 100) and not cfg.is_accurate(10, 2001)
+    assert AlignerConfig(mode="fast").iterations(False) == 0 and AlignerConfig(mode="fast", maxiterate=2).iterations(False) == 2
+
+
+@pytest.mark.parametrize("args, said", [
+    ([], "mode auto chose accurate"),
+    (["--mode", "fast", "--maxiterate", "2"], "mode fast, refinement up to 2 rounds"),
+    (["--localpair", "--maxiterate", "3"], "mode accurate, refinement up to 3 rounds"),
+])
+def test_cli_modes(refs, args, said):
+    res = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", *args])
+    assert res.exit_code == 0, res.output
+    assert said in res.stderr and res.stdout.startswith(">")
+
+
+def test_cli_refuses_two_pair_modes(refs):
+    res = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "--localpair", "--globalpair"])
+    assert res.exit_code == 2 and "exclude each other" in res.stderr
