@@ -44,11 +44,21 @@ def families(root: Path, every: int, offset: int) -> list[Path]:
     return paths[offset::every]
 
 
-def evaluate(paths: list[Path], setting: dict, backend: str) -> dict:
+LIBRARY_KEYS = ("mode", "library_mode", "library_weight", "library_gap_open", "library_gap_extend")
+_LIBRARIES: dict = {}
+
+
+def evaluate(paths: list[Path], setting: dict, backend: str, reuse: bool = False) -> dict:
+    """Align and score; with ``reuse``, libraries of an earlier setting with
+    the same library keys are injected (its time is then not counted)."""
     fams = [read_sequences(p) for p in paths]
+    key = tuple(setting.get(k) for k in LIBRARY_KEYS)
     t0 = time.perf_counter()
-    results = Aligner(AlignerConfig(backend=backend, **setting)).align_many(fams)
+    results = Aligner(AlignerConfig(backend=backend, **setting)).align_many(
+        fams, libraries=_LIBRARIES.get(key) if reuse else None)
     wall = time.perf_counter() - t0
+    if reuse:
+        _LIBRARIES[key] = [r.library for r in results]
     per_set: dict[str, list] = {}
     for p, seqs, res in zip(paths, fams, results):
         names, ref = read_aligned(p.with_suffix(".ref.fa"))
@@ -66,10 +76,20 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--offset", type=int, default=0)
     ap.add_argument("--backend", default="auto")
+    ap.add_argument("--reuse-libraries", action="store_true", help="build each library setting once")
+    ap.add_argument("--profile", action="store_true", help="cProfile the first setting, top 35 by cumulative time")
     args = ap.parse_args()
     paths = families(Path(args.root), args.every, args.offset)
+    if args.profile:
+        import cProfile
+        import pstats
+
+        cProfile.runctx("evaluate(paths, parse_setting(args.settings[0]), args.backend)", globals(),
+                        {"paths": paths, "args": args}, "/tmp/tune.prof")
+        pstats.Stats("/tmp/tune.prof").sort_stats("cumulative").print_stats(35)
+        return
     for text in args.settings:
-        r = evaluate(paths, parse_setting(text), args.backend)
+        r = evaluate(paths, parse_setting(text), args.backend, args.reuse_libraries)
         sets = " ".join(f"{k}:{v:.3f}" for k, v in r["sets"].items())
         stages = " ".join(f"{k}:{v:.1f}" for k, v in r["timings"].items())
         print(f"{text:60s} SP {r['sp']:.4f} TC {r['tc']:.4f} {r['wall']:6.1f}s | {sets} | {stages}", flush=True)

@@ -86,10 +86,11 @@ class Aligner:
         return self.align_many([seqs], [distances], [guide_tree])[0]
 
     def align_many(self, families: list[Sequences], distances: list | None = None,
-                   guide_trees: list | None = None) -> list[AlignResult]:
+                   guide_trees: list | None = None, libraries: list | None = None) -> list[AlignResult]:
         """Align several families in one run: each tree level of every family
         is merged in the same backend batch. ``timings`` in each result are
-        those of the whole run."""
+        those of the whole run. ``libraries`` (accurate mode) may be injected
+        too; each result returns its family's."""
         n = len(families)
         dms = list(distances or [None] * n)
         fixed = list(guide_trees or [None] * n)
@@ -102,7 +103,8 @@ class Aligner:
         # stage 1: consistency libraries (accurate mode) and distances where
         # neither distances nor a tree were given
         with _timed(timings, "library"):
-            libs = self._libraries(families, accurate)
+            libs = list(libraries) if libraries is not None else self._libraries(families, accurate)
+            libs = [lib if a else None for lib, a in zip(libs, accurate)]
             stack = stack_libraries(libs, xp) if any(accurate) else None
         with _timed(timings, "distance"):
             dms = [d if d is not None or t is not None else
@@ -145,7 +147,7 @@ class Aligner:
             timings["refine_accepted"] = float(sum(refined.accepted))
         return [
             AlignResult(s, alignments[f], dms[f] if dms[f] is not None else DistanceMatrix(np.zeros((len(s),) * 2), "none"),
-                        trees[f], schedules[f], self.backend.name, timings)
+                        trees[f], schedules[f], self.backend.name, timings, libs[f])
             for f, s in enumerate(families)
         ]
 

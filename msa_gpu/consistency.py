@@ -49,6 +49,7 @@ class LibraryWeight(str, enum.Enum):
 
     identity = "identity"  # identical residues / aligned residue pairs
     coverage = "coverage"  # identical residues / the shorter sequence's length
+    score = "score"  # alignment score / the smaller self-score of the two sequences
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,11 @@ def build_libraries(families: list[Sequences], settings: LibrarySettings = Libra
         res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend.name)
         for f in members:
             sel = pair_owner == f
+            trust = _trust(families[f], pairs[sel] - base[f], res.score_fixed[sel], res.identities[sel],
+                           res.aligned_pairs[sel], settings.weight, scoring)
             pair_map, weights, identity = _direct(families[f], pairs[sel] - base[f], res.start[sel], res.runs,
                                                   res.runs_offsets[:-1][sel], res.runs_offsets[1:][sel],
-                                                  res.identities[sel], res.aligned_pairs[sel], settings.weight)
+                                                  res.identities[sel], trust)
             out[f] = _extended(families[f].lengths, pair_map, weights, identity, backend)
     return out  # type: ignore[return-value]
 
@@ -116,8 +119,22 @@ def _joined(families: list[Sequences], members: list[int]) -> tuple[Sequences, n
     return joined, np.concatenate(pairs), np.concatenate(owner)
 
 
+def _trust(seqs: Sequences, pairs: np.ndarray, score: np.ndarray, identities: np.ndarray, aligned: np.ndarray,
+           weight: LibraryWeight, scoring: PairScoring) -> np.ndarray:
+    """Each pair's weight in 0..1 (see `LibraryWeight`)."""
+    if weight is LibraryWeight.score:
+        diag = np.diagonal(scoring.fixed(seqs.alphabet.letters)[0]).astype(np.int64)
+        self_score = np.array([int(diag[c].sum()) for c in seqs.codes], dtype=np.int64)
+        best = np.minimum(self_score[pairs[:, 0]], self_score[pairs[:, 1]])
+        return np.clip(score / np.maximum(best, 1), 0.0, 1.0)
+    if weight is LibraryWeight.identity:
+        return identities / np.maximum(aligned, 1)
+    lengths = seqs.lengths
+    return identities / np.maximum(np.minimum(lengths[pairs[:, 0]], lengths[pairs[:, 1]]), 1)
+
+
 def _direct(seqs: Sequences, pairs: np.ndarray, start: np.ndarray, runs: np.ndarray, r0: np.ndarray,
-            r1: np.ndarray, identities: np.ndarray, aligned: np.ndarray, weight: LibraryWeight):
+            r1: np.ndarray, identities: np.ndarray, trust: np.ndarray):
     """The pairwise alignments as a residue map, ``pair_map[r, u]`` = the
     residue of ``u`` facing residue ``r`` of the family (numbered sequence
     after sequence; itself in its own sequence) or -1, with each pair's
@@ -135,8 +152,7 @@ def _direct(seqs: Sequences, pairs: np.ndarray, start: np.ndarray, runs: np.ndar
     w = np.full((n, n), LIBRARY_ONE, dtype=np.int32)
     if len(pairs):
         shorter = np.minimum(lengths[pairs[:, 0]], lengths[pairs[:, 1]])
-        frac = identities / np.maximum(aligned if weight is LibraryWeight.identity else shorter, 1)
-        q = np.rint(frac * LIBRARY_ONE).astype(np.int32)
+        q = np.rint(trust * LIBRARY_ONE).astype(np.int32)
         w[pairs[:, 0], pairs[:, 1]] = w[pairs[:, 1], pairs[:, 0]] = q
         ident[pairs[:, 0], pairs[:, 1]] = ident[pairs[:, 1], pairs[:, 0]] = identities / np.maximum(shorter, 1)
     return pair_map, w, ident

@@ -66,11 +66,21 @@ def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], lo
     ``mat_index`` and ``long_mask`` are per pair (long pairs get no score matrix)."""
     k = np.array([p.size for p in profiles], dtype=np.int32)
     L = np.array([p.length for p in profiles], dtype=np.int32)
+    W = np.array([int(p.weights.sum()) for p in profiles], dtype=np.int64)
+    return level_meta_arrays(k, L, W, scorings, mat_index, long_mask, xp)
+
+
+def level_meta_arrays(k: np.ndarray, L: np.ndarray, W: np.ndarray, scorings: list, mat_index: list[int],
+                      long_mask: np.ndarray, xp) -> LevelMeta:
+    """`level_meta` from the profiles' rows ``k``, columns ``L`` and total
+    weights ``W`` (host arrays, A, B, A, B, ...)."""
+    k = np.asarray(k, dtype=np.int32)
+    L = np.asarray(L, dtype=np.int32)
     two = lambda v: np.repeat(np.asarray(v), 2, axis=0)  # noqa: E731 (per pair -> per profile)
     cells = L[0::2].astype(np.int64) * L[1::2] * ~np.asarray(long_mask, dtype=bool)
     host = dict(
         code_off=offsets(k.astype(np.int64) * L)[:-1], k=k, L=L,
-        w_off=offsets(k)[:-1], W=np.array([int(p.weights.sum()) for p in profiles], dtype=np.int64),
+        w_off=offsets(k)[:-1], W=np.asarray(W, dtype=np.int64),
         gap=two([sc.gap_code for sc in scorings]).astype(np.int32),
         gaps=two([sc.gaps for sc in scorings]).astype(np.int32).reshape(-1, 4),
         mat=two(mat_index).astype(np.int32),
@@ -79,5 +89,5 @@ def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], lo
         s_off=offsets(cells),
     )
     return LevelMeta(**{key: xp.asarray(v) for key, v in host.items()},
-                     n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(profiles),
+                     n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(k),
                      n_cells=int(cells.sum()), max_cells=int(cells.max(initial=0)))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .profile import LevelMeta, Profile, level_meta, offsets
+from .profile import LevelMeta, Profile, level_meta_arrays, offsets
 from .types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
 
 VEC = 24  # residue slots per column in the kernels
@@ -195,33 +195,57 @@ class MergeOutcome:
     score: np.ndarray  # host int64 (P,): the DP's best score
 
 
-def score_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> ScoredBatch:
+@dataclass(frozen=True)
+class ProfileBlock:
+    """A batch's profiles as flat arrays, A, B, A, B, ...: profile q has
+    ``k[q]`` rows of ``L[q]`` codes at ``offsets(k * L)[q]`` in ``codes``
+    (xp), its rows' members (leaf indices) and weights at ``offsets(k)[q]``."""
+
+    codes: object
+    k: np.ndarray
+    L: np.ndarray
+    members: np.ndarray
+    weights: np.ndarray
+
+    @staticmethod
+    def of(pairs, xp) -> "ProfileBlock":
+        profiles = [p for pair in pairs for p in pair]
+        return ProfileBlock(xp.concatenate([p.codes.ravel() for p in profiles]),
+                            np.array([p.size for p in profiles], dtype=np.int64),
+                            np.array([p.length for p in profiles], dtype=np.int64),
+                            np.concatenate([p.members for p in profiles]),
+                            np.concatenate([p.weights for p in profiles]).astype(np.int64))
+
+
+def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: BatchContext) -> ScoredBatch:
     """Profile statistics, column scores (plus the libraries' consistency
     scores) and gap rows of a batch of pairs."""
     backend, xp = ctx.backend, ctx.backend.xp
-    profiles = [p for pair in pairs for p in pair]
-    lv = level_meta(profiles, [s.scoring for s in sides], [s.mat for s in sides], long_mask, xp)
-    codes = xp.concatenate([p.codes.ravel() for p in profiles])
-    weights = xp.asarray(np.concatenate([p.weights for p in profiles]))
-    vec, resid, rowp = backend.ops.profile_stats(lv, codes, weights, ctx.mats)
+    w_off = offsets(block.k)
+    W = np.add.reduceat(block.weights, w_off[:-1]) if len(block.weights) else np.zeros(len(block.k), np.int64)
+    lv = level_meta_arrays(block.k, block.L, W, [s.scoring for s in sides], [s.mat for s in sides], long_mask, xp)
+    weights = xp.asarray(block.weights)
+    vec, resid, rowp = backend.ops.profile_stats(lv, block.codes, weights, ctx.mats)
     S = backend.ops.column_scores(lv, vec, resid)
     lp = np.array([p for p, s in enumerate(sides) if s.library is not None and not long_mask[p]
                    and s.consistency > 0], dtype=np.int64)
     if len(lp):
-        members = np.concatenate([p.members + (sides[i // 2].library or 0) for i, p in enumerate(profiles)])
+        base = np.array([s.library or 0 for s in sides], dtype=np.int64)
+        members = block.members + np.repeat(np.repeat(base, 2), block.k)
         lp_n = np.array([sides[p].n_seqs for p in lp], dtype=np.int32)
         lam = {sides[p].consistency for p in lp}
         if len(lam) != 1:
             raise ValueError("one batch takes one library weight")
-        backend.ops.consistency_scores(lv, codes, weights, xp.asarray(members.astype(np.int32)), lp, lp_n,
+        backend.ops.consistency_scores(lv, block.codes, weights, xp.asarray(members.astype(np.int32)), lp, lp_n,
                                        ctx.stack, S, lam.pop(), LIBRARY_ONE)
-    return ScoredBatch(lv, codes, vec, resid, _pair_batch(pairs, S, lv, rowp, long_mask, xp))
+    dims = np.stack([block.L[0::2], block.L[1::2]], axis=1)
+    return ScoredBatch(lv, block.codes, vec, resid, _pair_batch(dims, S, lv, rowp, long_mask, xp))
 
 
 def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> MergeOutcome:
     """Align and merge one batch of pairs."""
     backend, xp = ctx.backend, ctx.backend.xp
-    sb = score_batch(pairs, sides, long_mask, ctx)
+    sb = score_batch(ProfileBlock.of(pairs, xp), sides, long_mask, ctx)
     path, path_len, score = backend.ops.align_batch(sb.batch)
     score = backend.to_host(score).astype(np.int64)
     if long_mask.any():
@@ -240,10 +264,11 @@ def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> M
     return MergeOutcome(merged, sb, score)
 
 
-def _pair_batch(pairs, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
-    """The DP kernel's view of a level: rows from the A profiles' gap rows,
-    columns from the B profiles'."""
-    dims = np.array([[a.length, b.length] for a, b in pairs], dtype=np.int32)
+def _pair_batch(dims, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
+    """The DP kernel's view of a level (``dims``: host (P, 2) A and B
+    columns): rows from the A profiles' gap rows, columns from the B
+    profiles'."""
+    dims = np.asarray(dims, dtype=np.int32).reshape(-1, 2)
     m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
     bnd = offsets(np.stack([m + 1, n + 1], axis=1).ravel())[:-1]
     return PairBatch(

@@ -19,7 +19,8 @@ import numpy as np
 
 from .profile import Profile, offsets
 from .progressive import (
-    BatchContext, FamilyJob, _cell_bytes, _chunks, _side_info, _stack_matrices, alignment_codes, merge_batch,
+    BYTES_PER_CELL, BYTES_PER_LIBRARY_CELL, BatchContext, FamilyJob, ProfileBlock, SideInfo, _chunks, _side_info,
+    _stack_matrices, alignment_codes, merge_batch, score_batch,
 )
 from .types import Alignment, GuideTree
 
@@ -62,120 +63,178 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     ctx = BatchContext(backend, mats, stack)
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     codes = [xp.asarray(alignment_codes(job.seqs, aln)) for job, aln in zip(jobs, alignments)]
-    splits = [tree_splits(job.tree) for job in jobs]
-    done = [len(s) == 0 for s in splits]
+    sides = [_Sides.of(tree_splits(job.tree)) for job in jobs]
+    done = [s.n_cuts == 0 for s in sides]
     ran, accepted = [0] * len(jobs), [0] * len(jobs)
     for r in range(max(rounds, default=0)):
         active = [f for f in range(len(jobs)) if not done[f] and r < rounds[f]]
         if not active:
             break
-        cuts = [_cuts(codes[f], splits[f], jobs[f], xp) for f in active]
-        best = _best_cuts(active, cuts, jobs, mat_of, ctx, long_cells, budget)
-        for f, cut in zip(active, cuts):
+        cuts = _cuts([codes[f] for f in active], [sides[f] for f in active], [jobs[f] for f in active], xp)
+        sided = [_side_info(jobs[f], mat_of[f]) for f in active]
+        best = _best_cuts(cuts, sided, ctx, long_cells, budget)
+        chosen = [i for i, e in enumerate(best) if e is not None]
+        for i, f in enumerate(active):
             ran[f] += 1
-            if best[f] is None:
-                done[f] = True
-                continue
-            merged = best[f]
-            order = np.argsort(merged.members, kind="stable")
-            codes[f] = merged.codes[xp.asarray(order)]
+            done[f] = best[i] is None
+        if not chosen:
+            continue
+        pairs = [cuts.pair(i, best[i]) for i in chosen]
+        merged = merge_batch(pairs, [sided[i] for i in chosen], np.zeros(len(chosen), bool), ctx).profiles
+        for i, prof in zip(chosen, merged):
+            f = active[i]
+            order = np.argsort(prof.members, kind="stable")
+            codes[f] = prof.codes[xp.asarray(order)]
             accepted[f] += 1
     out = [_alignment(backend.to_host(c), job.scoring.gap_code) for c, job in zip(codes, jobs)]
     return RefineResult(out, ran, accepted)
 
 
 @dataclass(frozen=True)
+class _Sides:
+    """A family's cuts as row lists: profile 2e is the leaves below edge e,
+    2e + 1 the others (each in input order)."""
+
+    split: np.ndarray  # float32 (E, n): 1 below the edge
+    rows: np.ndarray  # int64: every profile's rows, one after another
+    sizes: np.ndarray  # int64 (2E,)
+
+    @property
+    def n_cuts(self) -> int:
+        return len(self.split)
+
+    @staticmethod
+    def of(split: np.ndarray) -> "_Sides":
+        rows = [np.flatnonzero(m) for e in range(len(split)) for m in (split[e], ~split[e])]
+        flat = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        return _Sides(split.astype(np.float32), flat.astype(np.int64), np.array([len(r) for r in rows], np.int64))
+
+
+@dataclass(frozen=True)
 class _Cuts:
-    """One family's bipartitions of one round: the two sides of each cut as
-    profiles, and the path the alignment has through each cut's DP."""
+    """The cuts of one round, every active family's, as one `ProfileBlock`
+    (family after family, cut after cut, side a then side b) and the path
+    each cut already has (``moves``, family i's at ``move_base[i]``, one row
+    of its alignment's width per cut)."""
 
-    pairs: list[tuple[Profile, Profile]]
-    moves: object  # xp uint8 (E, C): 0 both sides, 1 first only, 2 second only
-    n_cols: int
+    block: ProfileBlock
+    family: np.ndarray  # int64 (P,): index into the active families
+    cut: np.ndarray  # int64 (P,)
+    first: np.ndarray  # int64 (F + 1,): each family's first pair
+    moves: object
+    move_base: np.ndarray
+    width: np.ndarray  # int64 (F,): alignment columns
+
+    def pair(self, i: int, e: int) -> tuple[Profile, Profile]:
+        """Family i's cut e as two profiles (views into the block)."""
+        p = int(self.first[i]) + e
+        b = self.block
+        code_off, row_off = offsets(b.k * b.L), offsets(b.k)
+        out = []
+        for q in (2 * p, 2 * p + 1):
+            codes = b.codes[code_off[q]: code_off[q + 1]].reshape(int(b.k[q]), int(b.L[q]))
+            out.append(Profile(b.members[row_off[q]: row_off[q + 1]], codes, b.weights[row_off[q]: row_off[q + 1]]))
+        return out[0], out[1]
 
 
-def _cuts(codes, split: np.ndarray, job: FamilyJob, xp) -> _Cuts:
-    """Profiles of both sides of every cut of an alignment (``codes``, n x C
+def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], xp) -> _Cuts:
+    """Both sides of every cut of every family's alignment (``codes``, n x C
     in input order), without their all-gap columns."""
-    E, n = split.shape
-    C = int(codes.shape[1])
-    isres = (codes != job.scoring.gap_code).astype(xp.float32)
-    count_a = xp.asarray(split.astype(np.float32)) @ isres  # residues of each cut's first side, per column
-    has_a = count_a > 0
-    has_b = (isres.sum(axis=0)[None, :] - count_a) > 0
-    moves = xp.where(has_a & has_b, 0, xp.where(has_a, 1, 2)).astype(xp.uint8)
-    has = xp.stack([has_a, has_b], axis=1).reshape(2 * E, C)  # profile 2e: side a of cut e, 2e + 1: side b
-    widths = backend_host(has.sum(axis=1)).astype(np.int64)
-    cols = xp.nonzero(has)[1].astype(xp.int64)
-    rows_host = [np.flatnonzero(m) for e in range(E) for m in (split[e], ~split[e])]
-    sizes = np.array([len(r) for r in rows_host], dtype=np.int64)
-    rows = xp.asarray(np.concatenate(rows_host))
-    block = _gather(codes, rows, offsets(sizes), cols, offsets(widths), sizes, widths, xp)
-    code_off = offsets(sizes * widths)
-    profiles = [Profile(rows_host[q], block[code_off[q]: code_off[q + 1]].reshape(int(sizes[q]), int(widths[q])),
-                        job.weights[rows_host[q]]) for q in range(2 * E)]
-    return _Cuts([(profiles[2 * e], profiles[2 * e + 1]) for e in range(E)], moves, C)
+    has_parts, move_parts = [], []
+    for c, sd, job in zip(codes, sides, jobs):
+        isres = (c != job.scoring.gap_code).astype(xp.float32)
+        count_a = xp.asarray(sd.split) @ isres  # each cut's first side's residues, per column (exact)
+        has_a = count_a > 0
+        has_b = (isres.sum(axis=0)[None, :] - count_a) > 0
+        move_parts.append(xp.where(has_a & has_b, 0, xp.where(has_a, 1, 2)).astype(xp.uint8).ravel())
+        has_parts.append(xp.stack([has_a, has_b], axis=1).ravel())
+    width = np.array([int(c.shape[1]) for c in codes], dtype=np.int64)
+    n_prof = np.array([2 * s.n_cuts for s in sides], dtype=np.int64)
+    # columns kept by each profile: one nonzero over every family's (2E x C) mask
+    has = xp.concatenate(has_parts)
+    where = xp.flatnonzero(has)
+    prof_first = offsets(n_prof)
+    mask_base = offsets(n_prof * width)
+    fam_of_prof = np.repeat(np.arange(len(codes)), n_prof)
+    prof_mask_off = mask_base[fam_of_prof] + (np.arange(int(prof_first[-1])) - prof_first[fam_of_prof]) * width[fam_of_prof]
+    q = xp.searchsorted(xp.asarray(prof_mask_off[1:]), where, side="right")
+    cols = where - xp.asarray(prof_mask_off)[q]
+    L = backend_host(xp.bincount(q, minlength=int(prof_first[-1]))).astype(np.int64)
+    # rows: fixed per family
+    k = np.concatenate([s.sizes for s in sides])
+    rows = np.concatenate([s.rows for s in sides])
+    weights = np.concatenate([job.weights[s.rows] for s, job in zip(sides, jobs)]).astype(np.int64)
+    # the codes: one gather over every family's alignment
+    code_base = offsets([int(c.size) for c in codes])
+    flat = xp.concatenate([c.ravel() for c in codes])
+    block_codes = _gather(flat, rows, offsets(k), cols, offsets(L), k, L,
+                          code_base[:-1][fam_of_prof], width[fam_of_prof], xp)
+    n_cuts = n_prof // 2
+    family = np.repeat(np.arange(len(codes)), n_cuts)
+    cut = np.arange(int(n_cuts.sum())) - np.repeat(offsets(n_cuts)[:-1], n_cuts)
+    moves = xp.concatenate(move_parts)
+    return _Cuts(ProfileBlock(block_codes, k, L, rows, weights), family, cut, offsets(n_cuts), moves,
+                 offsets(n_cuts * width)[:-1], width)
 
 
 def backend_host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def _gather(codes, rows, row_off: np.ndarray, cols, col_off: np.ndarray, sizes: np.ndarray, widths: np.ndarray, xp):
+def _gather(flat, rows: np.ndarray, row_off: np.ndarray, cols, col_off: np.ndarray, k: np.ndarray, L: np.ndarray,
+            base: np.ndarray, width: np.ndarray, xp):
     """Every profile's codes, one after another: profile q is rows
-    ``rows[row_off[q]:]`` (``sizes[q]``) by columns ``cols[col_off[q]:]``
-    (``widths[q]``) of ``codes``."""
-    code_off = offsets(sizes * widths)
+    ``rows[row_off[q]:]`` (``k[q]``) by columns ``cols[col_off[q]:]``
+    (``L[q]``) of its family's alignment (``width[q]`` columns at ``base[q]``
+    in ``flat``)."""
+    code_off = offsets(k * L)
     e = xp.arange(int(code_off[-1]), dtype=xp.int64)
     q = xp.searchsorted(xp.asarray(code_off[1:]), e, side="right")
     local = e - xp.asarray(code_off)[q]
-    w = xp.asarray(widths)[q]
-    r = rows[xp.asarray(row_off)[q] + local // w]
+    w = xp.asarray(L)[q]
+    r = xp.asarray(rows)[xp.asarray(row_off)[q] + local // w]
     c = cols[xp.asarray(col_off)[q] + local % w]
-    return codes[r, c]
+    return flat[xp.asarray(base)[q] + r * xp.asarray(width)[q] + c]
 
 
-def _best_cuts(active: list[int], cuts: list[_Cuts], jobs: list[FamilyJob], mat_of: list[int], ctx: BatchContext,
-               long_cells: int, budget: int) -> dict[int, Profile | None]:
-    """Realign every cut of the active families; per family, the merged
-    profile of its best gaining cut, or None."""
+def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells: int, budget: int) -> list:
+    """Realign every cut (the DP only, no merge); per family, its best
+    gaining cut, or None."""
     backend = ctx.backend
-    owners = [(i, e) for i, c in enumerate(cuts) for e in range(len(c.pairs))]
-    pairs = [cuts[i].pairs[e] for i, e in owners]
-    sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in pairs], dtype=np.int64)
+    b = cuts.block
+    P = len(cuts.family)
+    sizes = (b.L[0::2] + 1) * (b.L[1::2] + 1)
     long_mask = sizes > long_cells
-    gains = np.full(len(pairs), -1, dtype=np.int64)
-    merged: dict[int, Profile] = {}
-    fam_jobs = [jobs[f] for f in active]
-    flat_moves, move_base = _flat_moves(cuts, ctx.backend.xp)
-    for chunk in _chunks(sizes, long_mask, budget, _cell_bytes(fam_jobs)):
+    gains = np.full(P, -1, dtype=np.int64)
+    code_off, row_off = offsets(b.k * b.L), offsets(b.k)
+    per_cell = BYTES_PER_CELL + BYTES_PER_LIBRARY_CELL * any(s.library is not None for s in sides)
+    for chunk in _chunks(sizes, long_mask, budget, per_cell):
         chunk = chunk[~long_mask[chunk]]  # long cuts are not realigned
         if not len(chunk):
             continue
-        sides = [_side_info(jobs[active[owners[p][0]]], mat_of[active[owners[p][0]]]) for p in chunk]
-        out = merge_batch([pairs[p] for p in chunk], sides, np.zeros(len(chunk), bool), ctx)
-        move_off = np.array([move_base[owners[p][0]] + owners[p][1] * cuts[owners[p][0]].n_cols for p in chunk])
-        move_len = np.array([cuts[owners[p][0]].n_cols for p in chunk])
-        old = backend.ops.path_score(out.scored.batch, flat_moves, move_off, move_len)
-        gains[chunk] = out.score - old
-        for p, prof in zip(chunk, out.profiles):
-            merged[int(p)] = prof
-    best: dict[int, Profile | None] = {}
-    start = 0
-    for i, f in enumerate(active):
-        stop = start + len(cuts[i].pairs)
-        g = gains[start:stop]
-        k = int(np.argmax(g)) if len(g) else 0
-        best[f] = merged[start + k] if len(g) and g[k] > 0 else None
-        start = stop
+        sub = _sub_block(b, chunk, code_off, row_off, backend.xp)
+        sb = score_batch(sub, [sides[i] for i in cuts.family[chunk]], np.zeros(len(chunk), bool), ctx)
+        _, _, score = backend.ops.align_batch(sb.batch)
+        fam = cuts.family[chunk]
+        move_off = cuts.move_base[fam] + cuts.cut[chunk] * cuts.width[fam]
+        old = backend.ops.path_score(sb.batch, cuts.moves, move_off, cuts.width[fam])
+        gains[chunk] = backend.to_host(score).astype(np.int64) - old
+    best = []
+    for i in range(len(cuts.first) - 1):
+        g = gains[cuts.first[i]: cuts.first[i + 1]]
+        e = int(np.argmax(g)) if len(g) else 0
+        best.append(e if len(g) and g[e] > 0 else None)
     return best
 
 
-def _flat_moves(cuts: list[_Cuts], xp):
-    """Every family's move matrix in one flat array, and where each starts."""
-    mats = [c.moves.ravel() for c in cuts]
-    base = offsets([int(m.shape[0]) for m in mats])[:-1]
-    return xp.concatenate(mats) if mats else xp.zeros(1, xp.uint8), base
+def _sub_block(b: ProfileBlock, chunk: np.ndarray, code_off: np.ndarray, row_off: np.ndarray, xp) -> ProfileBlock:
+    """The pairs ``chunk`` (ascending) of a block."""
+    if len(chunk) * 2 == len(b.k):
+        return b
+    q = np.stack([2 * chunk, 2 * chunk + 1], axis=1).ravel()
+    code_idx = np.concatenate([np.arange(code_off[i], code_off[i + 1]) for i in q])
+    row_idx = np.concatenate([np.arange(row_off[i], row_off[i + 1]) for i in q])
+    return ProfileBlock(b.codes[xp.asarray(code_idx)], b.k[q], b.L[q], b.members[row_idx], b.weights[row_idx])
 
 
 def _alignment(codes: np.ndarray, gap: int) -> Alignment:

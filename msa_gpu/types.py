@@ -168,6 +168,7 @@ class AlignResult:
     schedule: MergeSchedule
     backend: str
     timings: dict = field(default_factory=dict)
+    library: object = None  # the ConsistencyLibrary of accurate mode, else None
 
     def rows(self) -> list[bytes]:
         return self.alignment.rows(self.sequences)
