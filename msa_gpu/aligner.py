@@ -59,7 +59,8 @@ class Aligner:
     def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:
         """Whether a family's guide tree is rebuilt from its first alignment
         (not in accurate mode: its tree comes from the library's alignments)."""
-        return tree is None and not accurate and len(seqs) <= self.config.retree_max_seqs
+        own_tree = accurate and self.config.accurate_tree == "library"
+        return tree is None and not own_tree and len(seqs) <= self.config.retree_max_seqs
 
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
@@ -108,7 +109,8 @@ class Aligner:
             stack = stack_libraries(libs, xp) if any(accurate) else None
         with _timed(timings, "distance"):
             dms = [d if d is not None or t is not None else
-                   library_distance(lib) if lib is not None else self._distance(s)
+                   library_distance(lib) if lib is not None and self.config.accurate_tree == "library"
+                   else self._distance(s)
                    for s, d, t, lib in zip(families, dms, fixed, libs)]
         lib_base = [int(stack.family_base[f]) if lib is not None else None for f, lib in enumerate(libs)]
         trees, schedules, alignments, jobs = list(fixed), [None] * n, [None] * n, [None] * n

@@ -75,6 +75,7 @@ class AlignerConfig:
     library_weight: str = "identity"
     library_gap_open: float = 11.0
     library_gap_extend: float = 1.0
+    accurate_tree: str = "library"  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
 
@@ -96,6 +97,8 @@ class AlignerConfig:
             raise ValueError("threads must be >= 1")
         if self.maxiterate is not None and not 0 <= self.maxiterate <= 100000:
             raise ValueError("maxiterate must lie in 0..100000")
+        if self.accurate_tree not in ("library", "kmer"):
+            raise ValueError("accurate_tree must be 'library' or 'kmer'")
         if not 0.0 <= self.consistency <= MAX_COST:
             raise ValueError(f"consistency must lie in [0, {MAX_COST:g}] (matrix units)")
 

@@ -55,8 +55,9 @@ class LibraryWeight(str, enum.Enum):
 @dataclass(frozen=True)
 class LibrarySettings:
     """The all-pairs alignments behind a library: mode (``local`` is MAFFT
-    L-INS-i's choice, ``global`` G-INS-i's), gap costs in matrix units, and
-    the weighting of each pair."""
+    L-INS-i's choice, ``global`` G-INS-i's, ``both`` sums the two libraries
+    as T-Coffee does), gap costs in matrix units, and the weighting of each
+    pair."""
 
     mode: str = "local"
     gap_open: float = 11.0
@@ -65,7 +66,12 @@ class LibrarySettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weight", LibraryWeight(self.weight))
-        PairScoring(mode=self.mode, gap_open=self.gap_open, gap_extend=self.gap_extend)  # validates
+        for mode in self.modes:
+            PairScoring(mode=mode, gap_open=self.gap_open, gap_extend=self.gap_extend)  # validates
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return ("local", "global") if self.mode == "both" else (self.mode,)
 
 
 def build_libraries(families: list[Sequences], settings: LibrarySettings = LibrarySettings(),
@@ -80,19 +86,23 @@ def build_libraries(families: list[Sequences], settings: LibrarySettings = Libra
     by_alphabet: dict[str, list[int]] = {}
     for f, seqs in enumerate(families):
         by_alphabet.setdefault(seqs.alphabet.name, []).append(f)
-    scoring = PairScoring(mode=settings.mode, gap_open=settings.gap_open, gap_extend=settings.gap_extend)
     for members in by_alphabet.values():
         joined, pairs, pair_owner = _joined(families, members)
         base = _sequence_base(families, members)
-        res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend.name)
+        direct: dict[int, list] = {f: [] for f in members}
+        for mode in settings.modes:
+            scoring = PairScoring(mode=mode, gap_open=settings.gap_open, gap_extend=settings.gap_extend)
+            res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend.name)
+            for f in members:
+                sel = pair_owner == f
+                trust = _trust(families[f], pairs[sel] - base[f], res.score_fixed[sel], res.identities[sel],
+                               res.aligned_pairs[sel], settings.weight, scoring)
+                direct[f].append(_direct(families[f], pairs[sel] - base[f], res.start[sel], res.runs,
+                                         res.runs_offsets[:-1][sel], res.runs_offsets[1:][sel],
+                                         res.identities[sel], trust))
         for f in members:
-            sel = pair_owner == f
-            trust = _trust(families[f], pairs[sel] - base[f], res.score_fixed[sel], res.identities[sel],
-                           res.aligned_pairs[sel], settings.weight, scoring)
-            pair_map, weights, identity = _direct(families[f], pairs[sel] - base[f], res.start[sel], res.runs,
-                                                  res.runs_offsets[:-1][sel], res.runs_offsets[1:][sel],
-                                                  res.identities[sel], trust)
-            out[f] = _extended(families[f].lengths, pair_map, weights, identity, backend)
+            maps = [(m, w) for m, w, _ in direct[f]]
+            out[f] = _extended(families[f].lengths, maps, direct[f][0][2], backend)
     return out  # type: ignore[return-value]
 
 
@@ -162,10 +172,10 @@ def _direct(seqs: Sequences, pairs: np.ndarray, start: np.ndarray, runs: np.ndar
 EXTEND_CELLS = 1 << 26
 
 
-def _extended(lengths: np.ndarray, pair_map: np.ndarray, weights: np.ndarray, identity: np.ndarray,
-              backend) -> ConsistencyLibrary:
+def _extended(lengths: np.ndarray, maps: list, identity: np.ndarray, backend) -> ConsistencyLibrary:
     """The library's entries: for each pair s < t, the weight of every residue
-    pair that some u puts in one column, summed over u; pairs are extended in
+    pair that some u puts in one column, summed over u (and over the
+    ``(pair_map, weights)`` of each alignment mode); pairs are extended in
     chunks of dense L_s x L_t matrices, whose non-zero cells are kept."""
     xp = backend.xp
     n = len(lengths)
@@ -173,12 +183,15 @@ def _extended(lengths: np.ndarray, pair_map: np.ndarray, weights: np.ndarray, id
     tri = all_pair_indices(n)
     cells = lengths[tri[:, 0]] * lengths[tri[:, 1]]
     res_off = offsets(lengths)
-    d_map, d_w = xp.asarray(pair_map.ravel()), xp.asarray(weights.ravel())
+    dev = [(xp.asarray(m.ravel()), xp.asarray(w.ravel())) for m, w in maps]
     xs, ys, ws, counts = [], [], [], []
     for chunk in _extend_chunks(cells):
         dense_off = offsets(cells[chunk])
-        dense = backend.ops.library_extend(tri[chunk], dense_off, d_map, d_w, lengths, res_off, n,
-                                           int(dense_off[-1]))
+        dense = None
+        for d_map, d_w in dev:
+            part = backend.ops.library_extend(tri[chunk], dense_off, d_map, d_w, lengths, res_off, n,
+                                              int(dense_off[-1]))
+            dense = part if dense is None else dense + part
         idx = xp.flatnonzero(dense)
         d_off = xp.asarray(dense_off)
         k = xp.searchsorted(d_off, idx, side="right") - 1

@@ -70,7 +70,7 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
         active = [f for f in range(len(jobs)) if not done[f] and r < rounds[f]]
         if not active:
             break
-        cuts = _cuts([codes[f] for f in active], [sides[f] for f in active], [jobs[f] for f in active], xp)
+        cuts = _cuts([codes[f] for f in active], [sides[f] for f in active], [jobs[f] for f in active], backend)
         sided = [_side_info(jobs[f], mat_of[f]) for f in active]
         best = _best_cuts(cuts, sided, ctx, long_cells, budget)
         chosen = [i for i, e in enumerate(best) if e is not None]
@@ -137,9 +137,10 @@ class _Cuts:
         return out[0], out[1]
 
 
-def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], xp) -> _Cuts:
+def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], backend) -> _Cuts:
     """Both sides of every cut of every family's alignment (``codes``, n x C
     in input order), without their all-gap columns."""
+    xp, ops = backend.xp, backend.ops
     has_parts, move_parts = [], []
     for c, sd, job in zip(codes, sides, jobs):
         isres = (c != job.scoring.gap_code).astype(xp.float32)
@@ -167,8 +168,8 @@ def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], xp) -> _Cuts:
     # the codes: one gather over every family's alignment
     code_base = offsets([int(c.size) for c in codes])
     flat = xp.concatenate([c.ravel() for c in codes])
-    block_codes = _gather(flat, rows, offsets(k), cols, offsets(L), k, L,
-                          code_base[:-1][fam_of_prof], width[fam_of_prof], xp)
+    block_codes = ops.gather_profiles(flat, rows, offsets(k), cols, offsets(L), L, code_base[:-1][fam_of_prof],
+                                      width[fam_of_prof], offsets(k * L))
     n_cuts = n_prof // 2
     family = np.repeat(np.arange(len(codes)), n_cuts)
     cut = np.arange(int(n_cuts.sum())) - np.repeat(offsets(n_cuts)[:-1], n_cuts)
@@ -181,60 +182,34 @@ def backend_host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def _gather(flat, rows: np.ndarray, row_off: np.ndarray, cols, col_off: np.ndarray, k: np.ndarray, L: np.ndarray,
-            base: np.ndarray, width: np.ndarray, xp):
-    """Every profile's codes, one after another: profile q is rows
-    ``rows[row_off[q]:]`` (``k[q]``) by columns ``cols[col_off[q]:]``
-    (``L[q]``) of its family's alignment (``width[q]`` columns at ``base[q]``
-    in ``flat``)."""
-    code_off = offsets(k * L)
-    e = xp.arange(int(code_off[-1]), dtype=xp.int64)
-    q = xp.searchsorted(xp.asarray(code_off[1:]), e, side="right")
-    local = e - xp.asarray(code_off)[q]
-    w = xp.asarray(L)[q]
-    r = xp.asarray(rows)[xp.asarray(row_off)[q] + local // w]
-    c = cols[xp.asarray(col_off)[q] + local % w]
-    return flat[xp.asarray(base)[q] + r * xp.asarray(width)[q] + c]
-
-
 def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells: int, budget: int) -> list:
-    """Realign every cut (the DP only, no merge); per family, its best
-    gaining cut, or None."""
+    """Realign every cut (the DP only, no merge), in runs of consecutive cuts
+    that fit the memory budget; per family, its best gaining cut, or None.
+    Cuts over ``long_cells`` cells are not realigned."""
     backend = ctx.backend
     b = cuts.block
-    P = len(cuts.family)
     sizes = (b.L[0::2] + 1) * (b.L[1::2] + 1)
     long_mask = sizes > long_cells
-    gains = np.full(P, -1, dtype=np.int64)
+    gains = np.full(len(cuts.family), -1, dtype=np.int64)
     code_off, row_off = offsets(b.k * b.L), offsets(b.k)
     per_cell = BYTES_PER_CELL + BYTES_PER_LIBRARY_CELL * any(s.library is not None for s in sides)
     for chunk in _chunks(sizes, long_mask, budget, per_cell):
-        chunk = chunk[~long_mask[chunk]]  # long cuts are not realigned
-        if not len(chunk):
-            continue
-        sub = _sub_block(b, chunk, code_off, row_off, backend.xp)
-        sb = score_batch(sub, [sides[i] for i in cuts.family[chunk]], np.zeros(len(chunk), bool), ctx)
+        lo, hi = int(chunk[0]), int(chunk[-1]) + 1  # chunks are runs of consecutive pairs
+        q0, q1 = 2 * lo, 2 * hi
+        sub = ProfileBlock(b.codes[code_off[q0]: code_off[q1]], b.k[q0:q1], b.L[q0:q1],
+                           b.members[row_off[q0]: row_off[q1]], b.weights[row_off[q0]: row_off[q1]])
+        fam = cuts.family[lo:hi]
+        sb = score_batch(sub, [sides[i] for i in fam], long_mask[lo:hi], ctx)
         _, _, score = backend.ops.align_batch(sb.batch)
-        fam = cuts.family[chunk]
-        move_off = cuts.move_base[fam] + cuts.cut[chunk] * cuts.width[fam]
+        move_off = cuts.move_base[fam] + cuts.cut[lo:hi] * cuts.width[fam]
         old = backend.ops.path_score(sb.batch, cuts.moves, move_off, cuts.width[fam])
-        gains[chunk] = backend.to_host(score).astype(np.int64) - old
+        gains[lo:hi] = np.where(long_mask[lo:hi], -1, backend.to_host(score).astype(np.int64) - old)
     best = []
     for i in range(len(cuts.first) - 1):
         g = gains[cuts.first[i]: cuts.first[i + 1]]
         e = int(np.argmax(g)) if len(g) else 0
         best.append(e if len(g) and g[e] > 0 else None)
     return best
-
-
-def _sub_block(b: ProfileBlock, chunk: np.ndarray, code_off: np.ndarray, row_off: np.ndarray, xp) -> ProfileBlock:
-    """The pairs ``chunk`` (ascending) of a block."""
-    if len(chunk) * 2 == len(b.k):
-        return b
-    q = np.stack([2 * chunk, 2 * chunk + 1], axis=1).ravel()
-    code_idx = np.concatenate([np.arange(code_off[i], code_off[i + 1]) for i in q])
-    row_idx = np.concatenate([np.arange(row_off[i], row_off[i + 1]) for i in q])
-    return ProfileBlock(b.codes[xp.asarray(code_idx)], b.k[q], b.L[q], b.members[row_idx], b.weights[row_idx])
 
 
 def _alignment(codes: np.ndarray, gap: int) -> Alignment:

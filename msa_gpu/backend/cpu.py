@@ -351,4 +351,4 @@ def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
 
 
 from .consistency_cpu import consistency_scores, library_extend  # noqa: E402,F401  (the backend's ops)
-from .refine_cpu import path_score  # noqa: E402,F401
+from .refine_cpu import gather_profiles, path_score  # noqa: E402,F401

@@ -159,3 +159,16 @@ def path_score(batch, moves, move_off, move_len):
          cp.asarray(np.asarray(move_off, np.int64)), cp.asarray(np.asarray(move_len, np.int32)), cp.int32(npairs),
          out))
     return out[:npairs].get()
+
+
+def gather_profiles(flat, rows, row_off, cols, col_off, L, base, width, code_off):
+    """Codes of profiles cut from alignments (see kernels/refine.cu); the
+    per-profile arrays are host int64, ``cols`` on the device."""
+    total = int(code_off[-1])
+    out = cp.empty(max(total, 1), dtype=cp.uint8)
+    d = [cp.asarray(np.asarray(a, np.int64)) for a in (rows, row_off, L, base, width, code_off)]
+    get_function("refine", "gather_profiles")(
+        (_grid(total),), (THREADS,),
+        (flat, d[0], d[1], cols.astype(cp.int64), cp.asarray(np.asarray(col_off, np.int64)), d[2], d[3], d[4], d[5],
+         cp.int32(len(L)), out))
+    return out[:total]

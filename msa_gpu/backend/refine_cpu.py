@@ -10,6 +10,9 @@ import numpy as np
 def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, move_len, out):
     for p in numba.prange(dims.shape[0]):
         m, n = dims[p, 0], dims[p, 1]
+        if s_off[p + 1] - s_off[p] != np.int64(m) * n:  # a long pair: no scores
+            out[p] = 0
+            continue
         rp, cp = row_off[p], col_off[p]
         score = np.int64(0)
         i = j = st = 0
@@ -41,4 +44,22 @@ def path_score(batch, moves, move_off, move_len) -> np.ndarray:
     out = np.empty(batch.dims.shape[0], np.int64)
     _path_score(batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims,
                 moves, np.asarray(move_off, np.int64), np.asarray(move_len, np.int32), out)
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _gather_profiles(flat, rows, row_off, cols, col_off, L, base, width, code_off, out):
+    for q in numba.prange(L.shape[0]):
+        for local in range(code_off[q + 1] - code_off[q]):
+            r = rows[row_off[q] + local // L[q]]
+            c = cols[col_off[q] + local % L[q]]
+            out[code_off[q] + local] = flat[base[q] + r * width[q] + c]
+
+
+def gather_profiles(flat, rows, row_off, cols, col_off, L, base, width, code_off):
+    """Codes of profiles cut from alignments (see kernels/refine.cu); the
+    per-profile arrays are host int64, ``cols`` of the backend."""
+    out = np.empty(int(code_off[-1]), np.uint8)
+    _gather_profiles(flat, np.asarray(rows, np.int64), row_off, np.asarray(cols, np.int64), col_off, L, base,
+                     width, code_off, out)
     return out

@@ -5,7 +5,8 @@
 //
 // moves[move_off[p] + t], t < move_len[p]: the path from (0, 0), forwards
 // (0 both columns, 1 A's column only, 2 B's column only). A run of moves 1
-// (or 2) opens once and extends; the costs are those of dp_cell.
+// (or 2) opens once and extends; the costs are those of dp_cell. Long pairs
+// (no column scores) score 0.
 
 extern "C" __global__ void path_score(
     const int* __restrict__ S, const long long* __restrict__ s_off,
@@ -18,6 +19,7 @@ extern "C" __global__ void path_score(
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_pairs) return;
     const int m = dims[2 * p], n = dims[2 * p + 1];
+    if (s_off[p + 1] - s_off[p] != (long long)m * n) { out[p] = 0; return; }  // a long pair: no scores
     const int* Sp = S + s_off[p];
     const int* rp = rowp + 4 * row_off[p];
     const int* cp = colp + 4 * col_off[p];
@@ -42,4 +44,30 @@ extern "C" __global__ void path_score(
         }
     }
     out[p] = score;
+}
+
+// The codes of many profiles cut from alignments, one after another:
+// profile q is rows rows[row_off[q] ..] (k[q]) by columns cols[col_off[q] ..]
+// (L[q]) of an alignment of width[q] columns at base[q] in flat; its codes
+// go to out[code_off[q] ..], row-major. One thread per output code.
+extern "C" __global__ void gather_profiles(
+    const unsigned char* __restrict__ flat, const long long* __restrict__ rows,
+    const long long* __restrict__ row_off, const long long* __restrict__ cols,
+    const long long* __restrict__ col_off, const long long* __restrict__ L,
+    const long long* __restrict__ base, const long long* __restrict__ width,
+    const long long* __restrict__ code_off, const int n_prof, unsigned char* __restrict__ out)
+{
+    const long long total = code_off[n_prof];
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        int lo = 0, hi = n_prof;  // code_off[lo] <= e < code_off[hi]
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) >> 1;
+            if (code_off[mid] <= e) lo = mid; else hi = mid;
+        }
+        const long long local = e - code_off[lo];
+        const long long r = rows[row_off[lo] + local / L[lo]];
+        const long long c = cols[col_off[lo] + local % L[lo]];
+        out[e] = flat[base[lo] + r * width[lo] + c];
+    }
 }
