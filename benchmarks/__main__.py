@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from . import batch, datasets, pairwise, peers, report
+from . import mrle
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_balibase)
     batch.register(sub)
     pairwise.register(sub)
+    mrle.register(sub)
     return parser
 
 
