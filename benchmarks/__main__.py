@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import batch, datasets, pairwise, peers, report
-from . import mrle
+from . import mrle, tradeoff
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.register(sub)
     pairwise.register(sub)
     mrle.register(sub)
+    tradeoff.register(sub)
     return parser
 
 

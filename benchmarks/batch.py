@@ -46,8 +46,10 @@ def _msagpu(args: list[str], cwd: Path, timeout: float) -> tuple[float, int | No
 
 
 def run_batch(data: str, backend: str, sets: list[str] | None, limit: int | None, single: str | None,
-              repeats: int, timeout: float) -> dict:
-    """Run the batch benchmark; returns the report dictionary."""
+              repeats: int, timeout: float, extra_args: list[str] | None = None) -> dict:
+    """Run the batch benchmark; returns the report dictionary. ``extra_args``
+    go to every ``msagpu align`` call (``--mode accurate``, say)."""
+    extra = list(extra_args or [])
     with datasets.open_dataset(data, sets) as ds, tempfile.TemporaryDirectory(prefix="msagpu-batch-") as tmp:
         fams = datasets.select(ds, sets, limit)
         work = Path(tmp)
@@ -55,7 +57,8 @@ def run_batch(data: str, backend: str, sets: list[str] | None, limit: int | None
         inputs.mkdir()
         for fam in fams:
             _write_upper(fam, inputs)
-        seconds, rss, log, rc = _msagpu([str(inputs), "--outdir", str(outdir), "--backend", backend], work, timeout)
+        seconds, rss, log, rc = _msagpu([str(inputs), "--outdir", str(outdir), "--backend", backend, *extra], work,
+                                        timeout)
         if rc != 0:
             raise RuntimeError(f"msagpu batch run failed (exit {rc}): {log.strip()[-300:]}")
         rows = []
@@ -69,8 +72,8 @@ def run_batch(data: str, backend: str, sets: list[str] | None, limit: int | None
             fam = next(f for f in fams if f.family_id == single)
             path = _write_upper(fam, work)
             for _ in range(repeats):
-                secs, _, log1, rc1 = _msagpu([str(path), "-o", str(work / "single.fa"), "--backend", backend],
-                                            work, timeout)
+                secs, _, log1, rc1 = _msagpu([str(path), "-o", str(work / "single.fa"), "--backend", backend, *extra],
+                                             work, timeout)
                 if rc1 != 0:
                     raise RuntimeError(f"single-family run failed: {log1.strip()[-300:]}")
                 single_times.append(secs)
@@ -89,7 +92,8 @@ def run_batch(data: str, backend: str, sets: list[str] | None, limit: int | None
         "single": {"family": single, "wall_s": single_times,
                    "median_s": statistics.median(single_times) if single_times else None},
         "machine": report.machine_info(), "rows": rows,
-        "command": f"msagpu align <{len(rows)} upper-cased inputs> --outdir OUT --backend {backend}",
+        "command": f"msagpu align <{len(rows)} upper-cased inputs> --outdir OUT --backend {backend} {' '.join(extra)}".strip(),
+        "extra_args": extra,
     }
 
 
@@ -123,6 +127,8 @@ def register(sub) -> None:
     b.add_argument("--single", default=None, help="also time this family alone from the command line")
     b.add_argument("--repeats", type=int, default=3, help="runs of the single family (default 3)")
     b.add_argument("--timeout", type=float, default=1800.0)
+    b.add_argument("--mode", default=None, help="msagpu --mode (auto, fast, accurate)")
+    b.add_argument("--maxiterate", type=int, default=None, help="msagpu --maxiterate")
     b.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     b.add_argument("--tag", default=None, help="file name prefix (default: today's date)")
     b.set_defaults(func=cmd_batch)
@@ -132,7 +138,9 @@ def cmd_batch(args) -> int:
     import json
 
     sets = [s for s in args.sets.split(",") if s] if args.sets else None
-    rep = run_batch(args.data, args.backend, sets, args.limit, args.single, args.repeats, args.timeout)
+    extra = (["--mode", args.mode] if args.mode else []) + \
+        (["--maxiterate", str(args.maxiterate)] if args.maxiterate is not None else [])
+    rep = run_batch(args.data, args.backend, sets, args.limit, args.single, args.repeats, args.timeout, extra)
     stem = f"{args.tag or time.strftime('%Y-%m-%d')}-batch-{rep['backend']}"
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

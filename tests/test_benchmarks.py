@@ -88,3 +88,29 @@ def test_batch_benchmark_scores_match_cli(tmp_path, refs):
     s = sp_tc(names, rows, rn, rr, read_core(refs / "BB12006.core"))
     got = next(r for r in doc["rows"] if r["id"] == "BB12006")
     assert (got["sp"], got["tc"]) == (s.sp, s.tc)
+
+
+def test_tradeoff_modes_and_a_missing_peer(tmp_path, refs):
+    """msagpu's two modes in batch mode, a peer that is not installed, the
+    report's per-set accuracy and like-for-like subset."""
+    data = tmp_path / "tinybench"
+    for fam, rv in (("BB11001", "RV11"), ("BB12006", "RV12")):
+        (data / rv).mkdir(parents=True)
+        for suffix in (".tfa", ".ref.fa", ".core"):
+            shutil.copy(refs / f"{fam}{suffix}", data / rv / f"{fam}{suffix}")
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "tradeoff", "--data", str(data), "--modes", "fast,accurate",
+         "--peers", "nosuchaligner:1", "--backend", "cpu", "--out", str(out), "--tag", "t", "--timeout", "300"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "t-tradeoff-tinybench.json").read_text())
+    fast, accurate, missing = doc["entries"]
+    assert fast["label"] == "msagpu fast" and accurate["label"] == "msagpu accurate"
+    assert set(fast["per_set"]) == {"RV11", "RV12"} and fast["n_ok"] == 2
+    assert all(0 <= e["mean_tc"] <= 1 and 0 <= e["mean_sp"] <= 1 for e in (fast, accurate))
+    assert "--mode accurate" in accurate["command"]
+    assert missing["available"] is False
+    assert (out / "t-tradeoff-tinybench.md").is_file()
+    assert (doc["plot"] is None) or (out / doc["plot"]).is_file()
