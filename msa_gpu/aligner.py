@@ -143,7 +143,8 @@ class Aligner:
         rounds = [self.config.iterations(a) for a in accurate]
         if any(rounds):
             with _timed(timings, "refine"):
-                refined = refine(jobs, alignments, rounds, self.backend, stack, self.config.long_cells)
+                refined = refine(jobs, alignments, rounds, self.backend, stack,
+                                 min(self.config.long_cells, self.config.refine_max_cells))
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))
             timings["refine_accepted"] = float(sum(refined.accepted))

@@ -42,7 +42,7 @@ ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency lib
 Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="Accurate mode with local pairwise alignments (MAFFT's spelling)")]
 Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode with global pairwise alignments")]
 MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", min=0, max=100000,
-                                                   help="Refinement rounds (default: 100 in accurate mode, 0 in fast)")]
+                                                   help="Refinement rounds (default: 10 in accurate mode, 0 in fast)")]
 
 
 def _fail(exc: Exception, code: int) -> None:
