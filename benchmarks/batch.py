@@ -93,7 +93,7 @@ def run_batch(data: str, backend: str, sets: list[str] | None, limit: int | None
                    "median_s": statistics.median(single_times) if single_times else None},
         "machine": report.machine_info(), "rows": rows,
         "command": f"msagpu align <{len(rows)} upper-cased inputs> --outdir OUT --backend {backend} {' '.join(extra)}".strip(),
-        "extra_args": extra,
+        "extra_args": extra, "mode": extra[extra.index("--mode") + 1] if "--mode" in extra else None,
     }
 
 
