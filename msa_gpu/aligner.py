@@ -11,6 +11,8 @@ from .backend import Backend, select_backend, set_threads
 from .config import DEFAULTS, AlignerConfig, DistanceMethod, TreeMethod
 from .consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
 from .distance import alignment_distance, kmer_distance
+from .embed import kmer_sets
+from .large_tree import partition_tree
 from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
 from .refine import refine
 from .schedule import merge_schedule
@@ -65,6 +67,11 @@ class Aligner:
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
 
+    def _large_tree(self, seqs: Sequences) -> GuideTree:
+        """Stages 1-2 of the large-family path: k-mer sets, partition tree."""
+        cfg = self.config
+        return partition_tree(kmer_sets(seqs), seqs.lengths, self.backend.xp, cfg.large_pivots, cfg.large_cluster)
+
     def _libraries(self, families: list[Sequences], accurate: list[bool]) -> list:
         """Consistency libraries of the accurate families (None for the others)."""
         cfg = self.config
@@ -98,7 +105,8 @@ class Aligner:
         timings: dict[str, float] = {}
         xp = self.backend.xp
         scorings = [self._scoring(s) for s in families]
-        accurate = [self._accurate(s) for s in families]
+        large = [self.config.is_large(len(s)) for s in families]
+        accurate = [self._accurate(s) and not big for s, big in zip(families, large)]
         lam = int(round(self.config.consistency * SCALE))
 
         # stage 1: consistency libraries (accurate mode) and distances where
@@ -107,6 +115,10 @@ class Aligner:
             libs = list(libraries) if libraries is not None else self._libraries(families, accurate)
             libs = [lib if a else None for lib, a in zip(libs, accurate)]
             stack = stack_libraries(libs, xp) if any(accurate) else None
+        with _timed(timings, "large_tree"):  # large families: a tree without an N x N matrix
+            for f in range(n):
+                if large[f] and dms[f] is None and fixed[f] is None:
+                    fixed[f] = self._large_tree(families[f])
         with _timed(timings, "distance"):
             dms = [d if d is not None or t is not None else
                    library_distance(lib) if lib is not None and self.config.accurate_tree == "library"
@@ -125,7 +137,9 @@ class Aligner:
                     trees[f] = fixed[f] if fixed[f] is not None else self._tree(dms[f])
                     schedules[f] = merge_schedule(trees[f])
                 for f in todo:
-                    jobs[f] = FamilyJob(families[f], trees[f], schedules[f], sequence_weights(trees[f]),
+                    weights = (np.ones(len(families[f]), dtype=np.int64) if large[f]
+                               else sequence_weights(trees[f]))
+                    jobs[f] = FamilyJob(families[f], trees[f], schedules[f], weights,
                                         scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive"):
@@ -140,7 +154,7 @@ class Aligner:
                             codes = alignment_codes(families[f], alignments[f])
                             dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
         # stage 4: iterative refinement over tree bipartitions
-        rounds = [self.config.iterations(a) for a in accurate]
+        rounds = [0 if big else self.config.iterations(a) for a, big in zip(accurate, large)]
         if any(rounds):
             with _timed(timings, "refine"):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
@@ -148,11 +162,8 @@ class Aligner:
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))
             timings["refine_accepted"] = float(sum(refined.accepted))
-        return [
-            AlignResult(s, alignments[f], dms[f] if dms[f] is not None else DistanceMatrix(np.zeros((len(s),) * 2), "none"),
-                        trees[f], schedules[f], self.backend.name, timings, libs[f])
-            for f, s in enumerate(families)
-        ]
+        return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f])
+                for f, s in enumerate(families)]
 
 
 @contextmanager

@@ -16,7 +16,8 @@ from .config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMeth
 from .errors import BackendError, InputError, MsaGpuError
 from .pairwise import PairMode
 from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
-                 render_alignment, write_text)
+                 render_alignment, stream_fasta, write_text)
+from .plan import memory_plan
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
@@ -37,8 +38,9 @@ Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution ma
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency library + refinement (MAFFT L-INS-i class); "
-                                       "fast: progressive only (FFT-NS-2 class); auto: accurate up to 200 sequences "
-                                       "of up to 2,000 residues")]
+                                       "fast: progressive only (FFT-NS-2 class); large: no N x N matrix (k-mer pivots, "
+                                       "partition tree); auto: accurate up to 200 sequences of up to 2,000 residues, "
+                                       "large from 20,000 sequences, else fast")]
 Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="Accurate mode with local pairwise alignments (MAFFT's spelling)")]
 Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode with global pairwise alignments")]
 MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", min=0, max=100000,
@@ -141,14 +143,22 @@ def align(
                                library_mode=library)
         if not quiet:
             typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
+            for s in families:
+                if config.is_large(len(s)):
+                    plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
+                    typer.echo(f"msagpu: {len(s):,} sequences: {plan.line()}", err=True)
         results = Aligner(config).align_many(families)
-        # every output is made before any is written, so a failure writes none
-        texts = [render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
-                 for seqs, result in zip(families, results)]
-        if batch:
-            outdir.mkdir(parents=True, exist_ok=True)
-        for text, target in zip(texts, targets):
-            write_text(target, lambda h, text=text: h.write(text))
+        if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
+            seqs, result = families[0], results[0]
+            write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
+        else:
+            # every output is made before any is written, so a failure writes none
+            texts = [render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
+                     for seqs, result in zip(families, results)]
+            if batch:
+                outdir.mkdir(parents=True, exist_ok=True)
+            for text, target in zip(texts, targets):
+                write_text(target, lambda h, text=text: h.write(text))
         if tree_out is not None:
             newick = to_newick(results[0].guide_tree, list(families[0].names))
             write_text(tree_out, lambda h: h.write(newick + "\n"))
@@ -159,18 +169,20 @@ def align(
 
 def _mode_note(config: AlignerConfig, families) -> str:
     """One line saying which mode each family runs in, and why."""
-    accurate = [config.is_accurate(len(s), int(s.lengths.max())) for s in families]
+    modes = [config.mode_for(len(s), int(s.lengths.max())) for s in families]
+    accurate = [m is Mode.accurate for m in modes]
+    rule = (f"accurate up to {config.accurate_max_seqs} sequences of up to {config.accurate_max_length} residues, "
+            f"large from {config.large_min_seqs} sequences")
     if config.mode is not Mode.auto:
         chosen = f"mode {config.mode.value}"
     elif len(families) == 1:
         s = families[0]
-        chosen = (f"mode auto chose {'accurate' if accurate[0] else 'fast'} ({len(s)} sequences, longest "
-                  f"{int(s.lengths.max())}; accurate up to {config.accurate_max_seqs} sequences of up to "
-                  f"{config.accurate_max_length} residues)")
+        chosen = f"mode auto chose {modes[0].value} ({len(s)} sequences, longest {int(s.lengths.max())}; {rule})"
     else:
-        chosen = (f"mode auto: accurate for {sum(accurate)} families, fast for {len(accurate) - sum(accurate)} "
-                  f"(accurate up to {config.accurate_max_seqs} sequences of up to {config.accurate_max_length} residues)")
-    rounds = {config.iterations(a) for a in accurate}
+        counts = ", ".join(f"{m.value} for {modes.count(m)}" for m in (Mode.accurate, Mode.fast, Mode.large)
+                           if modes.count(m))
+        chosen = f"mode auto: {counts} families ({rule})"
+    rounds = {0 if m is Mode.large else config.iterations(a) for m, a in zip(modes, accurate)}
     return chosen + (f", refinement up to {max(rounds)} rounds" if max(rounds) else "")
 
 

@@ -23,6 +23,7 @@ class Mode(str, enum.Enum):
     auto = "auto"  # accurate for small families, fast otherwise (as MAFFT's --auto)
     fast = "fast"  # progressive alignment on profile scores (MAFFT FFT-NS-2 class)
     accurate = "accurate"  # consistency library + refinement (MAFFT L-INS-i class)
+    large = "large"  # k-mer pivots + partition tree, no N x N matrix (auto from large_min_seqs)
 
 
 class BackendChoice(str, enum.Enum):
@@ -54,7 +55,10 @@ class AlignerConfig:
     ``consistency`` matrix units, and ``maxiterate`` refinement rounds,
     default `ACCURATE_ITERATIONS`; cuts over ``refine_max_cells`` DP cells
     are not realigned: on BAliBASE they are 12% of the families and 71% of
-    the cells). Merges of more than ``long_cells`` DP cells use
+    the cells). ``mode`` large (auto: from ``large_min_seqs`` sequences)
+    builds no N x N matrix: k-mer distances to ``large_pivots`` pivots
+    (0: automatic) partition the family down to clusters of
+    ``large_cluster`` (`msa_gpu.large_tree`); sequence weights are equal. Merges of more than ``long_cells`` DP cells use
     the checkpointed kernel, whose memory grows as (m + n)^1.5.
     """
 
@@ -84,6 +88,9 @@ class AlignerConfig:
     accurate_tree: str = "library"  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
+    large_min_seqs: int = 20000
+    large_pivots: int = 0  # 0: 4 sqrt(n) within 64..2048 (large_tree.pivot_count)
+    large_cluster: int = 100
 
     def __post_init__(self) -> None:
         for name in ("seqtype", "backend", "tree", "distance", "mode"):
@@ -105,6 +112,8 @@ class AlignerConfig:
             raise ValueError("maxiterate must lie in 0..100000")
         if self.accurate_tree not in ("library", "kmer"):
             raise ValueError("accurate_tree must be 'library' or 'kmer'")
+        if self.large_pivots < 0 or self.large_cluster < 2 or self.large_min_seqs < 1:
+            raise ValueError("large_pivots must be >= 0, large_min_seqs >= 1, large_cluster >= 2")
         if not 0.0 <= self.consistency <= MAX_COST:
             raise ValueError(f"consistency must lie in [0, {MAX_COST:g}] (matrix units)")
 
@@ -119,6 +128,18 @@ class AlignerConfig:
         if self.mode is Mode.auto:
             return n_seqs <= self.accurate_max_seqs and max_length <= self.accurate_max_length
         return self.mode is Mode.accurate
+
+    def is_large(self, n_seqs: int) -> bool:
+        """Whether a family of this size takes the large-family path."""
+        if self.mode is Mode.auto:
+            return n_seqs >= self.large_min_seqs
+        return self.mode is Mode.large
+
+    def mode_for(self, n_seqs: int, max_length: int) -> Mode:
+        """The mode a family of this size runs in (auto resolved)."""
+        if self.is_large(n_seqs):
+            return Mode.large
+        return Mode.accurate if self.is_accurate(n_seqs, max_length) else Mode.fast
 
 
 #: Refinement rounds of accurate mode unless ``maxiterate`` says otherwise.

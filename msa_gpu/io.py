@@ -246,6 +246,20 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
     return handle.getvalue()
 
 
+#: Residues per line of FASTA output (Biopython's FASTA writer wraps at 60 too).
+FASTA_WIDTH = 60
+
+
+def stream_fasta(handle, names, rows) -> None:
+    """Write aligned FASTA row by row (``rows`` may be a generator), the same
+    text `render_alignment` gives for FASTA, without holding it in memory."""
+    for name, row in zip(names, rows, strict=True):
+        handle.write(">" + name + "\n")
+        text = row.decode("ascii")
+        for start in range(0, len(text), FASTA_WIDTH):
+            handle.write(text[start:start + FASTA_WIDTH] + "\n")
+
+
 def write_alignment(
     names: list[str],
     rows: list[bytes],

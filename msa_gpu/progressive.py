@@ -284,7 +284,7 @@ def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:
     order = np.argsort(root.members)
     codes = codes[order]
     isres = codes != gap
-    trace = np.where(isres, np.cumsum(isres, axis=1) - 1, -1)
+    trace = np.where(isres, np.cumsum(isres, axis=1, dtype=np.int32) - 1, np.int32(-1))
     return Alignment(trace)
 
 

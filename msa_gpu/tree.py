@@ -140,8 +140,12 @@ def leaf_order(tree: GuideTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def sequence_weights(tree: GuideTree) -> np.ndarray:
     """ClustalW-style weights: each branch's length is shared equally among
-    the leaves below it; returned as integers 1..1000 (fixed point)."""
+    the leaves below it; returned as integers 1..top (fixed point), where
+    top is 1000, or less for families of over 8,388 sequences: their weights
+    sum to at most 2^23, so profile-profile scores (products of two
+    profiles' weighted counts and a matrix entry) stay inside int64."""
     n = tree.n_leaves
+    top = weight_top(n)
     if n == 1:
         return np.ones(1, dtype=np.int64)
     order, start, stop = leaf_order(tree)
@@ -154,8 +158,17 @@ def sequence_weights(tree: GuideTree) -> np.ndarray:
     w = np.empty(n)
     w[order] = w_in_order
     if w.max() <= 0:
-        return np.full(n, 1000, dtype=np.int64)
-    return np.maximum(np.rint(w / w.max() * 1000), 1).astype(np.int64)
+        return np.full(n, top, dtype=np.int64)
+    return np.maximum(np.rint(w / w.max() * top), 1).astype(np.int64)
+
+
+def weight_top(n: int) -> int:
+    """The largest integer weight of a family of ``n`` sequences.
+
+    >>> weight_top(100), weight_top(10000), weight_top(10_000_000)
+    (1000, 838, 1)
+    """
+    return max(1, min(1000, (1 << 23) // max(n, 1)))
 
 
 def to_newick(tree: GuideTree, names: list[str]) -> str:

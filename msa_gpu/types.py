@@ -149,12 +149,14 @@ class Alignment:
 
     def rows(self, seqs: Sequences, gap: bytes = b"-") -> list[bytes]:
         """The gapped rows as bytes, original characters and case kept."""
-        out = []
+        return list(self.iter_rows(seqs, gap))
+
+    def iter_rows(self, seqs: Sequences, gap: bytes = b"-"):
+        """The gapped rows one at a time (for streaming large alignments)."""
         for s, raw in enumerate(seqs.raw):
             src = np.frombuffer(raw + gap, dtype=np.uint8)
             idx = np.where(self.trace[s] >= 0, self.trace[s], len(raw))
-            out.append(src[idx].tobytes())
-        return out
+            yield src[idx].tobytes()
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,7 @@ class AlignResult:
 
     sequences: Sequences
     alignment: Alignment
-    distances: DistanceMatrix
+    distances: DistanceMatrix | None  # None where none was computed (an injected tree, the large path)
     guide_tree: GuideTree
     schedule: MergeSchedule
     backend: str
@@ -215,3 +217,34 @@ class ConsistencyLibrary:
 
 #: Fixed-point one of a pairwise alignment's weight in a library.
 LIBRARY_ONE = 64
+
+
+
+@dataclass(frozen=True)
+class KmerSets:
+    """Large-family stage 1: every sequence's distinct k-mer ids, sorted,
+    ``ids[offsets[i]:offsets[i+1]]`` for sequence i; ids lie in
+    ``0..width-1``. Distances are taken from these on demand (to pivots,
+    inside small clusters), never as an N x N matrix."""
+
+    ids: np.ndarray  # int32 (total,)
+    offsets: np.ndarray  # int64 (n + 1,)
+    width: int
+    k: int
+
+    def __post_init__(self) -> None:
+        off = np.asarray(self.offsets, dtype=np.int64)
+        ids = np.asarray(self.ids, dtype=np.int32)
+        if off.ndim != 1 or len(off) < 2 or off[0] != 0 or off[-1] != len(ids) or (np.diff(off) < 0).any():
+            raise ValueError("k-mer offsets must rise from 0 to the number of ids")
+        if len(ids) and (ids.min() < 0 or ids.max() >= self.width):
+            raise ValueError("k-mer ids must lie in 0..width-1")
+        object.__setattr__(self, "ids", _frozen(ids))
+        object.__setattr__(self, "offsets", _frozen(off))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def distinct(self) -> np.ndarray:
+        return np.diff(self.offsets)

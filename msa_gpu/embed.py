@@ -1,0 +1,91 @@
+"""Stage 1 of the large-family path: k-mer sets, and distances to pivots.
+
+No N x N matrix: `kmer_sets` keeps each sequence's distinct k-mer ids
+(protein 6-mers on Dayhoff's six groups, nucleotide 6-mers), and
+`pivot_distances` gives the k-mer distance of many sequences to a few
+pivot sequences, as one sparse presence matrix per chunk of sequences times
+the pivots' dense presence matrix, with ``xp`` (NumPy/SciPy or
+CuPy/cuSPARSE). The shared counts are exact integers, so both backends give
+the same distances.
+
+Examples
+--------
+>>> from msa_gpu.io import make_sequences
+>>> seqs = make_sequences(list("abcd"), [b"MKVLAWTRES", b"MKVLAWTRES", b"MKVLAWQQQQ", b"PPPPGGGGHH"], "protein")
+>>> km = kmer_sets(seqs)
+>>> d = pivot_distances(km, np.arange(4), np.array([0, 3]))
+>>> d.round(2).tolist()
+[[0.0, 1.0], [0.0, 1.0], [0.8, 1.0], [1.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import to_host
+from .distance import _DAYHOFF, _NUC4
+from .profile import offsets
+from .types import KmerSets, Sequences
+
+#: Sequences per chunk of the presence product.
+CHUNK = 1 << 14
+#: Below this many sequences the product runs with NumPy/SciPy on any backend
+#: (a launch costs more than the work; the counts are the same).
+GPU_MIN_SEQS = 4096
+
+
+def kmer_sets(seqs: Sequences, k: int = 6) -> KmerSets:
+    """Every sequence's distinct k-mer ids at once (see `KmerSets`)."""
+    groups = _DAYHOFF if seqs.alphabet.name == "protein" else _NUC4
+    base = int(groups.max()) + 1
+    k = max(1, min(k, int(seqs.lengths.max())))
+    width = base ** k
+    lengths = seqs.lengths
+    g = groups[np.concatenate(seqs.codes)].astype(np.int32)
+    total = len(g)
+    ids = np.zeros(max(total - k + 1, 0), dtype=np.int64)
+    for j in range(k):
+        ids += g[j: total - k + 1 + j].astype(np.int64) * base ** (k - 1 - j)
+    ends = offsets(lengths)[1:]
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)[: len(ids)]
+    valid = np.arange(len(ids)) + k <= ends[owner]  # the window lies inside its own sequence
+    key = np.unique(owner[valid] * width + ids[valid])
+    counts = np.bincount(key // width, minlength=len(lengths))
+    return KmerSets((key % width).astype(np.int32), offsets(counts), width, k)
+
+
+def pivot_distances(km: KmerSets, members: np.ndarray, pivots: np.ndarray, xp=np) -> np.ndarray:
+    """k-mer distance (1 - shared / min(distinct)) of each of ``members`` to
+    each of ``pivots`` (sequence indices): float64 (len(members), len(pivots))."""
+    members = np.asarray(members, dtype=np.int64)
+    pivots = np.asarray(pivots, dtype=np.int64)
+    if len(members) < GPU_MIN_SEQS:
+        xp = np
+    off, ids, distinct = km.offsets, km.ids, km.distinct
+    piv = np.zeros((km.width, len(pivots)), dtype=np.float32)
+    for c, s in enumerate(pivots):
+        piv[ids[off[s]: off[s + 1]], c] = 1.0
+    piv_d = xp.asarray(piv)
+    sparse = _sparse_module(xp)
+    out = np.empty((len(members), len(pivots)), dtype=np.float64)
+    for lo in range(0, len(members), CHUNK):
+        part = members[lo: lo + CHUNK]
+        counts = distinct[part]
+        idx = np.repeat(off[part] - offsets(counts)[:-1], counts) + np.arange(int(counts.sum()))
+        rows = xp.asarray(np.repeat(np.arange(len(part), dtype=np.int32), counts))
+        present = sparse.csr_matrix((xp.ones(len(idx), dtype=xp.float32), (rows, xp.asarray(ids[idx]))),
+                                    shape=(len(part), km.width))
+        shared = np.rint(to_host(present @ piv_d))
+        denom = np.maximum(np.minimum(counts[:, None], distinct[pivots][None, :]), 1)
+        d = np.clip(1.0 - shared / denom, 0.0, 1.0)
+        d[part[:, None] == pivots[None, :]] = 0.0  # a sequence is at 0 from itself, k-mers or not
+        out[lo: lo + len(part)] = d
+    return out
+
+
+def _sparse_module(xp):
+    if xp is np:
+        from scipy import sparse
+    else:
+        from cupyx.scipy import sparse
+    return sparse

@@ -1,0 +1,150 @@
+"""The large-family path: k-mer sets, pivot distances, the partition tree,
+mode large end to end, streamed output, and the synthetic generator."""
+
+import io
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from benchmarks.synthetic import evolve_family, write_family
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig, Mode
+from msa_gpu.distance import kmer_distance, kmer_ids, _DAYHOFF
+from msa_gpu.embed import kmer_sets, pivot_distances
+from msa_gpu.io import OutFormat, make_sequences, read_aligned, read_core, read_sequences, render_alignment, stream_fasta
+from msa_gpu.large_tree import cluster_distances, partition_tree
+from msa_gpu.score import sp_tc
+from msa_gpu.tree import mixed_linkage, sequence_weights, weight_top
+
+CPU = cpu_backend()
+protein = st.text("ACDEFGHIKLMNPQRSTVWY", min_size=1, max_size=40)
+
+
+def _family(n=300, length=120, seed=3):
+    fam = evolve_family(n, length, seed=seed)
+    return fam, make_sequences(fam.names, fam.sequences, "protein")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(protein, min_size=2, max_size=12))
+def test_kmer_sets_are_each_sequences_distinct_kmers(texts):
+    seqs = make_sequences([f"s{i}" for i in range(len(texts))], [t.encode() for t in texts], "protein")
+    km = kmer_sets(seqs)
+    for i, codes in enumerate(seqs.codes):
+        want = np.unique(kmer_ids(codes.astype(np.int64), _DAYHOFF, km.k))
+        assert km.ids[km.offsets[i]: km.offsets[i + 1]].tolist() == want.tolist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(protein, min_size=2, max_size=12), st.integers(1, 5))
+def test_pivot_and_cluster_distances_equal_the_full_matrix(texts, p):
+    seqs = make_sequences([f"s{i}" for i in range(len(texts))], [t.encode() for t in texts], "protein")
+    full = kmer_distance(seqs).values
+    km = kmer_sets(seqs)
+    pivots = np.arange(min(p, len(seqs)))
+    members = np.arange(len(seqs))
+    assert np.array_equal(pivot_distances(km, members, pivots), full[:, pivots])
+    assert np.array_equal(cluster_distances(km, members), full)
+
+
+def test_partition_tree_of_one_cluster_is_the_ordinary_tree():
+    _, seqs = _family(120)
+    km = kmer_sets(seqs)
+    got = partition_tree(km, seqs.lengths, cluster_size=len(seqs))
+    want = mixed_linkage(kmer_distance(seqs))
+    assert np.array_equal(got.children, want.children)
+
+
+def test_partition_tree_is_a_deterministic_binary_tree():
+    _, seqs = _family(400)
+    km = kmer_sets(seqs)
+    a = partition_tree(km, seqs.lengths, n_pivots=8, cluster_size=30)
+    b = partition_tree(km, seqs.lengths, n_pivots=8, cluster_size=30)
+    assert a.n_leaves == 400 and np.array_equal(a.children, b.children)
+    assert (a.lengths >= 0).all()
+
+
+def test_partition_tree_with_identical_sequences_halves():
+    seqs = make_sequences([f"s{i}" for i in range(50)], [b"MKVLAWTRESQ"] * 50, "protein")
+    tree = partition_tree(kmer_sets(seqs), seqs.lengths, n_pivots=4, cluster_size=5)
+    assert tree.n_leaves == 50
+
+
+def test_large_mode_aligns_a_synthetic_family_against_its_truth(tmp_path):
+    fam, seqs = _family(300)
+    path = write_family(fam, tmp_path, "syn300", ref_size=60)
+    cfg = AlignerConfig(backend="cpu", mode="large", large_cluster=40, large_pivots=12)
+    res = Aligner(cfg, backend=CPU).align(read_sequences(path))
+    res.alignment.check(seqs)
+    assert res.distances is None and res.timings["large_tree"] > 0
+    names, ref = read_aligned(path.with_suffix(".ref.fa"))
+    score = sp_tc(list(seqs.names), res.rows(), names, ref, read_core(path.with_suffix(".core")))
+    fast = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=CPU).align(seqs)
+    fast_score = sp_tc(list(seqs.names), fast.rows(), names, ref, read_core(path.with_suffix(".core")))
+    assert score.sp > 0.6 and score.sp > fast_score.sp - 0.15
+    again = Aligner(cfg, backend=CPU).align(seqs)
+    assert again.rows() == res.rows()
+
+
+def test_auto_takes_the_large_path_from_its_threshold():
+    cfg = AlignerConfig(large_min_seqs=300)
+    assert cfg.mode_for(299, 300) is Mode.fast and cfg.mode_for(300, 300) is Mode.large
+    assert cfg.mode_for(10, 300) is Mode.accurate
+    assert AlignerConfig(mode="large").mode_for(3, 10) is Mode.large
+    _, seqs = _family(60, 80)
+    res = Aligner(AlignerConfig(backend="cpu", large_min_seqs=50, large_cluster=10), backend=CPU).align(seqs)
+    assert res.distances is None and res.timings["large_tree"] > 0
+
+
+def test_weights_shrink_for_very_large_families():
+    assert weight_top(8388) == 1000 and weight_top(20000) == 419 and weight_top(10 ** 7) == 1
+    _, seqs = _family(30, 60)
+    tree = mixed_linkage(kmer_distance(seqs))
+    assert sequence_weights(tree).max() == 1000
+
+
+def test_streamed_fasta_equals_rendered():
+    _, seqs = _family(40, 70)
+    res = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=CPU).align(seqs)
+    out = io.StringIO()
+    stream_fasta(out, seqs.names, res.alignment.iter_rows(seqs))
+    assert out.getvalue() == render_alignment(list(seqs.names), res.rows(), OutFormat.fasta)
+
+
+def test_cli_large_mode_writes_the_plan_and_the_alignment(tmp_path):
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+
+    fam, _ = _family(80, 60)
+    path = write_family(fam, tmp_path, "syn80", ref_size=20)
+    out = tmp_path / "out.fa"
+    r = CliRunner().invoke(app, ["align", str(path), "-o", str(out), "--mode", "large", "--backend", "cpu"])
+    assert r.exit_code == 0, r.output
+    assert "memory plan" in r.output and "mode large" in r.output
+    names, rows = read_aligned(out)
+    assert names == fam.names and len({len(x) for x in rows}) == 1
+
+
+def test_synthetic_reference_holds_the_sampled_sequences():
+    fam = evolve_family(200, 100, seed=5)
+    names, rows = fam.reference(30, seed=1)
+    assert len(names) == 30 and len({len(r) for r in rows}) == 1
+    cols = np.array([np.frombuffer(r, dtype=np.uint8) for r in rows])
+    assert not (cols == ord("-")).all(axis=0).any()  # no all-gap column
+    for n, r in zip(names, rows):
+        assert r.replace(b"-", b"") == fam.sequences[fam.names.index(n)]
+
+
+@pytest.mark.gpu
+def test_large_mode_gpu_equals_cpu():
+    from msa_gpu.backend import gpu_backend
+
+    fam, seqs = _family(5000, 100, seed=7)  # enough for the GPU's pivot product (GPU_MIN_SEQS)
+    cfg = AlignerConfig(mode="large", large_cluster=50)
+    gpu = Aligner(cfg, backend=gpu_backend()).align(seqs)
+    cpu = Aligner(cfg, backend=CPU).align(seqs)
+    assert np.array_equal(gpu.guide_tree.children, cpu.guide_tree.children)
+    assert gpu.rows() == cpu.rows()
