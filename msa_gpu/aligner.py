@@ -70,7 +70,7 @@ class Aligner:
     def _large_tree(self, seqs: Sequences) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree."""
         cfg = self.config
-        return partition_tree(kmer_sets(seqs), seqs.lengths, self.backend.xp, cfg.large_pivots, cfg.large_cluster)
+        return partition_tree(kmer_sets(seqs, xp=self.backend.xp), seqs.lengths, self.backend.xp, cfg.large_pivots, cfg.large_cluster)
 
     def _libraries(self, families: list[Sequences], accurate: list[bool]) -> list:
         """Consistency libraries of the accurate families (None for the others)."""

@@ -90,7 +90,7 @@ class AlignerConfig:
     accurate_max_length: int = 2000
     large_min_seqs: int = 20000
     large_pivots: int = 0  # 0: 4 sqrt(n) within 64..2048 (large_tree.pivot_count)
-    large_cluster: int = 100
+    large_cluster: int = 300
 
     def __post_init__(self) -> None:
         for name in ("seqtype", "backend", "tree", "distance", "mode"):

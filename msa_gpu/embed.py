@@ -34,24 +34,46 @@ CHUNK = 1 << 14
 GPU_MIN_SEQS = 4096
 
 
-def kmer_sets(seqs: Sequences, k: int = 6) -> KmerSets:
-    """Every sequence's distinct k-mer ids at once (see `KmerSets`)."""
+#: Residues per chunk of `kmer_sets` (its device arrays: about 40 bytes a residue).
+KMER_CHUNK = 1 << 25
+
+
+def kmer_sets(seqs: Sequences, k: int = 6, xp=np) -> KmerSets:
+    """Every sequence's distinct k-mer ids at once (see `KmerSets`): the
+    window ids of a chunk of sequences, keyed by sequence, sorted with ``xp``
+    (a radix sort on the GPU), repeats dropped."""
     groups = _DAYHOFF if seqs.alphabet.name == "protein" else _NUC4
     base = int(groups.max()) + 1
     k = max(1, min(k, int(seqs.lengths.max())))
     width = base ** k
     lengths = seqs.lengths
-    g = groups[np.concatenate(seqs.codes)].astype(np.int32)
-    total = len(g)
-    ids = np.zeros(max(total - k + 1, 0), dtype=np.int64)
-    for j in range(k):
-        ids += g[j: total - k + 1 + j].astype(np.int64) * base ** (k - 1 - j)
-    ends = offsets(lengths)[1:]
-    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)[: len(ids)]
-    valid = np.arange(len(ids)) + k <= ends[owner]  # the window lies inside its own sequence
-    key = np.unique(owner[valid] * width + ids[valid])
-    counts = np.bincount(key // width, minlength=len(lengths))
-    return KmerSets((key % width).astype(np.int32), offsets(counts), width, k)
+    res_off = offsets(lengths)
+    if int(res_off[-1]) < GPU_MIN_SEQS * 100:
+        xp = np
+    ids_out, counts = [], np.zeros(len(lengths), dtype=np.int64)
+    g_dev = xp.asarray(groups.astype(np.int64))
+    start = 0
+    while start < len(lengths):
+        stop = int(np.searchsorted(res_off, res_off[start] + KMER_CHUNK, side="right")) - 1
+        stop = max(stop, start + 1)
+        codes = np.concatenate(seqs.codes[start:stop])
+        g = g_dev[xp.asarray(codes)]
+        total = len(codes)
+        ids = xp.zeros(max(total - k + 1, 0), dtype=xp.int64)
+        for j in range(k):
+            ids += g[j: total - k + 1 + j] * base ** (k - 1 - j)
+        local_len = xp.asarray(lengths[start:stop])
+        owner = xp.repeat(xp.arange(stop - start, dtype=xp.int64), local_len)[: len(ids)]
+        ends = xp.asarray(res_off[start + 1: stop + 1] - res_off[start])
+        valid = xp.arange(len(ids)) + k <= ends[owner]  # the window lies inside its own sequence
+        key = xp.sort(owner[valid] * width + ids[valid])
+        keep = xp.ones(len(key), dtype=bool)
+        keep[1:] = key[1:] != key[:-1]
+        key = key[keep]
+        counts[start:stop] = to_host(xp.bincount(key // width, minlength=stop - start))
+        ids_out.append(to_host((key % width).astype(xp.int32)))
+        start = stop
+    return KmerSets(np.concatenate(ids_out), offsets(counts), width, k)
 
 
 def pivot_distances(km: KmerSets, members: np.ndarray, pivots: np.ndarray, xp=np) -> np.ndarray:

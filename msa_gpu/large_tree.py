@@ -57,7 +57,7 @@ def pivot_count(n: int, n_pivots: int = 0) -> int:
 
 
 def partition_tree(km: KmerSets, lengths: np.ndarray, xp=np, n_pivots: int = 0,
-                   cluster_size: int = 100) -> GuideTree:
+                   cluster_size: int = 300) -> GuideTree:
     """The large path's guide tree (see the module's doc); ``n_pivots`` 0
     takes `pivot_count`'s default for each set."""
     from ._linkage import mixed_linkage_rowmin
@@ -144,8 +144,7 @@ def cluster_distances(km: KmerSets, members: np.ndarray) -> np.ndarray:
 
     counts = km.distinct[members]
     idx = np.repeat(km.offsets[members] - offsets(counts)[:-1], counts) + np.arange(int(counts.sum()))
-    rows = np.repeat(np.arange(len(members)), counts)
-    present = sparse.csr_matrix((np.ones(len(idx), dtype=np.int32), (rows, km.ids[idx])),
+    present = sparse.csr_matrix((np.ones(len(idx), dtype=np.int32), km.ids[idx], offsets(counts)),
                                 shape=(len(members), km.width))
     shared = (present @ present.T).toarray().astype(np.float64)
     d = np.clip(1.0 - shared / np.maximum(np.minimum(counts[:, None], counts[None, :]), 1), 0.0, 1.0)
