@@ -62,8 +62,7 @@ def kmer_sets(seqs: Sequences, k: int = 6, xp=np) -> KmerSets:
         ids = xp.zeros(max(total - k + 1, 0), dtype=xp.int64)
         for j in range(k):
             ids += g[j: total - k + 1 + j] * base ** (k - 1 - j)
-        local_len = xp.asarray(lengths[start:stop])
-        owner = xp.repeat(xp.arange(stop - start, dtype=xp.int64), local_len)[: len(ids)]
+        owner = xp.asarray(np.repeat(np.arange(stop - start, dtype=np.int64), lengths[start:stop])[: len(ids)])
         ends = xp.asarray(res_off[start + 1: stop + 1] - res_off[start])
         valid = xp.arange(len(ids)) + k <= ends[owner]  # the window lies inside its own sequence
         key = xp.sort(owner[valid] * width + ids[valid])
@@ -94,9 +93,8 @@ def pivot_distances(km: KmerSets, members: np.ndarray, pivots: np.ndarray, xp=np
         part = members[lo: lo + CHUNK]
         counts = distinct[part]
         idx = np.repeat(off[part] - offsets(counts)[:-1], counts) + np.arange(int(counts.sum()))
-        rows = xp.asarray(np.repeat(np.arange(len(part), dtype=np.int32), counts))
-        present = sparse.csr_matrix((xp.ones(len(idx), dtype=xp.float32), (rows, xp.asarray(ids[idx]))),
-                                    shape=(len(part), km.width))
+        present = sparse.csr_matrix((xp.ones(len(idx), dtype=xp.float32), xp.asarray(ids[idx]),
+                                     xp.asarray(offsets(counts).astype(np.int32))), shape=(len(part), km.width))
         shared = np.rint(to_host(present @ piv_d))
         denom = np.maximum(np.minimum(counts[:, None], distinct[pivots][None, :]), 1)
         d = np.clip(1.0 - shared / denom, 0.0, 1.0)

@@ -148,3 +148,13 @@ def test_large_mode_gpu_equals_cpu():
     cpu = Aligner(cfg, backend=CPU).align(seqs)
     assert np.array_equal(gpu.guide_tree.children, cpu.guide_tree.children)
     assert gpu.rows() == cpu.rows()
+
+
+def test_kmer_sets_in_chunks_equal_one_pass(monkeypatch):
+    import msa_gpu.embed as embed
+
+    _, seqs = _family(200, 90)
+    whole = kmer_sets(seqs)
+    monkeypatch.setattr(embed, "KMER_CHUNK", 1000)
+    parts = kmer_sets(seqs)
+    assert np.array_equal(whole.ids, parts.ids) and np.array_equal(whole.offsets, parts.offsets)
