@@ -124,6 +124,11 @@ def cmd_synthetic(args) -> int:
                 row["sp"], row["tc"] = _score(Path(cargs[1]), ref, core)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
+            _write_synthetic(args, rows)  # after every run, so a later timeout keeps what was measured
+    return 0
+
+
+def _write_synthetic(args, rows: list[dict]) -> None:
     doc = {"benchmark": "large-synthetic", "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "machine": report.machine_info(), "backend": args.backend, "length": args.length, "seed": args.seed,
            "command": "python -m benchmarks large synthetic " + " ".join(sys.argv[3:]), "rows": rows,
@@ -141,7 +146,6 @@ def cmd_synthetic(args) -> int:
         else:
             lines.append(f"| {r['n']:,} | {r['aligner']} | {r['wall_s']} | failed: {r['error']} | | | | |")
     _write(args, "large-synthetic", doc, "\n".join(lines) + "\n")
-    return 0
 
 
 def cmd_ablation(args) -> int:
@@ -211,6 +215,7 @@ def cmd_ablation(args) -> int:
     lines += [f"| {e['label']} | {e['sp']:.4f} | {e['tc']:.4f} | {e['wall_s']:.1f} | {e['how']} |" for e in entries]
     lines += ["", f"Not run: {doc['not_run']}."]
     _write(args, "large-ablation", doc, "\n".join(lines) + "\n")
+    print("\n".join(lines))
     return 0
 
 
@@ -220,7 +225,6 @@ def _write(args, kind: str, doc: dict, md: str) -> None:
     stem = f"{args.tag or _dt.date.today().isoformat()}-{kind}"
     (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
     (out / f"{stem}.md").write_text(md)
-    print(md)
 
 
 def register(sub) -> None:

@@ -43,6 +43,8 @@ ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency lib
                                        "large from 20,000 sequences, else fast")]
 Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="Accurate mode with local pairwise alignments (MAFFT's spelling)")]
 Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode with global pairwise alignments")]
+DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Spread a batch's families over Dask workers: a scheduler "
+                                                "address, or 'local' for worker processes on this machine")]
 MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", min=0, max=100000,
                                                    help="Refinement rounds (default: 10 in accurate mode, 0 in fast)")]
 
@@ -107,6 +109,7 @@ def align(
     linsi: Linsi = False,
     ginsi: Ginsi = False,
     maxiterate: MaxIterate = None,
+    dask: DaskOpt = None,
     quiet: Quiet = False,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).
@@ -147,7 +150,12 @@ def align(
                 if config.is_large(len(s)):
                     plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
                     typer.echo(f"msagpu: {len(s):,} sequences: {plan.line()}", err=True)
-        results = Aligner(config).align_many(families)
+        if dask:
+            from .distributed import align_many_dask
+
+            results = align_many_dask(families, config, dask, threads)
+        else:
+            results = Aligner(config).align_many(families)
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))

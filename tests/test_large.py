@@ -158,3 +158,17 @@ def test_kmer_sets_in_chunks_equal_one_pass(monkeypatch):
     monkeypatch.setattr(embed, "KMER_CHUNK", 1000)
     parts = kmer_sets(seqs)
     assert np.array_equal(whole.ids, parts.ids) and np.array_equal(whole.offsets, parts.offsets)
+
+
+def test_large_synthetic_benchmark_writes_its_table(tmp_path):
+    import json
+
+    from benchmarks.__main__ import main
+
+    rc = main(["large", "synthetic", "--sizes", "150", "--famsa-max", "0", "--backend", "cpu",
+               "--out", str(tmp_path / "res"), "--work", str(tmp_path / "work"), "--tag", "t"])
+    assert rc == 0
+    doc = json.loads((tmp_path / "res" / "t-large-synthetic.json").read_text())
+    (row,) = doc["rows"]
+    assert row["ok"] and row["n"] == 150 and 0.5 < row["sp"] <= 1.0 and row["columns"] >= 1
+    assert "msagpu large" in (tmp_path / "res" / "t-large-synthetic.md").read_text()

@@ -1,0 +1,41 @@
+"""Batch runs on Dask: a local cluster of two CPU worker processes gives
+the same bytes as one machine."""
+
+import pytest
+
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig
+from msa_gpu.distributed import align_many_dask, groups
+from msa_gpu.io import read_sequences
+
+pytest.importorskip("dask.distributed")
+
+
+def test_groups_are_contiguous_and_cover_everything():
+    for weights, parts in (([3, 1, 4, 1, 5, 9, 2, 6], 3), ([1] * 10, 4), ([7], 3)):
+        got = groups(weights, parts)
+        assert [i for g in got for i in g] == list(range(len(weights)))
+        assert all(got) and len(got) <= parts
+
+
+@pytest.mark.slow
+def test_local_cluster_output_is_byte_identical(refs, tmp_path):
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+
+    paths = sorted(refs.glob("*.tfa"))[:4]
+    families = [read_sequences(p) for p in paths]
+    config = AlignerConfig(backend="cpu", mode="fast")
+    local = Aligner(config, backend=cpu_backend()).align_many(families)
+    spread = align_many_dask(families, config, "local", workers=2)
+    assert [r.rows() for r in spread] == [r.rows() for r in local]
+    assert [r.guide_tree.children.tolist() for r in spread] == [r.guide_tree.children.tolist() for r in local]
+    # the CLI's batch mode, with and without --dask
+    a, b = tmp_path / "a", tmp_path / "b"
+    args = ["align", *map(str, paths), "--backend", "cpu", "--mode", "fast", "-q", "--outdir"]
+    assert CliRunner().invoke(app, args + [str(a)]).exit_code == 0
+    r = CliRunner().invoke(app, args + [str(b), "--dask", "local", "--threads", "2"])
+    assert r.exit_code == 0, r.output
+    assert [f.read_bytes() for f in sorted(a.iterdir())] == [f.read_bytes() for f in sorted(b.iterdir())]
