@@ -192,8 +192,12 @@ def cmd_ablation(args) -> int:
     sp, tc, per = score(famsa_rows)
     entries.append({"label": "FAMSA (own tree)", "sp": sp, "tc": tc, "wall_s": famsa_wall, "per_family": per,
                     "how": f"pyfamsa {pyfamsa.__version__}, one family at a time, {threads} threads"})
-    for label, kw, trees in (("msagpu (own tree)", {}, None), ("msagpu + FAMSA's tree", {}, famsa_trees),
-                             ("msagpu large path", {"mode": "large"}, None)):
+    from .tune_modes import parse_setting
+
+    runs = [("msagpu (own tree)", {}, None), ("msagpu + FAMSA's tree", {}, famsa_trees),
+            ("msagpu large path", {"mode": "large"}, None)]
+    runs += [(f"msagpu {v}", parse_setting(v), None) for v in args.variants]
+    for label, kw, trees in runs:
         al = Aligner(AlignerConfig(backend=args.backend, **kw))
         t0 = time.perf_counter()
         res = al.align_many(seqs, guide_trees=trees)
@@ -242,6 +246,7 @@ def register(sub) -> None:
     a.add_argument("--data", required=True)
     a.add_argument("--sets", type=lambda t: [x for x in t.split(",") if x], default=None)
     a.add_argument("--limit", type=int, default=None)
+    a.add_argument("--variants", nargs="*", default=[], help='more msagpu settings, e.g. "distance=align tree=upgma"')
     a.set_defaults(func=cmd_ablation)
     for q in (s, a):
         q.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
