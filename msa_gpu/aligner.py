@@ -86,7 +86,7 @@ class Aligner:
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
-        return build[self.config.tree](dm)
+        return build[self.config.tree_for(len(dm))](dm)
 
     def align(self, seqs: Sequences, distances: DistanceMatrix | None = None,
               guide_tree: GuideTree | None = None) -> AlignResult:

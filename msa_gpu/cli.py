@@ -28,7 +28,8 @@ Output = Annotated[Optional[Path], typer.Option("-o", "--output", help="Output f
 OutFmt = Annotated[Optional[OutFormat], typer.Option("--outfmt", help="Output format (default: from the extension, else FASTA)")]
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", help="Sequence type")]
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
-TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method")]
+TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
+                                                              "sequences, UPGMA from 500)")]
 DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast) or all-pairs alignments")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", help="Write the guide tree as Newick")]
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, help="Cap on CPU threads")]
@@ -97,7 +98,7 @@ def align(
     outfmt: OutFmt = None,
     seqtype: SeqTypeOpt = SeqType.auto,
     backend: BackendOpt = BackendChoice.auto,
-    tree: TreeOpt = TreeMethod.mixed,
+    tree: TreeOpt = TreeMethod.auto,
     distance: DistanceOpt = DistanceMethod.kmer,
     tree_out: TreeOut = None,
     threads: Threads = None,

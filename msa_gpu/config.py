@@ -9,6 +9,7 @@ from .alphabet import SeqType
 
 
 class TreeMethod(str, enum.Enum):
+    auto = "auto"  # mixed below upgma_min_seqs sequences, UPGMA from there
     upgma = "upgma"
     nj = "nj"
     mixed = "mixed"  # MAFFT-style: 0.1 average + 0.9 minimum linkage
@@ -64,7 +65,8 @@ class AlignerConfig:
 
     seqtype: SeqType = SeqType.auto
     backend: BackendChoice = BackendChoice.auto
-    tree: TreeMethod = TreeMethod.mixed
+    tree: TreeMethod = TreeMethod.auto
+    upgma_min_seqs: int = 500
     distance: DistanceMethod = DistanceMethod.kmer
     matrix: str | None = None
     gap_open: float | None = None
@@ -128,6 +130,14 @@ class AlignerConfig:
         if self.mode is Mode.auto:
             return n_seqs <= self.accurate_max_seqs and max_length <= self.accurate_max_length
         return self.mode is Mode.accurate
+
+    def tree_for(self, n_seqs: int) -> TreeMethod:
+        """The guide-tree method of a family of this size (auto resolved):
+        mixed linkage won on BAliBASE (4-142 sequences), UPGMA on Balifam's
+        families of about 1,000 (benchmarks/results/NOTES.md)."""
+        if self.tree is TreeMethod.auto:
+            return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
+        return self.tree
 
     def is_large(self, n_seqs: int) -> bool:
         """Whether a family of this size takes the large-family path."""

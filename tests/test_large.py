@@ -172,3 +172,16 @@ def test_large_synthetic_benchmark_writes_its_table(tmp_path):
     (row,) = doc["rows"]
     assert row["ok"] and row["n"] == 150 and 0.5 < row["sp"] <= 1.0 and row["columns"] >= 1
     assert "msagpu large" in (tmp_path / "res" / "t-large-synthetic.md").read_text()
+
+
+def test_auto_tree_is_mixed_for_small_and_upgma_for_large_families():
+    from msa_gpu.config import TreeMethod
+
+    cfg = AlignerConfig()
+    assert cfg.tree_for(499) is TreeMethod.mixed and cfg.tree_for(500) is TreeMethod.upgma
+    assert AlignerConfig(tree="nj").tree_for(5000) is TreeMethod.nj
+    _, seqs = _family(60, 80)
+    got = Aligner(AlignerConfig(backend="cpu", mode="fast", retree=0, upgma_min_seqs=50), backend=CPU).align(seqs)
+    from msa_gpu.tree import upgma
+
+    assert np.array_equal(got.guide_tree.children, upgma(kmer_distance(seqs)).children)
