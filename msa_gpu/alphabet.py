@@ -62,7 +62,8 @@ PROTEIN.table[ord("*")] = PROTEIN.letters.index("X")
 NUCLEOTIDE = Alphabet(
     "nucleotide",
     "ATGCSWRYKMBVHDN",
-    _table("ATGCSWRYKMBVHDN", {"U": "T"}),
+    # U is T; any other letter (X, and protein letters in a mostly-ACGT input) is the wildcard N
+    _table("ATGCSWRYKMBVHDN", {"U": "T", **{c: "N" for c in "EFIJLOPQXZ"}}),
 )
 
 GAP_CHARS = b"-."
@@ -101,15 +102,19 @@ def alphabet_for(seqtype: SeqType) -> Alphabet:
     return PROTEIN if seqtype is SeqType.protein else NUCLEOTIDE
 
 
-def encode(names: list[str], raw: list[bytes], alphabet: Alphabet) -> list[np.ndarray]:
+def encode(names: list[str], raw: list[bytes], alphabet: Alphabet, any_symbol: bool = False) -> list[np.ndarray]:
     """Encode each sequence, or raise `InputError` naming the first bad
-    character with its sequence and 1-based position."""
+    character with its sequence and 1-based position (``any_symbol``: such
+    characters are scored as the wildcard, X or N, as MAFFT's --anysymbol)."""
     out = []
+    wildcard = alphabet.table[ord("X" if alphabet.name == "protein" else "N")]
     for name, seq in zip(names, raw):
         arr = np.frombuffer(seq, dtype=np.uint8)
         codes = alphabet.table[arr]
         bad = np.flatnonzero(codes == 255)
-        if bad.size:
+        if bad.size and any_symbol:
+            codes = np.where(codes == 255, wildcard, codes).astype(np.uint8)
+        elif bad.size:
             pos = int(bad[0])
             raise InputError(
                 f"sequence {name!r}: invalid {alphabet.name} character "

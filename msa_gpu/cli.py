@@ -195,6 +195,14 @@ def _mode_note(config: AlignerConfig, families) -> str:
     return chosen + (f", refinement up to {max(rounds)} rounds" if max(rounds) else "")
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def mafft(ctx: typer.Context) -> None:
+    """MAFFT's command line: msagpu mafft [options] input > output (as msagpu-mafft)."""
+    from .mafft_cli import main
+
+    main(list(ctx.args))
+
+
 @app.command()
 def score(
     test: Annotated[str, typer.Argument(help="Test alignment (aligned FASTA)")],

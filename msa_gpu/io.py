@@ -102,23 +102,25 @@ def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes
     return names, raw
 
 
-def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqType.auto) -> Sequences:
-    """Validate and encode named residues into `Sequences`."""
+def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqType.auto,
+                   any_symbol: bool = False) -> Sequences:
+    """Validate and encode named residues into `Sequences` (``any_symbol``:
+    characters outside the alphabet are scored as its wildcard)."""
     if not names:
         raise InputError("no sequences found")
     seqtype = SeqType(seqtype)
     if seqtype is SeqType.auto:
         seqtype = detect(raw)
     alphabet = alphabet_for(seqtype)
-    codes = encode(names, raw, alphabet)
+    codes = encode(names, raw, alphabet, any_symbol)
     return Sequences(tuple(names), tuple(raw), tuple(codes), seqtype, alphabet)
 
 
-def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto) -> Sequences:
+def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto, any_symbol: bool = False) -> Sequences:
     """Read unaligned FASTA from a path, ``-`` (stdin) or a gzip file."""
     names, raw = parse_fasta(_read_text(path), str(path))
     try:
-        return make_sequences(names, raw, seqtype)
+        return make_sequences(names, raw, seqtype, any_symbol)
     except InputError as exc:  # name the file too: batch mode reads many
         raise InputError(f"{path}: {exc}") from None
 

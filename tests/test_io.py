@@ -56,8 +56,13 @@ def test_detection_and_override():
     assert make_sequences(["a"], [b"ACGUACGU"]).seqtype is SeqType.rna
     assert make_sequences(["a"], [b"acgtnacgt"]).seqtype is SeqType.dna
     assert make_sequences(["a"], [b"ACGT"], SeqType.protein).seqtype is SeqType.protein
-    with pytest.raises(InputError, match="invalid nucleotide character 'E' at position 2"):
-        make_sequences(["a"], [b"AEGT"], SeqType.dna)
+    with pytest.raises(InputError, match="invalid nucleotide character '7' at position 2"):
+        make_sequences(["a"], [b"A7GT"], SeqType.dna)
+    # any letter is accepted and echoed: one outside the IUPAC codes is scored as N
+    seqs = make_sequences(["a"], [b"AEGX"], SeqType.dna)
+    assert seqs.raw == (b"AEGX",) and seqs.codes[0].tolist()[1] == seqs.alphabet.letters.index("N")
+    # --anysymbol: any character is the wildcard
+    assert make_sequences(["a"], [b"MK#V"], SeqType.protein, any_symbol=True).codes[0][2] == 22
 
 
 @pytest.mark.parametrize("name, fmt", [("x.fa", "fasta"), ("x.afa", "fasta"), ("x.aln", "clustal"),

@@ -1,0 +1,218 @@
+"""``msagpu-mafft``: MAFFT's command line, ``mafft [options] input > output``,
+mapped onto msagpu, so that a pipeline changes one word.
+
+Every option below is mapped (`MAPPING` says to what); any other option is an
+error that names it, never a silent ignore. Output goes to stdout, in input
+order (``--reorder``: guide-tree order), FASTA unless ``--clustalout`` or
+``--phylipout``, nucleotides in lower case and amino acids in upper case as
+MAFFT writes them, unless ``--preservecase``.
+
+>>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
+>>> opts.config.mode.value, opts.config.maxiterate, opts.config.library_mode, round(opts.config.gap_open, 2)
+('accurate', 1000, 'local', 26.0)
+>>> parse(["--auto", "in.fa"]).config.mode.value, parse(["in.fa"]).config.mode.value
+('auto', 'fast')
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from .alphabet import SeqType
+from .config import DEFAULTS, AlignerConfig, Mode
+from .errors import InputError
+
+#: MAFFT's default gap costs (its own units): the scale of --op and --ep.
+MAFFT_OP, MAFFT_EP = 1.53, 0.123
+
+#: What each MAFFT option becomes (the table in the README).
+MAPPING = {
+    "--auto": "--mode auto (accurate up to 200 sequences, large from 20,000, else fast)",
+    "--localpair": "--mode accurate, library of local alignments (L-INS-i)",
+    "--genafpair": "--mode accurate, library of local alignments (msagpu has no generalised affine pairs)",
+    "--globalpair": "--mode accurate, library of global alignments (G-INS-i)",
+    "--maxiterate N": "--maxiterate N (refinement rounds; without a *pair option: fast mode + refinement, FFT-NS-i)",
+    "--retree N": "--retree N-1 (MAFFT counts the first tree; FFT-NS-2 is --retree 2 there, 1 here)",
+    "--op X": "--gap-open 13 X / 1.53 (protein; 12 X / 1.53 nucleotides): proportional to MAFFT's default",
+    "--ep X": "--gap-extend 0.8 X / 0.123 (protein; 1.0 X / 0.123 nucleotides): proportional to MAFFT's default",
+    "--thread N": "--threads N (N <= 0: all cores)",
+    "--reorder": "rows in guide-tree order",
+    "--inputorder": "rows in input order (the default)",
+    "--clustalout": "--outfmt clustal",
+    "--phylipout": "--outfmt phylip (relaxed PHYLIP)",
+    "--namelength N": "names cut to N characters in Clustal and PHYLIP output",
+    "--preservecase": "residues as given (else DNA/RNA lower case, protein upper case)",
+    "--anysymbol": "any character accepted, scored as the wildcard (X or N)",
+    "--quiet": "--quiet",
+    "--treeout": "guide tree in Newick to INPUT.tree",
+    "--amino": "--seqtype protein",
+    "--nuc": "--seqtype dna",
+}
+#: Options MAFFT has that msagpu-mafft refuses, with the reason.
+UNSUPPORTED = {
+    "--add": "adding to an existing alignment is not built yet",
+    "--addfragments": "adding to an existing alignment is not built yet",
+    "--addfull": "adding to an existing alignment is not built yet",
+    "--addlong": "adding to an existing alignment is not built yet",
+    "--keeplength": "adding to an existing alignment is not built yet",
+    "--merge": "merging subalignments is not built yet",
+    "--seed": "seed alignments are not built yet",
+}
+_VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength"}
+_FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
+          "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc"}
+
+
+@dataclass(frozen=True)
+class MafftOptions:
+    """A parsed MAFFT command line."""
+
+    input: str
+    config: AlignerConfig
+    outfmt: str = "fasta"
+    reorder: bool = False
+    preserve_case: bool = False
+    any_symbol: bool = False
+    quiet: bool = False
+    tree_out: bool = False
+    name_length: int | None = None
+    given: dict = field(default_factory=dict)
+
+
+def _number(option: str, text: str, kind=float):
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"{option} needs a number, got {text!r}") from None
+
+
+def parse(argv: list[str]) -> MafftOptions:
+    """MAFFT's arguments as `MafftOptions`, or `InputError` naming the first
+    option that msagpu-mafft does not support."""
+    given: dict[str, str | bool] = {}
+    rest: list[str] = []
+    k = 0
+    while k < len(argv):
+        arg = argv[k]
+        if arg.startswith("--") and "=" in arg:  # --op=1.53
+            arg, value = arg.split("=", 1)
+            argv = argv[:k] + [arg, value] + argv[k + 1:]
+        if arg in UNSUPPORTED:
+            raise InputError(f"MAFFT option {arg} is not supported by msagpu-mafft: {UNSUPPORTED[arg]}")
+        if arg in _VALUED:
+            if k + 1 >= len(argv):
+                raise InputError(f"{arg} needs a value")
+            given[arg] = argv[k + 1]
+            k += 2
+            continue
+        if arg in _FLAGS:
+            given[arg] = True
+        elif arg.startswith("-") and arg != "-":
+            raise InputError(f"MAFFT option {arg} is not supported by msagpu-mafft (see msagpu-mafft --help)")
+        else:
+            rest.append(arg)
+        k += 1
+    if len(rest) != 1:
+        raise InputError("msagpu-mafft takes one input file (mafft [options] input > output)")
+    pair = [o for o in ("--localpair", "--genafpair", "--globalpair") if o in given]
+    if len(pair) > 1:
+        raise InputError(f"{' and '.join(pair)} exclude each other")
+    maxiterate = int(_number("--maxiterate", given["--maxiterate"], int)) if "--maxiterate" in given else None
+    if maxiterate is not None and maxiterate < 0:
+        raise InputError("--maxiterate must be >= 0")
+    if pair:
+        mode = Mode.accurate
+    elif "--auto" in given:
+        mode = Mode.auto
+    else:  # MAFFT's default: FFT-NS-2 (FFT-NS-i with --maxiterate)
+        mode = Mode.fast
+    seqtype = SeqType.protein if "--amino" in given else SeqType.dna if "--nuc" in given else SeqType.auto
+    kind = "nucleotide" if seqtype is SeqType.dna else "protein"
+    _, go, ge, _ = DEFAULTS[kind]
+    threads = int(_number("--thread", given["--thread"], int)) if "--thread" in given else None
+    retree = int(_number("--retree", given["--retree"], int)) if "--retree" in given else None
+    cfg = AlignerConfig(
+        seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
+        library_mode="global" if "--globalpair" in pair else "local",
+        gap_open=go * _number("--op", given["--op"]) / MAFFT_OP if "--op" in given else None,
+        gap_extend=ge * _number("--ep", given["--ep"]) / MAFFT_EP if "--ep" in given else None,
+        retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
+        threads=threads if threads and threads > 0 else None,
+    )
+    name_length = int(_number("--namelength", given["--namelength"], int)) if "--namelength" in given else None
+    outfmt = "clustal" if "--clustalout" in given else "phylip" if "--phylipout" in given else "fasta"
+    return MafftOptions(rest[0], cfg, outfmt, "--reorder" in given, "--preservecase" in given,
+                        "--anysymbol" in given, "--quiet" in given, "--treeout" in given, name_length, given)
+
+
+def run(argv: list[str]) -> int:
+    """Align as ``mafft`` would and write to stdout; returns the exit code."""
+    import numpy as np
+
+    from .aligner import Aligner
+    from .io import OutFormat, read_sequences, render_alignment, stream_fasta, write_text
+    from .tree import leaf_order, to_newick
+
+    opts = parse(argv)
+    seqs = read_sequences(opts.input, opts.config.seqtype, opts.any_symbol)
+    if not opts.quiet:
+        mode = opts.config.mode_for(len(seqs), int(seqs.lengths.max()))
+        print(f"msagpu-mafft: {len(seqs)} sequences, mode {mode.value}", file=sys.stderr)
+    result = Aligner(opts.config).align(seqs)
+    order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
+    rows = result.rows()
+    nucleotide = seqs.seqtype is not SeqType.protein
+    fix = (lambda r: r) if opts.preserve_case else (lambda r: r.lower() if nucleotide else r.upper())
+    names = [seqs.names[i] for i in order]
+    out_rows = [fix(rows[i]) for i in order]
+    if opts.outfmt == "fasta":
+        write_text(None, lambda h: stream_fasta(h, names, out_rows))
+    else:
+        if opts.name_length:
+            names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in names]
+        text = render_alignment(names, out_rows, OutFormat(opts.outfmt), seqs.seqtype)
+        write_text(None, lambda h: h.write(text))
+    if opts.tree_out:
+        newick = to_newick(result.guide_tree, list(seqs.names))
+        write_text(f"{opts.input}.tree", lambda h: h.write(newick + "\n"))
+    return 0
+
+
+HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [options] input > output\n\n" + \
+    "\n".join(f"  {k:<18} {v}" for k, v in MAPPING.items()) + "\n\nNot supported (an error names them):\n" + \
+    "\n".join(f"  {k:<18} {v}" for k, v in UNSUPPORTED.items()) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point of ``msagpu-mafft``."""
+    from .errors import BackendError, MsaGpuError
+
+    import warnings
+
+    argv = sys.argv[1:] if argv is None else argv
+    warnings.showwarning = (lambda *a, **k: None) if "--quiet" in argv else \
+        (lambda message, *a, **k: print(f"msagpu-mafft: {message}", file=sys.stderr))
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(HELP)
+        raise SystemExit(0 if argv else 1)
+    if argv[0] == "--version":
+        from . import __version__
+
+        print(f"msagpu-mafft {__version__} (MAFFT-compatible front end of msagpu)", file=sys.stderr)
+        raise SystemExit(0)
+    try:
+        code = run(argv)
+    except (InputError, ValueError) as exc:
+        print(f"msagpu-mafft: error: {exc}", file=sys.stderr)
+        code = 2
+    except OSError as exc:
+        print(f"msagpu-mafft: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        code = 2
+    except BackendError as exc:
+        print(f"msagpu-mafft: error: {exc}", file=sys.stderr)
+        code = 3
+    except MsaGpuError as exc:
+        print(f"msagpu-mafft: error: {exc}", file=sys.stderr)
+        code = 1
+    raise SystemExit(code)

@@ -1,0 +1,129 @@
+"""msagpu-mafft: MAFFT's command line mapped onto msagpu."""
+
+import io
+import shutil
+import subprocess
+import sys
+
+import pytest
+from Bio import AlignIO, Phylo
+
+from msa_gpu.errors import InputError
+from msa_gpu.io import read_aligned, read_sequences
+from msa_gpu.mafft_cli import MAPPING, UNSUPPORTED, parse
+
+DNA = b">s1 first\nACGTACGTTTGACCAGT\n>s2\nACGTACGTGACCAGT\n>s3 third one\nACGTTCGTTTGACAGT\n>s4\nACGAACGTTTGACCAGTT\n"
+
+
+def _run(*args, stdin=None):
+    code = "from msa_gpu.mafft_cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, input=stdin)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["in.fa"], dict(mode="fast", maxiterate=None, retree=1)),
+    (["--auto", "in.fa"], dict(mode="auto")),
+    (["--localpair", "--maxiterate", "1000", "in.fa"], dict(mode="accurate", maxiterate=1000, library_mode="local")),
+    (["--globalpair", "in.fa"], dict(mode="accurate", maxiterate=0, library_mode="global")),
+    (["--genafpair", "--maxiterate=16", "in.fa"], dict(mode="accurate", maxiterate=16)),
+    (["--maxiterate", "2", "in.fa"], dict(mode="fast", maxiterate=2)),
+    (["--retree", "1", "in.fa"], dict(retree=0)),
+    (["--retree", "2", "--thread", "4", "in.fa"], dict(retree=1, threads=4)),
+    (["--thread", "-1", "in.fa"], dict(threads=None)),
+    (["--amino", "--op", "1.53", "--ep", "0.123", "in.fa"], dict(seqtype="protein", gap_open=13.0, gap_extend=0.8)),
+    (["--nuc", "--op", "3.06", "in.fa"], dict(seqtype="dna", gap_open=24.0)),
+])
+def test_options_map_onto_msagpu(argv, want):
+    cfg = parse(argv).config
+    for key, value in want.items():
+        got = getattr(cfg, key)
+        got = getattr(got, "value", got)
+        assert got == pytest.approx(value) if isinstance(value, float) else got == value, key
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--add", "new.fa", "in.fa"], "--add is not supported"),
+    (["--keeplength", "in.fa"], "--keeplength is not supported"),
+    (["--frobnicate", "in.fa"], "--frobnicate is not supported"),
+    (["--localpair", "--globalpair", "in.fa"], "exclude each other"),
+    (["--maxiterate", "x", "in.fa"], "needs a number"),
+    (["--maxiterate"], "needs a value"),
+    (["a.fa", "b.fa"], "one input file"),
+])
+def test_bad_command_lines_name_the_problem(argv, message):
+    with pytest.raises(InputError, match=message):
+        parse(argv)
+
+
+def test_every_documented_option_parses():
+    for option in MAPPING:
+        name, _, value = option.partition(" ")
+        argv = [name] + (["2"] if value else []) + ["in.fa"]
+        if name in ("--localpair", "--genafpair", "--globalpair", "--auto"):
+            argv = [name, "in.fa"]
+        parse(argv)
+    assert not set(MAPPING) & set(UNSUPPORTED)
+
+
+def test_unsupported_option_exits_2_with_one_line_and_no_output(tmp_path):
+    src = tmp_path / "in.fa"
+    src.write_bytes(DNA)
+    r = _run("--addfragments", "frags.fa", src)
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode().strip().splitlines() == [
+        "msagpu-mafft: error: MAFFT option --addfragments is not supported by msagpu-mafft: "
+        "adding to an existing alignment is not built yet"]
+
+
+def test_output_is_a_drop_in_for_mafft(tmp_path):
+    src = tmp_path / "in.fa"
+    src.write_bytes(DNA)
+    r = _run("--auto", "--quiet", src)
+    assert r.returncode == 0 and r.stderr == b""
+    out = tmp_path / "out.fa"
+    out.write_bytes(r.stdout)
+    names, rows = read_aligned(out)
+    seqs = read_sequences(src)
+    assert names == list(seqs.names)  # same names (whole title lines), same order
+    assert [row.replace(b"-", b"") for row in rows] == [s.lower() for s in seqs.raw]  # lower-case DNA, as MAFFT
+    assert len({len(row) for row in rows}) == 1
+    kept = _run("--preservecase", "--quiet", src).stdout
+    assert b"ACGT" in kept and b"acgt" not in kept
+
+
+def test_reorder_clustal_phylip_and_treeout(tmp_path):
+    src = tmp_path / "in.fa"
+    src.write_bytes(DNA)
+    reordered = _run("--reorder", "--quiet", src).stdout.decode()
+    titles = [line[1:] for line in reordered.splitlines() if line.startswith(">")]
+    assert sorted(titles) == sorted(read_sequences(src).names)
+    clustal = AlignIO.read(io.StringIO(_run("--clustalout", "--quiet", src).stdout.decode()), "clustal")
+    assert [r.id for r in clustal] == ["s1", "s2", "s3", "s4"]
+    phylip = AlignIO.read(io.StringIO(_run("--phylipout", "--namelength", "2", "--quiet", src).stdout.decode()),
+                          "phylip-relaxed")
+    assert [r.id for r in phylip] == ["s1", "s2", "s3", "s4"]
+    assert _run("--treeout", "--quiet", src).returncode == 0
+    tree = Phylo.read(str(src) + ".tree", "newick")
+    assert sorted(t.name for t in tree.get_terminals()) == sorted(read_sequences(src).names)
+
+
+def test_msagpu_mafft_subcommand(tmp_path):
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+
+    src = tmp_path / "in.fa"
+    src.write_bytes(DNA)
+    r = CliRunner().invoke(app, ["mafft", "--quiet", "--nosuchoption", str(src)])
+    assert r.exit_code == 2 and "--nosuchoption is not supported" in r.output
+
+
+@pytest.mark.skipif(shutil.which("mafft") is None, reason="MAFFT is not installed")
+def test_same_rows_and_names_as_real_mafft(tmp_path, refs):
+    src = refs / "BB11001.tfa"
+    ours = tmp_path / "ours.fa"
+    theirs = tmp_path / "theirs.fa"
+    ours.write_bytes(_run("--auto", "--quiet", src).stdout)
+    theirs.write_bytes(subprocess.run(["mafft", "--auto", "--quiet", str(src)], capture_output=True).stdout)
+    (n1, r1), (n2, r2) = read_aligned(ours), read_aligned(theirs)
+    assert n1 == n2 and [r.replace(b"-", b"").upper() for r in r1] == [r.replace(b"-", b"").upper() for r in r2]
