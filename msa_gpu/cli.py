@@ -16,13 +16,13 @@ from .config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMeth
 from .errors import BackendError, InputError, MsaGpuError
 from .pairwise import PairMode
 from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
-                 render_alignment, stream_fasta, write_text)
+                 render_alignment, stream_fasta, strict_names, write_text)
 from .plan import memory_plan
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
 
-Inputs = Annotated[list[str], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]
+Inputs = Annotated[Optional[list[str]], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]
 OutDir = Annotated[Optional[Path], typer.Option("--outdir", help="Batch mode: align every input in one run, writing DIR/<name>.<ext>")]
 Output = Annotated[Optional[Path], typer.Option("-o", "--output", help="Output file (default: stdout)")]
 OutFmt = Annotated[Optional[OutFormat], typer.Option("--outfmt", help="Output format (default: from the extension, else FASTA)")]
@@ -31,7 +31,13 @@ BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU 
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences, UPGMA from 500)")]
 DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast) or all-pairs alignments")]
-TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", help="Write the guide tree as Newick")]
+TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
+InOpt = Annotated[Optional[list[str]], typer.Option("-i", "--in", "--infile", help="Input (Clustal Omega's spelling; "
+                                                    "the same as a positional input)")]
+DistmatOut = Annotated[Optional[Path], typer.Option("--distmat-out", help="Write the guide-tree distances as a "
+                                                    "labelled PHYLIP matrix")]
+Force = Annotated[bool, typer.Option("--force", help="Accepted for Clustal Omega command lines: msagpu always "
+                                     "replaces an existing output, atomically, once the run succeeds")]
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, help="Cap on CPU threads")]
 GapOpen = Annotated[Optional[float], typer.Option("--gap-open", min=0.0, help="Gap open cost (matrix units)")]
 GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, help="Gap extension cost (matrix units)")]
@@ -92,7 +98,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 @app.command()
 def align(
-    inputs: Inputs,
+    inputs: Inputs = None,
+    infile: InOpt = None,
     output: Output = None,
     outdir: OutDir = None,
     outfmt: OutFmt = None,
@@ -111,6 +118,8 @@ def align(
     ginsi: Ginsi = False,
     maxiterate: MaxIterate = None,
     dask: DaskOpt = None,
+    distmat_out: DistmatOut = None,
+    force: Force = False,
     quiet: Quiet = False,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).
@@ -124,14 +133,17 @@ def align(
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
+        inputs = list(inputs or []) + list(infile or [])
+        if not inputs:
+            raise InputError("no input: give a FASTA file (or -i FILE)")
         paths = expand_inputs(inputs)
         batch = outdir is not None
         if not batch and (len(paths) > 1 or paths != inputs):
             raise InputError("several inputs, a folder or a list file need --outdir DIR")
-        if batch and (output is not None or tree_out is not None):
-            raise InputError("--outdir cannot be combined with -o or --tree-out")
+        if batch and (output is not None or tree_out is not None or distmat_out is not None):
+            raise InputError("--outdir cannot be combined with -o, --tree-out or --distmat-out")
         fmt = format_for(output, outfmt)
-        for target in (output, tree_out):  # fail before the work, not after it
+        for target in (output, tree_out, distmat_out):  # fail before the work, not after it
             if target is not None and str(target) != "-" and not Path(target).resolve().parent.is_dir():
                 raise InputError(f"{target}: no such folder to write into")
         families = [read_sequences(p, seqtype) for p in paths]
@@ -168,9 +180,21 @@ def align(
                 outdir.mkdir(parents=True, exist_ok=True)
             for text, target in zip(texts, targets):
                 write_text(target, lambda h, text=text: h.write(text))
+            if fmt is OutFormat.phylip_strict:  # the short names' map beside each file
+                for seqs, target in zip(families, targets):
+                    if target is not None and str(target) != "-":
+                        pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(seqs.names)), seqs.names))
+                        write_text(f"{target}.names", lambda h, pairs=pairs: h.write(pairs))
         if tree_out is not None:
             newick = to_newick(results[0].guide_tree, list(families[0].names))
             write_text(tree_out, lambda h: h.write(newick + "\n"))
+        if distmat_out is not None:
+            from .pairwise import write_phylip_distances
+
+            if results[0].distances is None:
+                raise InputError("--distmat-out: this run made no distance matrix (the large path and an "
+                                 "injected tree make none)")
+            write_phylip_distances(results[0].distances, families[0].names, distmat_out)
         if batch and not quiet:
             split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
             typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)

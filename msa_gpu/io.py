@@ -33,6 +33,8 @@ class OutFormat(str, enum.Enum):
     phylip = "phylip"
     stockholm = "stockholm"
     msf = "msf"
+    nexus = "nexus"
+    phylip_strict = "phylip-strict"  # 10-character names, made unique; the map goes beside the file
 
 
 EXTENSIONS = {
@@ -42,6 +44,7 @@ EXTENSIONS = {
     ".phy": OutFormat.phylip, ".phylip": OutFormat.phylip,
     ".sto": OutFormat.stockholm, ".stk": OutFormat.stockholm,
     ".msf": OutFormat.msf,
+    ".nex": OutFormat.nexus, ".nexus": OutFormat.nexus, ".nxs": OutFormat.nexus,
 }
 
 
@@ -167,7 +170,8 @@ def output_name(path: str, fmt: OutFormat) -> str:
             name = name[: -len(suffix)]
             break
     ext = {OutFormat.fasta: ".fa", OutFormat.clustal: ".aln", OutFormat.phylip: ".phy",
-           OutFormat.stockholm: ".sto", OutFormat.msf: ".msf"}[OutFormat(fmt)]
+           OutFormat.stockholm: ".sto", OutFormat.msf: ".msf", OutFormat.nexus: ".nex",
+           OutFormat.phylip_strict: ".phy"}[OutFormat(fmt)]
     return name + ext
 
 
@@ -221,12 +225,41 @@ def _write_msf(handle, recs: list[SeqRecord], seqtype: SeqType) -> None:
 NAME_LIMIT = {OutFormat.clustal: 30}
 
 
+def strict_names(names: list[str], width: int = 10) -> list[str]:
+    """Names of at most ``width`` characters for strict PHYLIP: each first
+    word cut to fit, characters PHYLIP readers split on replaced by '_',
+    repeats made unique by a numbered tail.
+
+    >>> strict_names(["sp|P12345|KIN_HUMAN kinase", "sp|P12345|KIN_MOUSE", "x"])
+    ['sp_P12345_', 'sp_P123451', 'x']
+    """
+    out, used = [], set()
+    for name in names:
+        base = "".join(c if c.isalnum() or c in "_.-" else "_" for c in (name.split(None, 1)[0] if name.strip()
+                                                                         else "seq"))[:width] or "seq"
+        cand, k = base, 0
+        while cand in used:
+            k += 1
+            tail = str(k)
+            cand = base[: width - len(tail)] + tail
+        used.add(cand)
+        out.append(cand)
+    return out
+
+
 def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
                      seqtype: SeqType = SeqType.protein) -> str:
     """The alignment as text in ``fmt``. Formats other than FASTA keep each
-    name's first word, which must then be non-empty and distinct."""
+    name's first word, which must then be non-empty and distinct (strict
+    PHYLIP: `strict_names`)."""
     fmt = OutFormat(fmt)
+    if fmt is OutFormat.phylip_strict:
+        names = strict_names(names)
     recs = _records(names, rows, full_names=fmt is OutFormat.fasta)
+    if fmt is OutFormat.nexus:
+        molecule = {SeqType.protein: "protein", SeqType.rna: "RNA"}.get(seqtype, "DNA")
+        for rec in recs:
+            rec.annotations["molecule_type"] = molecule
     if fmt is not OutFormat.fasta:
         limit = NAME_LIMIT.get(fmt)
         seen: dict[str, str] = {}
@@ -244,7 +277,8 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
     elif fmt is OutFormat.msf:
         _write_msf(handle, recs, seqtype)
     else:
-        AlignIO.write(MultipleSeqAlignment(recs), handle, {"phylip": "phylip-relaxed"}.get(fmt.value, fmt.value))
+        bio = {"phylip": "phylip-relaxed", "phylip-strict": "phylip"}.get(fmt.value, fmt.value)
+        AlignIO.write(MultipleSeqAlignment(recs), handle, bio)
     return handle.getvalue()
 
 
