@@ -10,6 +10,7 @@ import numpy as np
 from .backend import Backend, select_backend, set_threads
 from .config import DEFAULTS, AlignerConfig, DistanceMethod, TreeMethod
 from .consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
+from .dedupe import distinct, expand_alignment, expand_distances, expand_tree
 from .distance import alignment_distance, kmer_distance
 from .embed import kmer_sets
 from .large_tree import partition_tree
@@ -33,8 +34,9 @@ class Aligner:
     ['MKTAYIAKQRQISFVKSHFSRQ', 'MKTAYIAK--QISFVKSHFSRQ']
     """
 
-    def __init__(self, config: AlignerConfig | None = None, backend: Backend | None = None):
+    def __init__(self, config: AlignerConfig | None = None, backend: Backend | None = None, reporter=None):
         self.config = config or AlignerConfig()
+        self.reporter = reporter  # a progress.StageReporter, or None for silence
         self.backend = backend or select_backend(self.config.backend)
         set_threads(self.config.threads)
 
@@ -98,7 +100,32 @@ class Aligner:
         """Align several families in one run: each tree level of every family
         is merged in the same backend batch. ``timings`` in each result are
         those of the whole run. ``libraries`` (accurate mode) may be injected
-        too; each result returns its family's."""
+        too; each result returns its family's. Identical sequences are aligned
+        once and copied (`msa_gpu.dedupe`; not where anything was injected)."""
+        n = len(families)
+        given = [list(x or [None] * n) for x in (distances, guide_trees, libraries)]
+        work, inverses = [], []
+        for f, seqs in enumerate(families):
+            inverse = None
+            if self.config.dedupe and len(seqs) > 1 and all(g[f] is None for g in given):
+                unique, inv = distinct(seqs)
+                if len(unique) < len(seqs):
+                    seqs, inverse = unique, inv
+            work.append(seqs)
+            inverses.append(inverse)
+        results = self._align_many(work, distances, guide_trees, libraries)
+        out = []
+        for seqs, res, inv in zip(families, results, inverses):
+            if inv is None:
+                out.append(res)
+                continue
+            tree = expand_tree(res.guide_tree, inv)
+            out.append(AlignResult(seqs, expand_alignment(res.alignment, inv), expand_distances(res.distances, inv),
+                                   tree, merge_schedule(tree), res.backend, res.timings, None))
+        return out
+
+    def _align_many(self, families: list[Sequences], distances: list | None = None,
+                    guide_trees: list | None = None, libraries: list | None = None) -> list[AlignResult]:
         n = len(families)
         dms = list(distances or [None] * n)
         fixed = list(guide_trees or [None] * n)
@@ -111,15 +138,15 @@ class Aligner:
 
         # stage 1: consistency libraries (accurate mode) and distances where
         # neither distances nor a tree were given
-        with _timed(timings, "library"):
+        with _timed(timings, "library", self.reporter):
             libs = list(libraries) if libraries is not None else self._libraries(families, accurate)
             libs = [lib if a else None for lib, a in zip(libs, accurate)]
             stack = stack_libraries(libs, xp) if any(accurate) else None
-        with _timed(timings, "large_tree"):  # large families: a tree without an N x N matrix
+        with _timed(timings, "large_tree", self.reporter):  # large families: a tree without an N x N matrix
             for f in range(n):
                 if large[f] and dms[f] is None and fixed[f] is None:
                     fixed[f] = self._large_tree(families[f])
-        with _timed(timings, "distance"):
+        with _timed(timings, "distance", self.reporter):
             dms = [d if d is not None or t is not None else
                    library_distance(lib) if lib is not None and self.config.accurate_tree == "library"
                    else self._distance(s)
@@ -132,7 +159,7 @@ class Aligner:
             if not todo:
                 break
             # stage 2: guide trees, weights and level schedules (host)
-            with _timed(timings, "tree"):
+            with _timed(timings, "tree", self.reporter):
                 for f in todo:
                     trees[f] = fixed[f] if fixed[f] is not None else self._tree(dms[f])
                     schedules[f] = merge_schedule(trees[f])
@@ -142,13 +169,13 @@ class Aligner:
                     jobs[f] = FamilyJob(families[f], trees[f], schedules[f], weights,
                                         scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families
-            with _timed(timings, "progressive"):
+            with _timed(timings, "progressive", self.reporter):
                 aligned = progressive_align([jobs[f] for f in todo], self.backend, self.config.long_cells, stack=stack)
                 for f, aln in zip(todo, aligned):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round
             if rnd < self.config.retree:
-                with _timed(timings, "distance"):
+                with _timed(timings, "distance", self.reporter):
                     for f in todo:
                         if self._rebuilds(families[f], fixed[f], accurate[f]):
                             codes = alignment_codes(families[f], alignments[f])
@@ -156,7 +183,7 @@ class Aligner:
         # stage 4: iterative refinement over tree bipartitions
         rounds = [0 if big else self.config.iterations(a) for a, big in zip(accurate, large)]
         if any(rounds):
-            with _timed(timings, "refine"):
+            with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
                                  min(self.config.long_cells, self.config.refine_max_cells))
             alignments = refined.alignments
@@ -167,7 +194,11 @@ class Aligner:
 
 
 @contextmanager
-def _timed(timings: dict[str, float], stage: str):
+def _timed(timings: dict[str, float], stage: str, reporter=None):
     clock = time.perf_counter()
-    yield
+    if reporter is None:
+        yield
+    else:
+        with reporter.stage(stage):
+            yield
     timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - clock

@@ -168,7 +168,10 @@ def align(
 
             results = align_many_dask(families, config, dask, threads)
         else:
-            results = Aligner(config).align_many(families)
+            from .progress import StageReporter
+
+            reporter = None if quiet else StageReporter(min_seconds=0.05)
+            results = Aligner(config, reporter=reporter).align_many(families)
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))

@@ -93,6 +93,7 @@ class AlignerConfig:
     large_min_seqs: int = 20000
     large_pivots: int = 0  # 0: 4 sqrt(n) within 64..2048 (large_tree.pivot_count)
     large_cluster: int = 300
+    dedupe: bool = True  # identical sequences aligned once and copied
 
     def __post_init__(self) -> None:
         for name in ("seqtype", "backend", "tree", "distance", "mode"):

@@ -159,7 +159,9 @@ def run(argv: list[str]) -> int:
     if not opts.quiet:
         mode = opts.config.mode_for(len(seqs), int(seqs.lengths.max()))
         print(f"msagpu-mafft: {len(seqs)} sequences, mode {mode.value}", file=sys.stderr)
-    result = Aligner(opts.config).align(seqs)
+    from .progress import StageReporter
+
+    result = Aligner(opts.config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(seqs)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
     nucleotide = seqs.seqtype is not SeqType.protein

@@ -1,0 +1,41 @@
+"""Identical sequences are aligned once and copied."""
+
+import numpy as np
+
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig
+from msa_gpu.io import make_sequences, read_sequences
+
+CPU = cpu_backend()
+
+
+def test_copies_get_their_representatives_row(refs):
+    seqs = read_sequences(refs / "BB11001.tfa")
+    names = list(seqs.names) + ["copy0", "copy2", "copy0b"]
+    raw = list(seqs.raw) + [seqs.raw[0], seqs.raw[2].lower(), seqs.raw[0]]
+    more = make_sequences(names, raw, "protein")
+    res = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=CPU).align(more)
+    base = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=CPU).align(seqs)
+    rows = res.rows()
+    assert rows[:4] == base.rows()  # the distinct sequences align as without the copies
+    assert rows[4] == rows[0] and rows[6] == rows[0] and rows[5] == rows[2].lower()
+    res.alignment.check(more)
+    assert res.guide_tree.n_leaves == 7 and res.distances.values[0, 4] == 0.0
+    assert len(res.schedule.levels) >= 1
+
+
+def test_many_identical_sequences_are_one_alignment():
+    seqs = make_sequences([f"s{i}" for i in range(5000)], [b"MKTAYIAKQRQISFVKSHFSRQ"] * 5000, "protein")
+    res = Aligner(AlignerConfig(backend="cpu"), backend=CPU).align(seqs)
+    assert set(res.rows()) == {b"MKTAYIAKQRQISFVKSHFSRQ"}
+    assert res.guide_tree.n_leaves == 5000
+
+
+def test_dedupe_off_aligns_every_copy():
+    seqs = make_sequences(["a", "b", "c"], [b"MKVLAW", b"MKVLAW", b"MKAW"], "protein")
+    on = Aligner(AlignerConfig(backend="cpu"), backend=CPU).align(seqs)
+    off = Aligner(AlignerConfig(backend="cpu", dedupe=False), backend=CPU).align(seqs)
+    assert np.array_equal(on.alignment.trace[0], on.alignment.trace[1])
+    on.alignment.check(seqs)
+    off.alignment.check(seqs)
