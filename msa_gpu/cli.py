@@ -36,6 +36,12 @@ InOpt = Annotated[Optional[list[str]], typer.Option("-i", "--in", "--infile", he
                                                     "the same as a positional input)")]
 DistmatOut = Annotated[Optional[Path], typer.Option("--distmat-out", help="Write the guide-tree distances as a "
                                                     "labelled PHYLIP matrix")]
+AddOpt = Annotated[Optional[Path], typer.Option("--add", help="Sequences to add to the --existing alignment "
+                                              "(its columns never change)")]
+ExistingOpt = Annotated[Optional[Path], typer.Option("--existing", help="The existing alignment (aligned FASTA) "
+                                                    "that --add adds to")]
+KeepLength = Annotated[bool, typer.Option("--keeplength", help="With --add: drop insertions, so the alignment "
+                                          "keeps its width (as MAFFT's --keeplength)")]
 Force = Annotated[bool, typer.Option("--force", help="Accepted for Clustal Omega command lines: msagpu always "
                                      "replaces an existing output, atomically, once the run succeeds")]
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, help="Cap on CPU threads")]
@@ -119,6 +125,9 @@ def align(
     maxiterate: MaxIterate = None,
     dask: DaskOpt = None,
     distmat_out: DistmatOut = None,
+    add: AddOpt = None,
+    existing: ExistingOpt = None,
+    keeplength: KeepLength = False,
     force: Force = False,
     quiet: Quiet = False,
 ) -> None:
@@ -134,6 +143,11 @@ def align(
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         inputs = list(inputs or []) + list(infile or [])
+        if add is not None or existing is not None:
+            _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet)
+            return
+        if keeplength:
+            raise InputError("--keeplength goes with --add and --existing")
         if not inputs:
             raise InputError("no input: give a FASTA file (or -i FILE)")
         paths = expand_inputs(inputs)
@@ -201,6 +215,23 @@ def align(
         if batch and not quiet:
             split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
             typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
+
+
+def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet) -> None:
+    """``--add NEW --existing ALN``: NEW added to ALN, whose columns never change."""
+    from .add import add_sequences
+
+    if add is None or existing is None or inputs:
+        raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
+    fmt = format_for(output, outfmt)
+    names, rows = read_aligned(existing)
+    new = read_sequences(add, seqtype)
+    config = AlignerConfig(seqtype=new.seqtype, backend=backend, threads=threads)
+    out_names, out_rows = add_sequences(names, rows, new, config, keeplength=keeplength)
+    if not quiet:
+        typer.echo(f"msagpu: added {len(new)} sequences to an alignment of {len(names)}", err=True)
+    text = render_alignment(out_names, out_rows, fmt, new.seqtype)
+    write_text(output, lambda h: h.write(text))
 
 
 def _mode_note(config: AlignerConfig, families) -> str:

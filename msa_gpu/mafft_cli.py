@@ -48,20 +48,20 @@ MAPPING = {
     "--treeout": "guide tree in Newick to INPUT.tree",
     "--amino": "--seqtype protein",
     "--nuc": "--seqtype dna",
+    "--add FILE": "add FILE's sequences to the input alignment, whose columns never change (msagpu align --add)",
+    "--addfragments FILE": "the same as --add (each fragment is aligned to the whole alignment)",
+    "--keeplength": "with --add: insertions dropped, the alignment keeps its width",
 }
 #: Options MAFFT has that msagpu-mafft refuses, with the reason.
 UNSUPPORTED = {
-    "--add": "adding to an existing alignment is not built yet",
-    "--addfragments": "adding to an existing alignment is not built yet",
-    "--addfull": "adding to an existing alignment is not built yet",
-    "--addlong": "adding to an existing alignment is not built yet",
-    "--keeplength": "adding to an existing alignment is not built yet",
+    "--addfull": "use --add (msagpu aligns every added sequence to the whole alignment)",
+    "--addlong": "use --add (msagpu aligns every added sequence to the whole alignment)",
     "--merge": "merging subalignments is not built yet",
     "--seed": "seed alignments are not built yet",
 }
-_VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength"}
+_VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments"}
 _FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
-          "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc"}
+          "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,8 @@ class MafftOptions:
     quiet: bool = False
     tree_out: bool = False
     name_length: int | None = None
+    add: str | None = None
+    keeplength: bool = False
     given: dict = field(default_factory=dict)
 
 
@@ -142,8 +144,14 @@ def parse(argv: list[str]) -> MafftOptions:
     )
     name_length = int(_number("--namelength", given["--namelength"], int)) if "--namelength" in given else None
     outfmt = "clustal" if "--clustalout" in given else "phylip" if "--phylipout" in given else "fasta"
+    add = given.get("--add") or given.get("--addfragments")
+    if "--add" in given and "--addfragments" in given:
+        raise InputError("--add and --addfragments exclude each other")
+    if "--keeplength" in given and not add:
+        raise InputError("--keeplength goes with --add or --addfragments")
     return MafftOptions(rest[0], cfg, outfmt, "--reorder" in given, "--preservecase" in given,
-                        "--anysymbol" in given, "--quiet" in given, "--treeout" in given, name_length, given)
+                        "--anysymbol" in given, "--quiet" in given, "--treeout" in given, name_length,
+                        add, "--keeplength" in given, given)
 
 
 def run(argv: list[str]) -> int:
@@ -155,6 +163,8 @@ def run(argv: list[str]) -> int:
     from .tree import leaf_order, to_newick
 
     opts = parse(argv)
+    if opts.add:
+        return _run_add(opts)
     seqs = read_sequences(opts.input, opts.config.seqtype, opts.any_symbol)
     if not opts.quiet:
         mode = opts.config.mode_for(len(seqs), int(seqs.lengths.max()))
@@ -178,6 +188,25 @@ def run(argv: list[str]) -> int:
     if opts.tree_out:
         newick = to_newick(result.guide_tree, list(seqs.names))
         write_text(f"{opts.input}.tree", lambda h: h.write(newick + "\n"))
+    return 0
+
+
+def _run_add(opts: MafftOptions) -> int:
+    """``--add NEW input``: NEW added to the input alignment."""
+    from .add import add_sequences
+    from .io import read_aligned, read_sequences, stream_fasta, write_text, OutFormat, render_alignment
+
+    names, rows = read_aligned(opts.input)
+    new = read_sequences(opts.add, opts.config.seqtype, opts.any_symbol)
+    out_names, out_rows = add_sequences(names, rows, new, opts.config, keeplength=opts.keeplength)
+    nucleotide = new.seqtype is not SeqType.protein
+    if not opts.preserve_case:
+        out_rows = [r.lower() if nucleotide else r.upper() for r in out_rows]
+    if opts.outfmt == "fasta":
+        write_text(None, lambda h: stream_fasta(h, out_names, out_rows))
+    else:
+        text = render_alignment(out_names, out_rows, OutFormat(opts.outfmt), new.seqtype)
+        write_text(None, lambda h: h.write(text))
     return 0
 
 

@@ -42,8 +42,9 @@ def test_options_map_onto_msagpu(argv, want):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--add", "new.fa", "in.fa"], "--add is not supported"),
-    (["--keeplength", "in.fa"], "--keeplength is not supported"),
+    (["--addfull", "new.fa", "in.fa"], "--addfull is not supported"),
+    (["--keeplength", "in.fa"], "--keeplength goes with --add"),
+    (["--add", "a.fa", "--addfragments", "b.fa", "in.fa"], "exclude each other"),
     (["--frobnicate", "in.fa"], "--frobnicate is not supported"),
     (["--localpair", "--globalpair", "in.fa"], "exclude each other"),
     (["--maxiterate", "x", "in.fa"], "needs a number"),
@@ -61,6 +62,8 @@ def test_every_documented_option_parses():
         argv = [name] + (["2"] if value else []) + ["in.fa"]
         if name in ("--localpair", "--genafpair", "--globalpair", "--auto"):
             argv = [name, "in.fa"]
+        if name == "--keeplength":
+            argv = ["--add", "new.fa", name, "in.fa"]
         parse(argv)
     assert not set(MAPPING) & set(UNSUPPORTED)
 
@@ -68,11 +71,11 @@ def test_every_documented_option_parses():
 def test_unsupported_option_exits_2_with_one_line_and_no_output(tmp_path):
     src = tmp_path / "in.fa"
     src.write_bytes(DNA)
-    r = _run("--addfragments", "frags.fa", src)
+    r = _run("--addlong", "frags.fa", src)
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode().strip().splitlines() == [
-        "msagpu-mafft: error: MAFFT option --addfragments is not supported by msagpu-mafft: "
-        "adding to an existing alignment is not built yet"]
+        "msagpu-mafft: error: MAFFT option --addlong is not supported by msagpu-mafft: "
+        "use --add (msagpu aligns every added sequence to the whole alignment)"]
 
 
 def test_output_is_a_drop_in_for_mafft(tmp_path):

@@ -1,0 +1,107 @@
+"""Adding sequences to an existing alignment: its columns never change."""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from typer.testing import CliRunner
+
+from benchmarks.synthetic import evolve_family
+from msa_gpu.add import add_sequences
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.cli import app
+from msa_gpu.config import AlignerConfig
+from msa_gpu.errors import InputError
+from msa_gpu.io import make_sequences, read_aligned
+
+CPU = cpu_backend()
+CFG = AlignerConfig(backend="cpu", mode="fast")
+
+
+def _existing(n=12, seed=4):
+    fam = evolve_family(n + 6, 80, seed=seed)
+    seqs = make_sequences(fam.names[:n], fam.sequences[:n], "protein")
+    res = Aligner(CFG, backend=CPU).align(seqs)
+    new = make_sequences(fam.names[n:], fam.sequences[n:], "protein")
+    return list(seqs.names), res.rows(), new
+
+
+def _columns_kept(rows, out_rows):
+    """The existing rows are the output's first rows with the new columns (gaps only there) removed."""
+    grid = np.array([np.frombuffer(r, dtype=np.uint8) for r in out_rows[: len(rows)]])
+    kept = ~(grid == ord("-")).all(axis=0)
+    return [bytes(g[kept]) for g in grid] == rows
+
+
+def test_existing_columns_never_change_and_new_rows_hold_their_residues():
+    names, rows, new = _existing()
+    out_names, out_rows = add_sequences(names, rows, new, CFG, CPU)
+    assert out_names == names + list(new.names)
+    assert len({len(r) for r in out_rows}) == 1
+    assert _columns_kept(rows, out_rows)
+    assert [r.replace(b"-", b"") for r in out_rows[len(rows):]] == list(new.raw)
+
+
+def test_keeplength_keeps_the_width():
+    names, rows, new = _existing(seed=9)
+    _, out_rows = add_sequences(names, rows, new, CFG, CPU, keeplength=True)
+    assert {len(r) for r in out_rows} == {len(rows[0])} and out_rows[: len(rows)] == rows
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.text("ACDEFGHIKLMNPQRSTVWY", min_size=1, max_size=30), min_size=1, max_size=4))
+def test_any_new_sequences_keep_the_columns(texts):
+    names, rows = ["a", "b"], [b"MKTAYIAKQRQ-ISF", b"MKTA--AKQRQAISF"]
+    new = make_sequences([f"n{i}" for i in range(len(texts))], [t.encode() for t in texts], "protein")
+    out_names, out_rows = add_sequences(names, rows, new, CFG, CPU)
+    assert _columns_kept(rows, out_rows)
+    assert [r.replace(b"-", b"") for r in out_rows[2:]] == [t.encode() for t in texts]
+
+
+def test_bad_existing_alignments_are_refused():
+    new = make_sequences(["n"], [b"MKV"], "protein")
+    with pytest.raises(InputError, match="differ in length"):
+        add_sequences(["a", "b"], [b"MKV", b"MK"], new, CFG, CPU)
+    with pytest.raises(InputError, match="all-gap column"):
+        add_sequences(["a", "b"], [b"M-KV", b"M-KV"], new, CFG, CPU)
+
+
+def test_cli_add_and_mafft_add(tmp_path):
+    names, rows, new = _existing()
+    aln = tmp_path / "aln.fa"
+    aln.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(names, rows)))
+    add = tmp_path / "new.fa"
+    add.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(new.names, new.raw)))
+    out = tmp_path / "out.fa"
+    r = CliRunner().invoke(app, ["align", "--add", str(add), "--existing", str(aln), "-o", str(out),
+                                 "--backend", "cpu", "-q"])
+    assert r.exit_code == 0, r.output
+    out_names, out_rows = read_aligned(out)
+    assert out_names == names + list(new.names) and _columns_kept(rows, out_rows)
+    code = "from msa_gpu.mafft_cli import main; main()"
+    m = subprocess.run([sys.executable, "-c", code, "--add", str(add), "--keeplength", "--quiet", str(aln)],
+                       capture_output=True)
+    assert m.returncode == 0, m.stderr
+    kept = [line for line in m.stdout.decode().splitlines() if not line.startswith(">")]
+    assert kept  # FASTA came out
+    r = CliRunner().invoke(app, ["align", "--add", str(add), "--backend", "cpu"])
+    assert r.exit_code == 2 and "--existing" in r.output
+
+
+@pytest.mark.skipif(shutil.which("mafft") is None, reason="MAFFT is not installed")
+def test_same_shape_as_mafft_keeplength(tmp_path):
+    names, rows, new = _existing()
+    aln = tmp_path / "aln.fa"
+    aln.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(names, rows)))
+    add = tmp_path / "new.fa"
+    add.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(new.names, new.raw)))
+    theirs = tmp_path / "theirs.fa"
+    theirs.write_bytes(subprocess.run(["mafft", "--quiet", "--add", str(add), "--keeplength", str(aln)],
+                                      capture_output=True).stdout)
+    t_names, t_rows = read_aligned(theirs)
+    o_names, o_rows = add_sequences(names, rows, new, CFG, CPU, keeplength=True)
+    assert t_names == o_names and {len(r) for r in t_rows} == {len(r) for r in o_rows} == {len(rows[0])}
