@@ -11,12 +11,15 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e .
 	touch $@
 
-# MAFFT (Debian) lets one test compare msagpu-mafft with the real thing; best effort: the test skips without it
+# Debian tools the client tests run (MAFFT to compare msagpu-mafft with, FastTree and IQ-TREE to read
+# msagpu's output); best effort: a test whose tool is missing skips
+DEBIAN_TOOLS := mafft fasttree iqtree
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[test]'
-	-@command -v mafft >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-	  apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq mafft >/dev/null 2>&1; } || \
-	  echo "make: MAFFT not installed; tests/test_mafft_cli.py's comparison with it will skip"
+	-@{ command -v mafft && command -v FastTree && command -v iqtree2; } >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TOOLS) >/dev/null 2>&1; } || \
+	  echo "make: could not install $(DEBIAN_TOOLS); the tests that run them will skip"
 	touch $@
 
 venv: $(VENV)/.installed

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import batch, datasets, pairwise, peers, report
-from . import large, mrle, tradeoff
+from . import add, large, mrle, tradeoff
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     mrle.register(sub)
     tradeoff.register(sub)
     large.register(sub)
+    add.register(sub)
     return parser
 
 

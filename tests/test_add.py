@@ -105,3 +105,15 @@ def test_same_shape_as_mafft_keeplength(tmp_path):
     t_names, t_rows = read_aligned(theirs)
     o_names, o_rows = add_sequences(names, rows, new, CFG, CPU, keeplength=True)
     assert t_names == o_names and {len(r) for r in t_rows} == {len(r) for r in o_rows} == {len(rows[0])}
+
+
+def test_add_benchmark_scores_placement(tmp_path):
+    import json
+
+    from benchmarks.__main__ import main
+
+    assert main(["add", "--existing", "8", "--new", "12", "--fragment", "30", "--length", "60", "--backend", "cpu",
+                 "--out", str(tmp_path), "--work", str(tmp_path / "w"), "--tag", "t"]) == 0
+    doc = json.loads((tmp_path / "t-add.json").read_text())
+    ours = doc["entries"][0]
+    assert ours["label"].startswith("msagpu") and 0.3 < ours["placement"] <= 1.0

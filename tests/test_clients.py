@@ -1,0 +1,104 @@
+"""Real downstream clients read msagpu's output: IQ-TREE and FastTree build
+trees, trimAl (pytrimal) trims, the nf-core MAFFT_ALIGN command line runs
+with msagpu-mafft in mafft's place, and a two-rule Snakemake workflow
+(align, then FastTree) runs end to end. `make test` installs the Debian
+tools where it can; a missing tool skips its test."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from Bio import Phylo
+from typer.testing import CliRunner
+
+from msa_gpu.cli import app
+from msa_gpu.io import read_aligned, read_sequences
+
+BIN = str(Path(sys.executable).parent)
+ENV = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+pytestmark = pytest.mark.slow
+
+
+def _need(tool: str) -> str:
+    path = shutil.which(tool, path=ENV["PATH"])
+    if path is None:
+        pytest.skip(f"{tool} is not installed")
+    return path
+
+
+def _align(src: Path, out: Path, fmt: str) -> None:
+    r = CliRunner().invoke(app, ["align", str(src), "-o", str(out), "--outfmt", fmt, "--backend", "cpu", "-q"])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("fmt", ["phylip", "phylip-strict", "fasta"])
+def test_iqtree_builds_a_tree(refs, tmp_path, fmt):
+    iqtree = shutil.which("iqtree2") or shutil.which("iqtree")
+    if iqtree is None:
+        pytest.skip("IQ-TREE is not installed")
+    aln = tmp_path / "aln.x"
+    _align(refs / "BB20001.tfa", aln, fmt)
+    r = subprocess.run([iqtree, "-s", str(aln), "-m", "LG", "-nt", "1", "-fast", "-redo", "-quiet",
+                        "--prefix", str(tmp_path / "iq")], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()[-500:]
+    tree = Phylo.read(tmp_path / "iq.treefile", "newick")
+    assert len(tree.get_terminals()) == len(read_sequences(refs / "BB20001.tfa"))
+
+
+def test_fasttree_builds_a_tree_from_fasta(refs, tmp_path):
+    fasttree = _need("FastTree")
+    aln = tmp_path / "aln.fa"
+    _align(refs / "BB20001.tfa", aln, "fasta")
+    r = subprocess.run([fasttree, "-quiet", str(aln)], capture_output=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith(b";")
+
+
+def test_trimal_trims(refs, tmp_path):
+    pytrimal = pytest.importorskip("pytrimal")
+    aln = tmp_path / "aln.fa"
+    _align(refs / "BB20001.tfa", aln, "fasta")
+    loaded = pytrimal.Alignment.load(str(aln))
+    trimmed = pytrimal.AutomaticTrimmer("strictplus").trim(loaded)
+    assert len(trimmed.names) == len(loaded.names) and 0 < len(trimmed.sequences[0]) <= len(loaded.sequences[0])
+
+
+def test_nf_core_mafft_align_command_line(refs, tmp_path):
+    # nf-core/modules mafft/align: mafft --thread ${task.cpus} ${args} ${fasta} > ${prefix}.fas
+    _need("msagpu-mafft")
+    out = tmp_path / "test.fas"
+    with open(out, "wb") as fh:
+        r = subprocess.run(["msagpu-mafft", "--thread", "2", "--auto", str(refs / "BB11001.tfa")], stdout=fh,
+                           stderr=subprocess.PIPE, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stderr
+    names, rows = read_aligned(out)
+    assert names == list(read_sequences(refs / "BB11001.tfa").names) and len({len(x) for x in rows}) == 1
+
+
+SNAKEFILE = """
+rule all:
+    input: "tree.nwk"
+
+rule align:
+    input: "{SRC}"
+    output: "aln.fa"
+    shell: "msagpu-mafft --auto --quiet {input} > {output}"
+
+rule tree:
+    input: "aln.fa"
+    output: "tree.nwk"
+    shell: "FastTree -quiet {input} > {output}"
+"""
+
+
+def test_snakemake_workflow_end_to_end(refs, tmp_path):
+    _need("FastTree")
+    snakemake = _need("snakemake")
+    (tmp_path / "Snakefile").write_text(SNAKEFILE.replace("{SRC}", str(refs / "BB20001.tfa")))
+    r = subprocess.run([snakemake, "--cores", "1", "--quiet", "all"], cwd=tmp_path, env=ENV, capture_output=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr.decode()[-800:]
+    tree = Phylo.read(tmp_path / "tree.nwk", "newick")
+    assert len(tree.get_terminals()) == len(read_sequences(refs / "BB20001.tfa"))
