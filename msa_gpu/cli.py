@@ -24,7 +24,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 
 Inputs = Annotated[Optional[list[str]], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]
 OutDir = Annotated[Optional[Path], typer.Option("--outdir", help="Batch mode: align every input in one run, writing DIR/<name>.<ext>")]
-Output = Annotated[Optional[Path], typer.Option("-o", "--output", help="Output file (default: stdout)")]
+Output = Annotated[Optional[Path], typer.Option("-o", "--output", "--out", help="Output file (default: stdout)")]
 OutFmt = Annotated[Optional[OutFormat], typer.Option("--outfmt", help="Output format (default: from the extension, else FASTA)")]
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", help="Sequence type")]
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
