@@ -13,7 +13,8 @@ import typer
 
 from .alphabet import SeqType
 from .config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMethod
-from .errors import BackendError, InputError, MsaGpuError
+from .errors import (EXIT_BACKEND, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPT, EXIT_RESOURCE, EXIT_TERM,
+                     BackendError, InputError, MsaGpuError, Terminated)
 from .pairwise import PairMode
 from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
                  render_alignment, stream_fasta, strict_names, write_text)
@@ -84,18 +85,48 @@ def _main(
 
 
 @contextmanager
-def _exit_codes():
-    """Map errors to one-line messages and exit codes (2 input, 3 backend, 1 other)."""
+def _exit_codes(plan=None):
+    """Map errors to one-line messages and exit codes: 2 bad input, 3 backend
+    unavailable, 4 out of memory, 1 internal error (MSAGPU_DEBUG=1 shows its
+    traceback), 130 SIGINT, 143 SIGTERM. SIGTERM unwinds like SIGINT, so
+    temporary outputs are removed."""
+    import os
+    import signal
+
+    def _term(signum, frame):
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _term)
+    except ValueError:  # not the main thread
+        previous = None
     try:
         yield
+    except KeyboardInterrupt:
+        _fail("interrupted; no output written", EXIT_INTERRUPT)
+    except Terminated:
+        _fail("terminated; no output written", EXIT_TERM)
     except (InputError, ValueError) as exc:
-        _fail(exc, 2)
+        _fail(exc, EXIT_INPUT)
     except OSError as exc:
-        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), 2)
+        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_INPUT)
     except BackendError as exc:
-        _fail(exc, 3)
+        _fail(exc, EXIT_BACKEND)
+    except MemoryError as exc:
+        need = f"; {plan()}" if plan is not None else ""
+        _fail(f"out of memory ({exc or type(exc).__name__}){need}", EXIT_RESOURCE)
     except MsaGpuError as exc:
-        _fail(exc, 1)
+        _fail(exc, EXIT_INTERNAL)
+    except (typer.Exit, typer.Abort, SystemExit):
+        raise
+    except Exception as exc:
+        if os.environ.get("MSAGPU_DEBUG") == "1":
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (please report it; MSAGPU_DEBUG=1 shows where)",
+              EXIT_INTERNAL)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -141,7 +172,8 @@ def align(
     from .tree import to_newick
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
-    with _exit_codes():
+    need: dict = {}
+    with _exit_codes(lambda: need.get("plan", "")):
         inputs = list(inputs or []) + list(infile or [])
         if add is not None or existing is not None:
             _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet)
@@ -160,7 +192,21 @@ def align(
         for target in (output, tree_out, distmat_out):  # fail before the work, not after it
             if target is not None and str(target) != "-" and not Path(target).resolve().parent.is_dir():
                 raise InputError(f"{target}: no such folder to write into")
-        families = [read_sequences(p, seqtype) for p in paths]
+        families, failed = [], []
+        n_inputs = len(paths)
+        for p in list(paths):
+            try:
+                families.append(read_sequences(p, seqtype))
+            except InputError as exc:  # batch mode: report it, align the others
+                if not batch:
+                    raise
+                typer.echo(f"msagpu: error: {exc}", err=True)
+                failed.append(p)
+        paths = [p for p in paths if p not in failed]
+        if not families:
+            raise InputError("no input could be read")
+        largest = max(families, key=len)
+        need["plan"] = memory_plan(len(largest), int(largest.lengths.sum()), int(largest.lengths.max())).line()
         targets = [outdir / output_name(p, fmt) for p in paths] if batch else [output]
         if batch and len(set(targets)) != len(targets):
             raise InputError("two inputs would write the same output file name")
@@ -190,13 +236,23 @@ def align(
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
         else:
-            # every output is made before any is written, so a failure writes none
-            texts = [render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
-                     for seqs, result in zip(families, results)]
+            # each output is made whole before it is written; in batch mode a family that
+            # cannot be written is reported and the others are still written
+            texts = []
+            for path, seqs, result in zip(paths, families, results):
+                try:
+                    texts.append(render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype))
+                except InputError as exc:
+                    if not batch:
+                        raise
+                    typer.echo(f"msagpu: error: {path}: {exc}", err=True)
+                    failed.append(path)
+                    texts.append(None)
             if batch:
                 outdir.mkdir(parents=True, exist_ok=True)
             for text, target in zip(texts, targets):
-                write_text(target, lambda h, text=text: h.write(text))
+                if text is not None:
+                    write_text(target, lambda h, text=text: h.write(text))
             if fmt is OutFormat.phylip_strict:  # the short names' map beside each file
                 for seqs, target in zip(families, targets):
                     if target is not None and str(target) != "-":
@@ -215,6 +271,9 @@ def align(
         if batch and not quiet:
             split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
             typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
+        if failed:
+            typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
+            raise typer.Exit(EXIT_INPUT)
 
 
 def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet) -> None:

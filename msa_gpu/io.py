@@ -95,13 +95,26 @@ def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes
     # titles exactly as written (Biopython strips trailing whitespace); one per record
     titles = [line[1:].rstrip("\r") for line in stripped.split("\n") if line.startswith(">")]
     names, raw = [], []
-    for title, rec in zip(titles, SeqIO.parse(_io.StringIO(stripped), "fasta")):
-        residues = str(rec.seq).encode(ENCODING, ERRORS)
-        residues = residues.translate(None, GAP_CHARS + b" \t\r")
+    seen: dict[str, int] = {}
+    gapped = 0
+    for k, (title, rec) in enumerate(zip(titles, SeqIO.parse(_io.StringIO(stripped), "fasta")), start=1):
+        if not title.strip():
+            raise InputError(f"{source}: record {k} has no name after '>'")
+        if title in seen:
+            raise InputError(f"{source}: sequence name {title!r} is used twice (records {seen[title]} and {k})")
+        seen[title] = k
+        text = str(rec.seq).encode(ENCODING, ERRORS)
+        residues = text.translate(None, GAP_CHARS + b" \t\r")
         if not residues:
-            raise InputError(f"{source}: sequence {title!r} is empty")
+            raise InputError(f"{source}: sequence {title!r} is empty (record {k})")
+        gapped += len(residues) != len(text.translate(None, b" \t\r"))
         names.append(title)
         raw.append(residues)
+    if gapped:
+        import warnings
+
+        warnings.warn(f"{source}: gaps ('-', '.') removed from {gapped} sequence(s); they are aligned afresh",
+                      stacklevel=2)
     return names, raw
 
 

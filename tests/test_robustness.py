@@ -1,0 +1,149 @@
+"""Reliability: bad input is refused in one line with exit code 2 and no
+output; odd but valid input is aligned; internal errors, memory exhaustion
+and signals map to their own exit codes, and nothing partial is left."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.synthetic import evolve_family, write_family
+from msa_gpu.cli import app
+from msa_gpu.io import read_aligned
+
+REJECTED = {
+    "empty": b"",
+    "blank lines only": b"\n\n   \n",
+    "no records": b"hello\nworld\n",
+    "header only": b">a\n>b\n",
+    "NUL byte": b">a\nMK\x00V\n",
+    "binary junk": bytes(range(256)) * 3,
+    "no name": b">\nMKV\n>b\nMKV\n",
+    "duplicate names": b">a\nMKV\n>a\nMKW\n",
+    "empty sequence": b">a\n\n>b\nMKV\n",
+    "only gaps": b">a\n----\n>b\nMKV\n",
+    "not a residue": b">a\nMK#V\n>b\nMKV\n",
+}
+ACCEPTED = {
+    "CRLF": b">a\r\nMKVLAW\r\n>b\r\nMKVAW\r\n",
+    "mixed line ends": b">a\r\nMKVLAW\n>b\nMKV\r\nAW\n",
+    "blank lines between records": b">a\nMKVLAW\n\n\n>b\nMKVAW\n\n",
+    "very long header": b">" + b"x" * 100000 + b"\nMKVLAW\n>b\nMKVAW\n",
+    "non-UTF-8 header": b">caf\xe9 \xff\nMKVLAW\n>b\nMKVAW\n",
+    "already gapped": b">a\nMK-VL.AW\n>b\nMKVAW\n",
+    "all X": b">a\nXXXXXX\n>b\nMKVAW\n",
+    "lower case": b">a\nmkvlaw\n>b\nMKVAW\n",
+    "odd letters": b">a\nMKUOJBZX*\n>b\nMKVAW\n",
+    "one sequence": b">a\nMKVLAW\n",
+    "two sequences": b">a\nMKVLAW\n>b\nMKAW\n",
+}
+
+
+def _cli(*args, input=None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input)
+
+
+@pytest.mark.parametrize("case", sorted(REJECTED))
+def test_rejected_input_one_line_exit_2_no_output(tmp_path, case):
+    src = tmp_path / "in put é.fa"  # spaces and non-ASCII in the name
+    src.write_bytes(REJECTED[case])
+    out = tmp_path / "out.fa"
+    r = _cli("align", src, "-o", out, "--backend", "cpu", "-q")
+    assert r.exit_code == 2, (case, r.output)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("msagpu: error: ") and "Traceback" not in r.output
+    assert str(src) in lines[0] or "no input" in lines[0]
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_accepted_input_is_aligned(tmp_path, case):
+    src = tmp_path / "in.fa"
+    src.write_bytes(ACCEPTED[case])
+    out = tmp_path / "out.fa"
+    r = _cli("align", src, "-o", out, "--backend", "cpu")
+    assert r.exit_code == 0, (case, r.output)
+    names, rows = read_aligned(out)
+    assert len({len(x) for x in rows}) == 1
+    if case == "non-UTF-8 header":
+        assert out.read_bytes().startswith(b">caf\xe9 \xff\n")  # kept byte for byte
+    if case == "already gapped":
+        assert "gaps ('-', '.') removed from 1 sequence(s)" in r.stderr
+
+
+def test_unreadable_inputs_and_outputs(tmp_path):
+    ok = tmp_path / "ok.fa"
+    ok.write_bytes(b">a\nMKV\n>b\nMKW\n")
+    trunc = tmp_path / "t.fa.gz"
+    import gzip
+
+    trunc.write_bytes(gzip.compress(b">a\nMKVLAW\n>b\nMKVAW\n" * 50)[:30])
+    folder = tmp_path / "dir.fa"
+    folder.mkdir()
+    for args, message in (([trunc, "-o", tmp_path / "o.fa"], "corrupt gzip"),
+                          ([folder, "-o", tmp_path / "o.fa"], "no FASTA files in this folder"),
+                          ([tmp_path / "missing.fa"], "missing.fa"),
+                          ([ok, "-o", tmp_path / "nofolder" / "o.fa"], "no such folder")):
+        r = _cli("align", *args, "--backend", "cpu", "-q")
+        assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "o.fa").exists()
+
+
+def test_internal_error_and_out_of_memory_have_their_own_codes(tmp_path, monkeypatch):
+    import msa_gpu.aligner as aligner
+
+    src = tmp_path / "in.fa"
+    src.write_bytes(b">a\nMKVLAW\n>b\nMKVAW\n")
+
+    def boom(self, *a, **k):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(aligner.Aligner, "align_many", boom)
+    r = _cli("align", src, "-o", tmp_path / "o.fa", "--backend", "cpu", "-q")
+    assert r.exit_code == 1 and r.stderr.strip().splitlines() == [
+        "msagpu: error: internal error: RuntimeError: kaboom (please report it; MSAGPU_DEBUG=1 shows where)"]
+
+    def oom(self, *a, **k):
+        raise MemoryError("cannot allocate 12 GB")
+
+    monkeypatch.setattr(aligner.Aligner, "align_many", oom)
+    r = _cli("align", src, "-o", tmp_path / "o.fa", "--backend", "cpu", "-q")
+    assert r.exit_code == 4 and "out of memory (cannot allocate 12 GB); memory plan: about" in r.stderr
+    assert not (tmp_path / "o.fa").exists()
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signals_leave_no_partial_file(tmp_path, sig, code):
+    fam = evolve_family(3000, 200, seed=1)
+    src = write_family(fam, tmp_path, "big", ref_size=10)
+    out = tmp_path / "out.fa"
+    proc = subprocess.Popen([sys.executable, "-c", "from msa_gpu.cli import main; main()", "align", str(src),
+                             "-o", str(out), "--backend", "cpu", "--mode", "fast", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4.0)  # inside the alignment by then (it takes tens of seconds on 2 cores)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == code, err
+    assert b"no output written" in err and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.core", "big.ref.fa", "big.tfa"]
+
+
+def test_same_bytes_for_any_order_of_a_batch(refs, tmp_path):
+    files = sorted(refs.glob("*.tfa"))
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert _cli("align", *files, "--outdir", a, "--backend", "cpu", "-q").exit_code == 0
+    assert _cli("align", *reversed(files), "--outdir", b, "--backend", "cpu", "-q", "--threads", "1").exit_code == 0
+    assert {f.name: f.read_bytes() for f in a.iterdir()} == {f.name: f.read_bytes() for f in b.iterdir()}
+
+
+def test_no_shell_or_eval_in_the_code():
+    root = Path(__file__).resolve().parent.parent
+    for path in list((root / "msa_gpu").rglob("*.py")) + list((root / "benchmarks").glob("*.py")):
+        text = path.read_text()
+        for bad in ("shell=True", "os.system(", "os.popen(", " eval(", " exec("):
+            assert bad not in text, f"{path.name}: {bad}"
