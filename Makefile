@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 EXAMPLE := references/BB11001
 
-.PHONY: run test venv clean bench
+.PHONY: run test venv clean bench fuzz
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test: $(VENV)/.installed-test
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
+
+# at least 10,000 malformed inputs through the parser and the CLI (tests/fuzz_cli.py)
+fuzz: $(VENV)/.installed-test
+	$(PY) tests/fuzz_cli.py --cases $${CASES:-10000} --seed $${SEED:-0}
 
 clean:
 	rm -rf $(VENV) out

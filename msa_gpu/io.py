@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import gzip
+import zlib
 import io as _io
 import os
 import sys
@@ -78,7 +79,7 @@ def _read_text(path: str | os.PathLike) -> str:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{path}: corrupt gzip data ({exc})") from None
     return data.decode(ENCODING, ERRORS)
 

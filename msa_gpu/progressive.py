@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import ResourceError
 from .profile import LevelMeta, Profile, level_meta_arrays, offsets
 from .types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
 
@@ -137,12 +138,35 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
         for chunk in _chunks(sizes, long_mask, budget, _cell_bytes(jobs)):
             fams = [jobs[owners[i][0]] for i in chunk]
             sides = [_side_info(fam, mat_of[owners[i][0]]) for i, fam in zip(chunk, fams)]
-            merged = merge_batch([pairs[i] for i in chunk], sides, long_mask[chunk], ctx).profiles
+            merged = merge_resilient([pairs[i] for i in chunk], sides, long_mask[chunk], ctx)
             for i, profile in zip(chunk, merged):
                 f, k = owners[i]
                 nodes[f][len(jobs[f].seqs) + k] = profile
     return [codes_to_alignment(nodes[f][2 * len(job.seqs) - 2], job.scoring.gap_code, backend)
             for f, job in enumerate(jobs)]
+
+
+def merge_resilient(pairs, sides, long_mask, ctx) -> list:
+    """`merge_batch`'s profiles; a batch that runs out of device memory is
+    halved and retried (the pool's cached blocks freed first), and a single
+    pair that still does not fit is retried through the checkpointed kernel,
+    whose memory grows as (m + n)^1.5. Each pair's alignment does not depend
+    on its batch, so the result is the same."""
+    try:
+        return merge_batch(pairs, sides, long_mask, ctx).profiles
+    except MemoryError:
+        free = getattr(ctx.backend.ops, "free_cached", None)
+        if free is not None:
+            free()
+        if len(pairs) > 1:
+            h = len(pairs) // 2
+            return (merge_resilient(pairs[:h], sides[:h], long_mask[:h], ctx)
+                    + merge_resilient(pairs[h:], sides[h:], long_mask[h:], ctx))
+        if not long_mask[0]:
+            return merge_resilient(pairs, sides, np.ones(1, dtype=bool), ctx)
+        a, b = pairs[0]
+        raise ResourceError(f"one merge of profiles of {a.size} x {a.length} and {b.size} x {b.length} "
+                            "does not fit in device memory even in checkpointed bands") from None
 
 
 @dataclass(frozen=True)

@@ -147,3 +147,74 @@ def test_no_shell_or_eval_in_the_code():
         text = path.read_text()
         for bad in ("shell=True", "os.system(", "os.popen(", " eval(", " exec("):
             assert bad not in text, f"{path.name}: {bad}"
+
+
+REGRESSIONS = sorted((Path(__file__).resolve().parent / "fuzz_regressions").glob("*.fa"))
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.name for p in REGRESSIONS])
+def test_fuzz_regressions_are_refused_cleanly(tmp_path, path):
+    out = tmp_path / "out.fa"
+    r = _cli("align", path, "-o", out, "--backend", "cpu", "-q")
+    assert r.exit_code in (0, 2) and "Traceback" not in r.output and "internal error" not in r.output
+    assert r.exit_code == 0 or not out.exists()
+
+
+def test_fuzz_campaign_in_small(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fuzz_cli import run
+
+    counts = run(60, seed=11, keep=None)
+    assert counts["cases"] == 60 and counts["ok"] > 0 and counts["rejected"] > 0
+    assert counts["tracebacks"] == counts["partial_files"] == counts["bad_exit"] == counts["invalid_output"] == 0
+
+
+def test_out_of_memory_batches_are_halved_and_retried(refs, monkeypatch):
+    """A batch over 3 pairs 'runs out of memory' (as CuPy would raise): halved until
+    it fits; a pair refused on the short path goes through the checkpointed one.
+    The alignments are those of an unconstrained run."""
+    import msa_gpu.progressive as progressive
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.config import AlignerConfig
+    from msa_gpu.io import read_sequences
+
+    families = [read_sequences(p) for p in sorted(refs.glob("*.tfa"))]
+    cfg = AlignerConfig(backend="cpu", mode="fast")
+    want = [r.rows() for r in Aligner(cfg, backend=cpu_backend()).align_many(families)]
+    real = progressive.merge_batch
+    calls = {"refused": 0, "long": 0}
+
+    def tight(pairs, sides, long_mask, ctx):
+        if len(pairs) > 3 or (len(pairs) == 1 and not long_mask[0] and pairs[0][0].size > 8):
+            calls["refused"] += 1
+            raise MemoryError("simulated: out of device memory")
+        calls["long"] += int(long_mask.sum())
+        return real(pairs, sides, long_mask, ctx)
+
+    monkeypatch.setattr(progressive, "merge_batch", tight)
+    got = [r.rows() for r in Aligner(cfg, backend=cpu_backend()).align_many(families)]
+    assert calls["refused"] > 0 and calls["long"] > 0
+    assert got == want
+
+
+@pytest.mark.gpu
+def test_gpu_with_a_capped_memory_pool_still_aligns(refs):
+    import cupy
+
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.backend import gpu_backend
+    from msa_gpu.config import AlignerConfig
+    from msa_gpu.io import read_sequences
+
+    families = [read_sequences(p) for p in sorted(refs.glob("*.tfa"))]
+    cfg = AlignerConfig(mode="fast")
+    want = [r.rows() for r in Aligner(cfg, backend=gpu_backend()).align_many(families)]
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    pool.set_limit(size=48 << 20)
+    try:
+        got = [r.rows() for r in Aligner(cfg, backend=gpu_backend()).align_many(families)]
+    finally:
+        pool.set_limit(size=0)
+    assert got == want

@@ -77,6 +77,11 @@ def memory_budget() -> int:
     return (free + cp.get_default_memory_pool().free_bytes()) // 4
 
 
+def free_cached() -> None:
+    """Give CuPy's cached blocks back (before a retry after running out of memory)."""
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 def profile_stats(lv, codes, weights, mats):
     vec = cp.empty((max(lv.n_cols, 1), VEC), dtype=cp.int64)
     resid = cp.empty(max(lv.n_cols, 1), dtype=cp.int32)
