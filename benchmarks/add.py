@@ -53,13 +53,7 @@ def cmd_add(args) -> int:
 
     rng = np.random.default_rng(args.seed)
     fam = evolve_family(args.existing + args.new, args.length, seed=args.seed)
-    ex = list(range(args.existing))
-    cols = np.unique(np.concatenate([fam.positions[i] for i in ex]))
-    ex_rows = []
-    for i in ex:
-        row = np.full(len(cols), ord("-"), dtype=np.uint8)
-        row[np.searchsorted(cols, fam.positions[i])] = np.frombuffer(fam.sequences[i], dtype=np.uint8)
-        ex_rows.append(row.tobytes())
+    cols, ex_rows = fam.true_rows(range(args.existing))
     names, raw, truth = [], [], []
     for i in range(args.existing, args.existing + args.new):
         s, p = fam.sequences[i], fam.positions[i]

@@ -58,13 +58,17 @@ class SyntheticFamily:
         """The true alignment of ``size`` sequences drawn at random (input order)."""
         rng = np.random.default_rng(seed)
         pick = np.sort(rng.choice(len(self.names), size=min(size, len(self.names)), replace=False))
+        return [self.names[i] for i in pick], self.true_rows(pick)[1]
+
+    def true_rows(self, pick) -> tuple[np.ndarray, list[bytes]]:
+        """The true alignment of the sequences ``pick``: its columns (positions) and gapped rows."""
         cols = np.unique(np.concatenate([self.positions[i] for i in pick]))
         rows = []
         for i in pick:
             row = np.full(len(cols), ord("-"), dtype=np.uint8)
             row[np.searchsorted(cols, self.positions[i])] = np.frombuffer(self.sequences[i], dtype=np.uint8)
             rows.append(row.tobytes())
-        return [self.names[i] for i in pick], rows
+        return cols, rows
 
 
 def evolve_family(n: int, length: int = 300, seed: int = 0, depth_divergence: float = 0.8,

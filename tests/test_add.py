@@ -30,6 +30,14 @@ def _existing(n=12, seed=4):
     return list(seqs.names), res.rows(), new
 
 
+def _files(folder, names, rows, new):
+    """The existing alignment and the new sequences as FASTA files."""
+    aln, add = folder / "aln.fa", folder / "new.fa"
+    for path, ns, rs in ((aln, names, rows), (add, new.names, new.raw)):
+        path.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(ns, rs)))
+    return aln, add
+
+
 def _columns_kept(rows, out_rows):
     """The existing rows are the output's first rows with the new columns (gaps only there) removed."""
     grid = np.array([np.frombuffer(r, dtype=np.uint8) for r in out_rows[: len(rows)]])
@@ -72,10 +80,7 @@ def test_bad_existing_alignments_are_refused():
 
 def test_cli_add_and_mafft_add(tmp_path):
     names, rows, new = _existing()
-    aln = tmp_path / "aln.fa"
-    aln.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(names, rows)))
-    add = tmp_path / "new.fa"
-    add.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(new.names, new.raw)))
+    aln, add = _files(tmp_path, names, rows, new)
     out = tmp_path / "out.fa"
     r = CliRunner().invoke(app, ["align", "--add", str(add), "--existing", str(aln), "-o", str(out),
                                  "--backend", "cpu", "-q"])
@@ -95,10 +100,7 @@ def test_cli_add_and_mafft_add(tmp_path):
 @pytest.mark.skipif(shutil.which("mafft") is None, reason="MAFFT is not installed")
 def test_same_shape_as_mafft_keeplength(tmp_path):
     names, rows, new = _existing()
-    aln = tmp_path / "aln.fa"
-    aln.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(names, rows)))
-    add = tmp_path / "new.fa"
-    add.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(new.names, new.raw)))
+    aln, add = _files(tmp_path, names, rows, new)
     theirs = tmp_path / "theirs.fa"
     theirs.write_bytes(subprocess.run(["mafft", "--quiet", "--add", str(add), "--keeplength", str(aln)],
                                       capture_output=True).stdout)
