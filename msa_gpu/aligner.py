@@ -120,7 +120,9 @@ class Aligner:
                 out.append(res)
                 continue
             tree = expand_tree(res.guide_tree, inv)
-            out.append(AlignResult(seqs, expand_alignment(res.alignment, inv), expand_distances(res.distances, inv),
+            # no N x N matrix for a family the size of the large path's
+            dm = expand_distances(res.distances, inv) if len(seqs) < self.config.large_min_seqs else None
+            out.append(AlignResult(seqs, expand_alignment(res.alignment, inv), dm,
                                    tree, merge_schedule(tree), res.backend, res.timings, None))
         return out
 

@@ -46,8 +46,8 @@ def expand_distances(dm: DistanceMatrix | None, inverse: np.ndarray) -> Distance
 
 
 def expand_tree(tree: GuideTree, inverse: np.ndarray) -> GuideTree:
-    """The tree over every sequence: each distinct leaf becomes the chain of
-    its copies, joined by zero-length branches, in input order.
+    """The tree over every sequence: each distinct leaf becomes a balanced
+    tree of its copies, joined by zero-length branches in input order.
 
     >>> t = GuideTree(2, np.array([[0, 1]]), np.array([[0.5, 0.5]]))
     >>> expand_tree(t, np.array([0, 1, 0])).children.tolist()
@@ -60,12 +60,15 @@ def expand_tree(tree: GuideTree, inverse: np.ndarray) -> GuideTree:
     children, lengths = [], []
     node_of = np.empty(2 * tree.n_leaves - 1, dtype=np.int64)
     for u, group in enumerate(members):
-        node = group[0]
-        for m in group[1:]:
-            children.append((node, m))
-            lengths.append((0.0, 0.0))
-            node = n + len(children) - 1
-        node_of[u] = node
+        layer = list(group)
+        while len(layer) > 1:  # copies joined pairwise, so the tree stays shallow
+            nxt = []
+            for a, b in zip(layer[0::2], layer[1::2]):
+                children.append((a, b))
+                lengths.append((0.0, 0.0))
+                nxt.append(n + len(children) - 1)
+            layer = nxt + layer[len(layer) - len(layer) % 2:]
+        node_of[u] = layer[0]
     for k, (a, b) in enumerate(tree.children):
         children.append((node_of[a], node_of[b]))
         lengths.append(tuple(tree.lengths[k]))

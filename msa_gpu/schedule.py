@@ -21,5 +21,6 @@ def merge_schedule(tree: GuideTree) -> MergeSchedule:
     for k, (a, b) in enumerate(tree.children):
         height[n + k] = max(height[a], height[b]) + 1
     merge_h = height[n:]
-    levels = [np.flatnonzero(merge_h == h) for h in range(1, int(merge_h.max(initial=0)) + 1)]
-    return MergeSchedule(tuple(levels))
+    order = np.argsort(merge_h, kind="stable")  # merges by height, each level in merge order
+    cuts = np.searchsorted(merge_h[order], np.arange(2, int(merge_h.max(initial=0)) + 1))
+    return MergeSchedule(tuple(np.split(order, cuts)) if len(order) else ())

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from benchmarks.synthetic import evolve_family, write_family
@@ -218,3 +219,28 @@ def test_gpu_with_a_capped_memory_pool_still_aligns(refs):
     finally:
         pool.set_limit(size=0)
     assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=200))
+def test_parser_and_cli_never_crash_on_any_bytes(data):
+    """Any bytes at all: aligned (exit 0) or refused in one line (exit 2); never a traceback."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "in.fa", Path(tmp) / "out.fa"
+        src.write_bytes(b">a\n" + data if data[:1] != b">" and len(data) % 2 else data)
+        r = _cli("align", src, "-o", out, "--backend", "cpu", "-q")
+        assert r.exit_code in (0, 2) and "Traceback" not in r.output, r.output
+        assert (r.exit_code == 0) == out.exists()
+        assert sorted(p.name for p in Path(tmp).iterdir()) == (["in.fa", "out.fa"] if out.exists() else ["in.fa"])
+
+
+def test_fifty_thousand_identical_sequences(tmp_path):
+    src = tmp_path / "same.fa"
+    src.write_bytes(b"".join(b">s%d\nMKTAYIAKQRQISFVKSHFSRQ\n" % i for i in range(50000)))
+    out = tmp_path / "out.fa"
+    r = _cli("align", src, "-o", out, "--backend", "cpu", "-q")
+    assert r.exit_code == 0
+    names, rows = read_aligned(out)
+    assert len(names) == 50000 and set(rows) == {b"MKTAYIAKQRQISFVKSHFSRQ"}
