@@ -244,3 +244,24 @@ def test_fifty_thousand_identical_sequences(tmp_path):
     assert r.exit_code == 0
     names, rows = read_aligned(out)
     assert len(names) == 50000 and set(rows) == {b"MKTAYIAKQRQISFVKSHFSRQ"}
+
+
+def test_auto_falls_back_to_the_cpu_when_the_gpu_is_broken(monkeypatch):
+    import types
+    import warnings
+
+    from msa_gpu.backend import select_backend
+    from msa_gpu.errors import BackendError
+
+    def broken(*a, **k):
+        raise RuntimeError("cudaErrorLaunchFailure")
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1)),
+                                 arange=broken, int32="int32")
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        backend = select_backend("auto")
+    assert backend.name == "cpu" and "the CUDA device is broken" in str(caught[0].message)
+    with pytest.raises(BackendError, match="cudaErrorLaunchFailure"):
+        select_backend("gpu")

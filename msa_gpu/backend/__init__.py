@@ -47,6 +47,11 @@ def probe_gpu() -> tuple[bool, str]:
         return False, f"no usable CUDA device: {exc}"
     if count < 1:
         return False, "no CUDA device visible"
+    try:  # a device that is listed but cannot run a kernel counts as broken
+        if int(cupy.arange(4, dtype=cupy.int32).sum()) != 6:
+            return False, "the CUDA device computed a wrong sum"
+    except Exception as exc:
+        return False, f"the CUDA device is broken: {type(exc).__name__}: {exc}"
     return True, f"{count} CUDA device(s)"
 
 
