@@ -104,16 +104,24 @@ class Aligner:
         once and copied (`msa_gpu.dedupe`; not where anything was injected)."""
         n = len(families)
         given = [list(x or [None] * n) for x in (distances, guide_trees, libraries)]
+        may = [all(g[f] is None for g in given) for f in range(n)]
+        return self.with_dedupe(families, lambda work: self._align_many(work, distances, guide_trees, libraries),
+                                may)
+
+    def with_dedupe(self, families: list[Sequences], run, allowed: list[bool] | None = None) -> list[AlignResult]:
+        """``run`` (families -> results) on the families' distinct sequences
+        (where ``allowed`` and dedupe is on), its results expanded back."""
+        allowed = allowed or [True] * len(families)
         work, inverses = [], []
         for f, seqs in enumerate(families):
             inverse = None
-            if self.config.dedupe and len(seqs) > 1 and all(g[f] is None for g in given):
+            if self.config.dedupe and len(seqs) > 1 and allowed[f]:
                 unique, inv = distinct(seqs)
                 if len(unique) < len(seqs):
                     seqs, inverse = unique, inv
             work.append(seqs)
             inverses.append(inverse)
-        results = self._align_many(work, distances, guide_trees, libraries)
+        results = run(work)
         out = []
         for seqs, res, inv in zip(families, results, inverses):
             if inv is None:

@@ -2,7 +2,9 @@
 
 The families are cut into one contiguous group per worker, balanced by their
 residues, and each group is one `Aligner.align_many` call on a worker (so a
-worker with a GPU batches its group's merges as one machine does). A
+worker with a GPU batches its group's merges as one machine does). A family
+on the large path is spread itself: its tree is built here, its subtrees
+are aligned on the workers and the merges above them here (`align_large`). A
 family's alignment does not depend on which families share its batch, so
 the output is byte-identical to a run on one machine. ``address`` is a
 scheduler's address, or ``local`` for a cluster of worker processes on this
@@ -38,6 +40,52 @@ def groups(weights: list[int], parts: int) -> list[list[int]]:
     return [list(range(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
+def _align_subtree(seqs: Sequences, tree, config: AlignerConfig) -> tuple[np.ndarray, str]:
+    """One subtree of a large family, aligned as a family of its own (equal
+    weights, its tree given): its code matrix, rows in input order."""
+    from .aligner import Aligner
+    from .progressive import alignment_codes
+
+    res = Aligner(replace(config, mode="large", dedupe=False)).align(seqs, guide_tree=tree)
+    return alignment_codes(seqs, res.alignment), res.backend
+
+
+def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int) -> AlignResult:
+    """The large path with its progressive stage cut into ``parts`` subtrees
+    (`msa_gpu.subtrees`): ``run_all(fn, [args, ...])`` runs the subtrees
+    (on Dask workers, or in process), the merges above them run here. The
+    alignment is the one `Aligner.align` gives."""
+    import time
+
+    from .aligner import Aligner
+    from .progressive import FamilyJob, progressive_align
+    from .schedule import merge_schedule
+    from .subtrees import cut, profile_of, subtree, top_schedule
+
+    aligner = Aligner(config)
+    if not config.is_large(len(seqs)):  # deduplicated below the large path's size: as one machine does
+        return aligner.align_many([seqs])[0]
+    clock = time.perf_counter()
+    tree = aligner._large_tree(seqs)
+    roots = cut(tree, parts)
+    pieces = [subtree(tree, r) for r in roots]
+    timings = {"large_tree": time.perf_counter() - clock}
+    clock = time.perf_counter()
+    made = run_all(_align_subtree, [(_subset(seqs, members), sub, config) for members, sub in pieces])
+    xp = aligner.backend.xp
+    initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
+    job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),
+                    aligner._scoring(seqs))
+    aln = progressive_align([job], aligner.backend, config.long_cells, initial=[initial])[0]
+    timings["progressive"] = time.perf_counter() - clock
+    return AlignResult(seqs, aln, None, tree, merge_schedule(tree), aligner.backend.name, timings, None)
+
+
+def _subset(seqs: Sequences, members: np.ndarray) -> Sequences:
+    return Sequences(tuple(seqs.names[i] for i in members), tuple(seqs.raw[i] for i in members),
+                     tuple(seqs.codes[i] for i in members), seqs.seqtype, seqs.alphabet)
+
+
 def _align_group(families: list[Sequences], config: AlignerConfig) -> list[AlignResult]:
     from .aligner import Aligner
 
@@ -66,12 +114,25 @@ def align_many_dask(families: list[Sequences], config: AlignerConfig, address: s
     client, cluster = _client(address, workers)
     try:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
-        parts = groups([int(s.lengths.sum()) for s in families], n_workers)
-        futures = [client.submit(_align_group, [families[i] for i in g], config, pure=False) for g in parts]
         out: list[AlignResult | None] = [None] * len(families)
+        # large families: their subtrees over the workers, the merges above them here
+        big = [f for f, s in enumerate(families) if config.is_large(len(s))]
+        if big:
+            from .aligner import Aligner
+
+            def run_all(fn, args):
+                return client.gather([client.submit(fn, *a, pure=False) for a in args])
+
+            aligner = Aligner(config)
+            for f in big:
+                out[f] = aligner.with_dedupe([families[f]],
+                                             lambda w: [align_large(w[0], config, run_all, 4 * n_workers)])[0]
+        rest = [f for f in range(len(families)) if f not in big]
+        parts = groups([int(families[f].lengths.sum()) for f in rest], n_workers) if rest else []
+        futures = [client.submit(_align_group, [families[rest[i]] for i in g], config, pure=False) for g in parts]
         for g, results in zip(parts, client.gather(futures)):
             for i, r in zip(g, results):
-                out[i] = r
+                out[rest[i]] = r
         return out  # type: ignore[return-value]
     finally:
         client.close()

@@ -114,18 +114,22 @@ def _chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int, per_cell=BYTE
 
 
 def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS,
-                      memory_budget: int | None = None, stack=None) -> list[Alignment]:
+                      memory_budget: int | None = None, stack=None, initial: list | None = None) -> list[Alignment]:
     """Align every family along its tree. Level h of every family is one
     batch (or a few, when ``memory_budget`` bytes bound it; default: the
     backend's): one launch each for profile statistics, column scores, the DP
     and the merge, whatever the number of pairs (plus one per long pair).
     Families with a library (``job.library``, rows of ``stack``) add its
-    consistency scores to their column scores."""
+    consistency scores to their column scores. ``initial[f]`` may give
+    profiles of family f's subtrees made elsewhere (node id -> `Profile`);
+    its schedule then holds only the merges above them."""
     xp = backend.xp
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     mats, mat_of = _stack_matrices(jobs, xp)
     ctx = BatchContext(backend, mats, stack)
     nodes = [_leaves(job, xp) for job in jobs]
+    for f, made in enumerate(initial or []):  # profiles of subtrees aligned elsewhere (node id -> Profile)
+        nodes[f].update(made or {})
     depth = max(len(job.schedule.levels) for job in jobs)
     for h in range(depth):
         # this level's merges, across every family that still has one

@@ -39,3 +39,38 @@ def test_local_cluster_output_is_byte_identical(refs, tmp_path):
     r = CliRunner().invoke(app, args + [str(b), "--dask", "local", "--threads", "2"])
     assert r.exit_code == 0, r.output
     assert [f.read_bytes() for f in sorted(a.iterdir())] == [f.read_bytes() for f in sorted(b.iterdir())]
+
+
+def test_large_family_cut_into_subtrees_gives_the_same_alignment():
+    from benchmarks.synthetic import evolve_family
+    from msa_gpu.distributed import align_large
+    from msa_gpu.io import make_sequences
+
+    fam = evolve_family(400, 80, seed=2)
+    seqs = make_sequences(fam.names, fam.sequences, "protein")
+    config = AlignerConfig(backend="cpu", mode="large", large_cluster=40)
+    whole = Aligner(config, backend=cpu_backend()).align(seqs)
+    calls = []
+
+    def in_process(fn, args):
+        calls.append(len(args))
+        return [fn(*a) for a in args]
+
+    for parts in (2, 7):  # repeats are dropped first, as one machine does
+        cut = Aligner(config, backend=cpu_backend()).with_dedupe(
+            [seqs], lambda w: [align_large(w[0], config, in_process, parts)])[0]
+        assert cut.rows() == whole.rows() and calls[-1] >= parts
+
+
+@pytest.mark.slow
+def test_large_family_over_a_local_cluster(tmp_path):
+    from benchmarks.synthetic import evolve_family
+    from msa_gpu.io import make_sequences
+
+    fam = evolve_family(300, 60, seed=3)
+    raw = list(fam.sequences) + [fam.sequences[0]] * 5  # repeats: deduplicated first, as on one machine
+    seqs = make_sequences(fam.names + [f"copy{i}" for i in range(5)], raw, "protein")
+    config = AlignerConfig(backend="cpu", mode="large", large_cluster=30)
+    whole = Aligner(config, backend=cpu_backend()).align_many([seqs])[0]
+    spread = align_many_dask([seqs], config, "local", workers=2)[0]
+    assert spread.rows() == whole.rows()
