@@ -64,7 +64,8 @@ class Aligner:
         """Whether a family's guide tree is rebuilt from its first alignment
         (not in accurate mode: its tree comes from the library's alignments)."""
         own_tree = accurate and self.config.accurate_tree == "library"
-        return tree is None and not own_tree and len(seqs) <= self.config.retree_max_seqs
+        # two sequences have one tree: rebuilding it would redo the same alignment
+        return tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
 
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
