@@ -42,9 +42,10 @@ def batch_size(k: int, width: int, longest: int, budget: int, n_new: int) -> int
 
 
 def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: AlignerConfig | None = None,
-                  backend=None, keeplength: bool = False) -> tuple[list[str], list[bytes]]:
+                  backend=None, keeplength: bool = False, any_symbol: bool = False) -> tuple[list[str], list[bytes]]:
     """The existing alignment (``names``, gapped ``rows``) with ``new`` added;
-    see the module's doc."""
+    see the module's doc. ``new`` must be encoded for the alignment's
+    sequence type (`read_new` detects it from both)."""
     from .aligner import Aligner
     from .alphabet import encode
     from .progressive import BatchContext, SideInfo, _stack_matrices, FamilyJob, merge_batch
@@ -59,7 +60,7 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     aligner = Aligner(config or AlignerConfig(), backend)
     xp, gap = aligner.backend.xp, new.alphabet.gap
     residues = np.where(is_gap, ord("X") if new.alphabet.name == "protein" else ord("N"), grid)
-    codes = np.stack(encode(names, [r.tobytes() for r in residues], new.alphabet))
+    codes = np.stack(encode(names, [r.tobytes() for r in residues], new.alphabet, any_symbol))
     codes[is_gap] = gap
     k, width = codes.shape
     scoring = aligner._scoring(new)
@@ -97,6 +98,18 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
         cols = [bytes(src[np.where(on_col >= 0, on_col, len(raw))])]
         out_rows.append(_merge(cols[0], ins, widths, raw))
     return list(names) + list(new.names), out_rows
+
+
+def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False) -> Sequences:
+    """The sequences to add, typed as the existing alignment and they are
+    together (a protein fragment of A, C, G and T letters stays protein)."""
+    from .alphabet import SeqType, detect
+    from .io import parse_fasta, _read_text, make_sequences
+
+    new_names, new_raw = parse_fasta(_read_text(path), str(path))
+    if SeqType(seqtype) is SeqType.auto:
+        seqtype = detect([r.translate(None, b"-.") for r in rows] + new_raw)
+    return make_sequences(new_names, new_raw, seqtype, any_symbol)
 
 
 def _spread(row: bytes, widths: np.ndarray, gap: bytes) -> bytes:

@@ -283,8 +283,10 @@ def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, th
     if add is None or existing is None or inputs:
         raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
     fmt = format_for(output, outfmt)
+    from .add import read_new
+
     names, rows = read_aligned(existing)
-    new = read_sequences(add, seqtype)
+    new = read_new(add, rows, seqtype)
     config = AlignerConfig(seqtype=new.seqtype, backend=backend, threads=threads)
     out_names, out_rows = add_sequences(names, rows, new, config, keeplength=keeplength)
     if not quiet:

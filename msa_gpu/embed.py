@@ -57,8 +57,12 @@ def kmer_sets(seqs: Sequences, k: int = 6, xp=np) -> KmerSets:
         stop = int(np.searchsorted(res_off, res_off[start] + KMER_CHUNK, side="right")) - 1
         stop = max(stop, start + 1)
         codes = np.concatenate(seqs.codes[start:stop])
-        g = g_dev[xp.asarray(codes)]
         total = len(codes)
+        if total < k:  # a chunk of sequences all shorter than k: no k-mers
+            ids_out.append(np.zeros(0, dtype=np.int32))
+            start = stop
+            continue
+        g = g_dev[xp.asarray(codes)]
         ids = xp.zeros(max(total - k + 1, 0), dtype=xp.int64)
         for j in range(k):
             ids += g[j: total - k + 1 + j] * base ** (k - 1 - j)

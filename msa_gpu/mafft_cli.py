@@ -8,8 +8,9 @@ order (``--reorder``: guide-tree order), FASTA unless ``--clustalout`` or
 MAFFT writes them, unless ``--preservecase``.
 
 >>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
->>> opts.config.mode.value, opts.config.maxiterate, opts.config.library_mode, round(opts.config.gap_open, 2)
-('accurate', 1000, 'local', 26.0)
+>>> cfg = opts.config_for(SeqType.protein)  # gap costs scale with the input's detected type
+>>> cfg.mode.value, cfg.maxiterate, cfg.library_mode, round(cfg.gap_open, 2), round(opts.config_for(SeqType.dna).gap_open, 2)
+('accurate', 1000, 'local', 26.0, 24.0)
 >>> parse(["--auto", "in.fa"]).config.mode.value, parse(["in.fa"]).config.mode.value
 ('auto', 'fast')
 """
@@ -79,7 +80,20 @@ class MafftOptions:
     name_length: int | None = None
     add: str | None = None
     keeplength: bool = False
+    op: float | None = None
+    ep: float | None = None
     given: dict = field(default_factory=dict)
+
+    def config_for(self, seqtype: SeqType) -> AlignerConfig:
+        """The config with --op/--ep scaled for the detected sequence type
+        (proportional to msagpu's default for that alphabet)."""
+        kind = "protein" if SeqType(seqtype) is SeqType.protein else "nucleotide"
+        _, go, ge, _ = DEFAULTS[kind]
+        from dataclasses import replace
+
+        return replace(self.config, seqtype=seqtype,
+                       gap_open=go * self.op / MAFFT_OP if self.op is not None else None,
+                       gap_extend=ge * self.ep / MAFFT_EP if self.ep is not None else None)
 
 
 def _number(option: str, text: str, kind=float):
@@ -129,29 +143,34 @@ def parse(argv: list[str]) -> MafftOptions:
         mode = Mode.auto
     else:  # MAFFT's default: FFT-NS-2 (FFT-NS-i with --maxiterate)
         mode = Mode.fast
+    if "--amino" in given and "--nuc" in given:
+        raise InputError("--amino and --nuc exclude each other")
     seqtype = SeqType.protein if "--amino" in given else SeqType.dna if "--nuc" in given else SeqType.auto
-    kind = "nucleotide" if seqtype is SeqType.dna else "protein"
-    _, go, ge, _ = DEFAULTS[kind]
     threads = int(_number("--thread", given["--thread"], int)) if "--thread" in given else None
     retree = int(_number("--retree", given["--retree"], int)) if "--retree" in given else None
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
         library_mode="global" if "--globalpair" in pair else "local",
-        gap_open=go * _number("--op", given["--op"]) / MAFFT_OP if "--op" in given else None,
-        gap_extend=ge * _number("--ep", given["--ep"]) / MAFFT_EP if "--ep" in given else None,
         retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
         threads=threads if threads and threads > 0 else None,
     )
     name_length = int(_number("--namelength", given["--namelength"], int)) if "--namelength" in given else None
+    if name_length is not None and name_length < 1:
+        raise InputError("--namelength must be >= 1")
+    op = _number("--op", given["--op"]) if "--op" in given else None
+    ep = _number("--ep", given["--ep"]) if "--ep" in given else None
     outfmt = "clustal" if "--clustalout" in given else "phylip" if "--phylipout" in given else "fasta"
     add = given.get("--add") or given.get("--addfragments")
     if "--add" in given and "--addfragments" in given:
         raise InputError("--add and --addfragments exclude each other")
     if "--keeplength" in given and not add:
         raise InputError("--keeplength goes with --add or --addfragments")
+    for option in ("--reorder", "--treeout"):
+        if add and option in given:
+            raise InputError(f"{option} does not apply with --add (the existing rows keep their order, no tree is made)")
     return MafftOptions(rest[0], cfg, outfmt, "--reorder" in given, "--preservecase" in given,
                         "--anysymbol" in given, "--quiet" in given, "--treeout" in given, name_length,
-                        add, "--keeplength" in given, given)
+                        add, "--keeplength" in given, op, ep, given)
 
 
 def run(argv: list[str]) -> int:
@@ -166,12 +185,13 @@ def run(argv: list[str]) -> int:
     if opts.add:
         return _run_add(opts)
     seqs = read_sequences(opts.input, opts.config.seqtype, opts.any_symbol)
+    config = opts.config_for(seqs.seqtype)
     if not opts.quiet:
-        mode = opts.config.mode_for(len(seqs), int(seqs.lengths.max()))
+        mode = config.mode_for(len(seqs), int(seqs.lengths.max()))
         print(f"msagpu-mafft: {len(seqs)} sequences, mode {mode.value}", file=sys.stderr)
     from .progress import StageReporter
 
-    result = Aligner(opts.config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(seqs)
+    result = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(seqs)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
     nucleotide = seqs.seqtype is not SeqType.protein
@@ -196,15 +216,20 @@ def _run_add(opts: MafftOptions) -> int:
     from .add import add_sequences
     from .io import read_aligned, read_sequences, stream_fasta, write_text, OutFormat, render_alignment
 
+    from .add import read_new
+
     names, rows = read_aligned(opts.input)
-    new = read_sequences(opts.add, opts.config.seqtype, opts.any_symbol)
-    out_names, out_rows = add_sequences(names, rows, new, opts.config, keeplength=opts.keeplength)
+    new = read_new(opts.add, rows, opts.config.seqtype, opts.any_symbol)
+    out_names, out_rows = add_sequences(names, rows, new, opts.config_for(new.seqtype), keeplength=opts.keeplength,
+                                        any_symbol=opts.any_symbol)
     nucleotide = new.seqtype is not SeqType.protein
     if not opts.preserve_case:
         out_rows = [r.lower() if nucleotide else r.upper() for r in out_rows]
     if opts.outfmt == "fasta":
         write_text(None, lambda h: stream_fasta(h, out_names, out_rows))
     else:
+        if opts.name_length:
+            out_names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in out_names]
         text = render_alignment(out_names, out_rows, OutFormat(opts.outfmt), new.seqtype)
         write_text(None, lambda h: h.write(text))
     return 0

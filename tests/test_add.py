@@ -119,3 +119,36 @@ def test_add_benchmark_scores_placement(tmp_path):
     doc = json.loads((tmp_path / "t-add.json").read_text())
     ours = doc["entries"][0]
     assert ours["label"].startswith("msagpu") and 0.3 < ours["placement"] <= 1.0
+
+
+def test_the_type_comes_from_the_alignment_and_the_new_sequences_together(tmp_path):
+    from msa_gpu.add import read_new
+
+    prot = [b"MKTAYIAKQRQ", b"MKTAYI--QRQ"]
+    frag = tmp_path / "frag.fa"
+    frag.write_text(">frag\nGATTACA\n")  # letters of DNA, but added to a protein alignment
+    new = read_new(frag, prot)
+    assert new.seqtype.value == "protein"
+    m = subprocess.run([sys.executable, "-c", "from msa_gpu.mafft_cli import main; main()", "--quiet", "--add",
+                        str(frag), str(_write(tmp_path / "p.fa", ["p1", "p2"], prot))], capture_output=True)
+    assert m.returncode == 0 and b"MKTAYIAKQRQ" in m.stdout  # protein stays upper case
+    dna = [b"ACGTACGTAC" * 6, b"ACG--CGTAC" * 6]  # MAFFT's rule: 85% A/C/G/T/U/N over both
+    iupac = tmp_path / "iupac.fa"
+    iupac.write_text(">f\nACRYKMSWNNAC\n")
+    assert read_new(iupac, dna).seqtype.value == "dna"
+
+
+def test_anysymbol_applies_to_the_existing_alignment(tmp_path):
+    aln = _write(tmp_path / "a.fa", ["a", "b"], [b"MKT?YIAKQRQ", b"MKTAYI--QRQ"])
+    new = _write(tmp_path / "n.fa", ["n"], [b"MKTAYIAKWQRQ"])
+    code = "from msa_gpu.mafft_cli import main; main()"
+    bad = subprocess.run([sys.executable, "-c", code, "--quiet", "--add", str(new), str(aln)], capture_output=True)
+    assert bad.returncode == 2 and b"'?'" in bad.stderr
+    ok = subprocess.run([sys.executable, "-c", code, "--quiet", "--anysymbol", "--add", str(new), str(aln)],
+                        capture_output=True)
+    assert ok.returncode == 0 and b"MKT?YIAK" in ok.stdout
+
+
+def _write(path, names, rows):
+    path.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(names, rows)))
+    return path

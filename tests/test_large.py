@@ -185,3 +185,14 @@ def test_auto_tree_is_mixed_for_small_and_upgma_for_large_families():
     from msa_gpu.tree import upgma
 
     assert np.array_equal(got.guide_tree.children, upgma(kmer_distance(seqs)).children)
+
+
+
+def test_kmer_sets_with_a_last_chunk_shorter_than_k(monkeypatch):
+    import msa_gpu.embed as embed
+
+    seqs = make_sequences(["a", "b", "c"], [b"MKVLAWTRESQWERTYIPAS", b"MKVLAWTRESQWERTYIPAD", b"MKVL"], "protein")
+    whole = kmer_sets(seqs)
+    monkeypatch.setattr(embed, "KMER_CHUNK", 20)
+    parts = kmer_sets(seqs)
+    assert np.array_equal(whole.ids, parts.ids) and parts.distinct.tolist()[2] == 0

@@ -34,7 +34,10 @@ def _run(*args, stdin=None):
     (["--nuc", "--op", "3.06", "in.fa"], dict(seqtype="dna", gap_open=24.0)),
 ])
 def test_options_map_onto_msagpu(argv, want):
-    cfg = parse(argv).config
+    from msa_gpu.alphabet import SeqType
+
+    opts = parse(argv)
+    cfg = opts.config_for(opts.config.seqtype if opts.config.seqtype is not SeqType.auto else SeqType.protein)
     for key, value in want.items():
         got = getattr(cfg, key)
         got = getattr(got, "value", got)
@@ -50,6 +53,10 @@ def test_options_map_onto_msagpu(argv, want):
     (["--maxiterate", "x", "in.fa"], "needs a number"),
     (["--maxiterate"], "needs a value"),
     (["a.fa", "b.fa"], "one input file"),
+    (["--amino", "--nuc", "in.fa"], "exclude each other"),
+    (["--namelength", "0", "in.fa"], "--namelength must be >= 1"),
+    (["--add", "new.fa", "--reorder", "in.fa"], "--reorder does not apply with --add"),
+    (["--add", "new.fa", "--treeout", "in.fa"], "--treeout does not apply with --add"),
 ])
 def test_bad_command_lines_name_the_problem(argv, message):
     with pytest.raises(InputError, match=message):
@@ -130,3 +137,17 @@ def test_same_rows_and_names_as_real_mafft(tmp_path, refs):
     theirs.write_bytes(subprocess.run(["mafft", "--auto", "--quiet", str(src)], capture_output=True).stdout)
     (n1, r1), (n2, r2) = read_aligned(ours), read_aligned(theirs)
     assert n1 == n2 and [r.replace(b"-", b"").upper() for r in r1] == [r.replace(b"-", b"").upper() for r in r2]
+
+
+def test_op_and_ep_scale_with_the_detected_type(tmp_path):
+    """MAFFT's own defaults, given explicitly, leave the alignment as it is, DNA detected or declared."""
+    import random
+
+    rng = random.Random(3)
+    base = "".join(rng.choice("ACGT") for _ in range(120))
+    src = tmp_path / "dna.fa"
+    src.write_text("".join(f">d{i}\n" + "".join(c if rng.random() > 0.15 else rng.choice("ACGT") for c in base)
+                           + "\n" for i in range(6)))
+    plain = _run("--quiet", src).stdout
+    assert _run("--quiet", "--op", "1.53", "--ep", "0.123", src).stdout == plain
+    assert _run("--quiet", "--nuc", "--op", "1.53", "--ep", "0.123", src).stdout == plain
