@@ -178,7 +178,7 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from .aligner import Aligner
-    from .io import OutFormat, read_sequences, render_alignment, stream_fasta, write_text
+    from .io import read_sequences, write_text
     from .tree import leaf_order, to_newick
 
     opts = parse(argv)
@@ -194,17 +194,7 @@ def run(argv: list[str]) -> int:
     result = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(seqs)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
-    nucleotide = seqs.seqtype is not SeqType.protein
-    fix = (lambda r: r) if opts.preserve_case else (lambda r: r.lower() if nucleotide else r.upper())
-    names = [seqs.names[i] for i in order]
-    out_rows = [fix(rows[i]) for i in order]
-    if opts.outfmt == "fasta":
-        write_text(None, lambda h: stream_fasta(h, names, out_rows))
-    else:
-        if opts.name_length:
-            names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in names]
-        text = render_alignment(names, out_rows, OutFormat(opts.outfmt), seqs.seqtype)
-        write_text(None, lambda h: h.write(text))
+    _emit(opts, [seqs.names[i] for i in order], [rows[i] for i in order], seqs.seqtype)
     if opts.tree_out:
         newick = to_newick(result.guide_tree, list(seqs.names))
         write_text(f"{opts.input}.tree", lambda h: h.write(newick + "\n"))
@@ -213,26 +203,32 @@ def run(argv: list[str]) -> int:
 
 def _run_add(opts: MafftOptions) -> int:
     """``--add NEW input``: NEW added to the input alignment."""
-    from .add import add_sequences
-    from .io import read_aligned, read_sequences, stream_fasta, write_text, OutFormat, render_alignment
-
-    from .add import read_new
+    from .add import add_sequences, read_new
+    from .io import read_aligned
 
     names, rows = read_aligned(opts.input)
     new = read_new(opts.add, rows, opts.config.seqtype, opts.any_symbol)
     out_names, out_rows = add_sequences(names, rows, new, opts.config_for(new.seqtype), keeplength=opts.keeplength,
                                         any_symbol=opts.any_symbol)
-    nucleotide = new.seqtype is not SeqType.protein
-    if not opts.preserve_case:
-        out_rows = [r.lower() if nucleotide else r.upper() for r in out_rows]
-    if opts.outfmt == "fasta":
-        write_text(None, lambda h: stream_fasta(h, out_names, out_rows))
-    else:
-        if opts.name_length:
-            out_names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in out_names]
-        text = render_alignment(out_names, out_rows, OutFormat(opts.outfmt), new.seqtype)
-        write_text(None, lambda h: h.write(text))
+    _emit(opts, out_names, out_rows, new.seqtype)
     return 0
+
+
+def _emit(opts: MafftOptions, names: list[str], rows: list[bytes], seqtype: SeqType) -> None:
+    """The alignment to stdout as MAFFT writes it: nucleotides in lower case,
+    amino acids in upper case (unless --preservecase); names cut to
+    --namelength in Clustal and PHYLIP output."""
+    from .io import OutFormat, render_alignment, stream_fasta, write_text
+
+    if not opts.preserve_case:
+        rows = [r.lower() if seqtype is not SeqType.protein else r.upper() for r in rows]
+    if opts.outfmt == "fasta":
+        write_text(None, lambda h: stream_fasta(h, names, rows))
+        return
+    if opts.name_length:
+        names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in names]
+    text = render_alignment(names, rows, OutFormat(opts.outfmt), seqtype)
+    write_text(None, lambda h: h.write(text))
 
 
 HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [options] input > output\n\n" + \
