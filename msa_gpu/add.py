@@ -29,6 +29,7 @@ from .errors import InputError
 from .profile import Profile
 from .types import Sequences
 
+
 def batch_size(k: int, width: int, longest: int, budget: int, n_new: int) -> int:
     """New sequences per batch: each pair holds a copy of the existing
     profile's codes (k x width bytes) and its DP cells (5 bytes each); a
@@ -95,8 +96,7 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     out_rows = [_spread(r, widths, b"-") for r in rows]
     for (on_col, ins), raw in zip(placed, new.raw):
         src = np.frombuffer(raw + b"-", dtype=np.uint8)
-        cols = [bytes(src[np.where(on_col >= 0, on_col, len(raw))])]
-        out_rows.append(_merge(cols[0], ins, widths, raw))
+        out_rows.append(_merge(bytes(src[np.where(on_col >= 0, on_col, len(raw))]), ins, widths, raw))
     return list(names) + list(new.names), out_rows
 
 

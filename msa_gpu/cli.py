@@ -278,13 +278,11 @@ def align(
 
 def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet) -> None:
     """``--add NEW --existing ALN``: NEW added to ALN, whose columns never change."""
-    from .add import add_sequences
+    from .add import add_sequences, read_new
 
     if add is None or existing is None or inputs:
         raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
     fmt = format_for(output, outfmt)
-    from .add import read_new
-
     names, rows = read_aligned(existing)
     new = read_new(add, rows, seqtype)
     config = AlignerConfig(seqtype=new.seqtype, backend=backend, threads=threads)

@@ -60,7 +60,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int) -> 
     from .aligner import Aligner
     from .progressive import FamilyJob, progressive_align
     from .schedule import merge_schedule
-    from .subtrees import cut, profile_of, subtree, top_schedule
+    from .subtrees import cut, profile_of, subtrees, top_schedule
 
     aligner = Aligner(config)
     if not config.is_large(len(seqs)):  # deduplicated below the large path's size: as one machine does
@@ -68,7 +68,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int) -> 
     clock = time.perf_counter()
     tree = aligner._large_tree(seqs)
     roots = cut(tree, parts)
-    pieces = [subtree(tree, r) for r in roots]
+    pieces = subtrees(tree, roots)
     timings = {"large_tree": time.perf_counter() - clock}
     clock = time.perf_counter()
     made = run_all(_align_subtree, [(_subset(seqs, members), sub, config) for members, sub in pieces])

@@ -36,6 +36,8 @@ GPU_MIN_SEQS = 4096
 
 #: Residues per chunk of `kmer_sets` (its device arrays: about 40 bytes a residue).
 KMER_CHUNK = 1 << 25
+#: Below this many residues `kmer_sets` sorts with NumPy on any backend.
+GPU_MIN_RESIDUES = GPU_MIN_SEQS * 100
 
 
 def kmer_sets(seqs: Sequences, k: int = 6, xp=np) -> KmerSets:
@@ -48,7 +50,7 @@ def kmer_sets(seqs: Sequences, k: int = 6, xp=np) -> KmerSets:
     width = base ** k
     lengths = seqs.lengths
     res_off = offsets(lengths)
-    if int(res_off[-1]) < GPU_MIN_SEQS * 100:
+    if int(res_off[-1]) < GPU_MIN_RESIDUES:
         xp = np
     ids_out, counts = [], np.zeros(len(lengths), dtype=np.int64)
     g_dev = xp.asarray(groups.astype(np.int64))
@@ -63,7 +65,7 @@ def kmer_sets(seqs: Sequences, k: int = 6, xp=np) -> KmerSets:
             start = stop
             continue
         g = g_dev[xp.asarray(codes)]
-        ids = xp.zeros(max(total - k + 1, 0), dtype=xp.int64)
+        ids = xp.zeros(total - k + 1, dtype=xp.int64)
         for j in range(k):
             ids += g[j: total - k + 1 + j] * base ** (k - 1 - j)
         owner = xp.asarray(np.repeat(np.arange(stop - start, dtype=np.int64), lengths[start:stop])[: len(ids)])
@@ -86,21 +88,19 @@ def pivot_distances(km: KmerSets, members: np.ndarray, pivots: np.ndarray, xp=np
     pivots = np.asarray(pivots, dtype=np.int64)
     if len(members) < GPU_MIN_SEQS:
         xp = np
-    off, ids, distinct = km.offsets, km.ids, km.distinct
+    piv_ids, piv_counts = km.gather(pivots)
     piv = np.zeros((km.width, len(pivots)), dtype=np.float32)
-    for c, s in enumerate(pivots):
-        piv[ids[off[s]: off[s + 1]], c] = 1.0
+    piv[piv_ids, np.repeat(np.arange(len(pivots)), piv_counts)] = 1.0
     piv_d = xp.asarray(piv)
     sparse = _sparse_module(xp)
     out = np.empty((len(members), len(pivots)), dtype=np.float64)
     for lo in range(0, len(members), CHUNK):
         part = members[lo: lo + CHUNK]
-        counts = distinct[part]
-        idx = np.repeat(off[part] - offsets(counts)[:-1], counts) + np.arange(int(counts.sum()))
-        present = sparse.csr_matrix((xp.ones(len(idx), dtype=xp.float32), xp.asarray(ids[idx]),
+        cols, counts = km.gather(part)
+        present = sparse.csr_matrix((xp.ones(len(cols), dtype=xp.float32), xp.asarray(cols),
                                      xp.asarray(offsets(counts).astype(np.int32))), shape=(len(part), km.width))
         shared = np.rint(to_host(present @ piv_d))
-        denom = np.maximum(np.minimum(counts[:, None], distinct[pivots][None, :]), 1)
+        denom = np.maximum(np.minimum(counts[:, None], piv_counts[None, :]), 1)
         d = np.clip(1.0 - shared / denom, 0.0, 1.0)
         d[part[:, None] == pivots[None, :]] = 0.0  # a sequence is at 0 from itself, k-mers or not
         out[lo: lo + len(part)] = d

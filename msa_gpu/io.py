@@ -104,11 +104,11 @@ def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes
         if title in seen:
             raise InputError(f"{source}: sequence name {title!r} is used twice (records {seen[title]} and {k})")
         seen[title] = k
-        text = str(rec.seq).encode(ENCODING, ERRORS)
-        residues = text.translate(None, GAP_CHARS + b" \t\r")
+        text = str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r")
+        residues = text.translate(None, GAP_CHARS)
         if not residues:
             raise InputError(f"{source}: sequence {title!r} is empty (record {k})")
-        gapped += len(residues) != len(text.translate(None, b" \t\r"))
+        gapped += len(residues) != len(text)
         names.append(title)
         raw.append(residues)
     if gapped:

@@ -142,9 +142,8 @@ def cluster_distances(km: KmerSets, members: np.ndarray) -> np.ndarray:
     from a sparse presence product."""
     from scipy import sparse
 
-    counts = km.distinct[members]
-    idx = np.repeat(km.offsets[members] - offsets(counts)[:-1], counts) + np.arange(int(counts.sum()))
-    present = sparse.csr_matrix((np.ones(len(idx), dtype=np.int32), km.ids[idx], offsets(counts)),
+    cols, counts = km.gather(members)
+    present = sparse.csr_matrix((np.ones(len(cols), dtype=np.int32), cols, offsets(counts)),
                                 shape=(len(members), km.width))
     shared = (present @ present.T).toarray().astype(np.float64)
     d = np.clip(1.0 - shared / np.maximum(np.minimum(counts[:, None], counts[None, :]), 1), 0.0, 1.0)

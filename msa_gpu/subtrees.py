@@ -1,7 +1,7 @@
 """A large family's progressive stage cut into disjoint subtrees.
 
 The guide tree is cut below its top merges into subtrees (`cut`); each
-subtree is an ordinary family with its own tree (`subtree`), aligned
+subtree is an ordinary family with its own tree (`subtrees`), aligned
 anywhere (a Dask worker: `msa_gpu.distributed`), and the merges above the
 cut run where the family's tree was built, from those subtrees' profiles
 (`merge_top`). A merge depends only on its two profiles and the family's
@@ -13,9 +13,8 @@ Examples
 >>> t = GuideTree(4, np.array([[0, 1], [2, 3], [4, 5]]), np.ones((3, 2)))
 >>> cut(t, 2)
 [4, 5]
->>> members, sub = subtree(t, 5)
->>> members.tolist(), sub.children.tolist()
-([2, 3], [[0, 1]])
+>>> [(members.tolist(), sub.children.tolist()) for members, sub in subtrees(t, [4, 5])]
+[([0, 1], [[0, 1]]), ([2, 3], [[0, 1]])]
 """
 
 from __future__ import annotations
@@ -46,34 +45,34 @@ def cut(tree: GuideTree, parts: int) -> list[int]:
     return roots
 
 
-def subtree(tree: GuideTree, root: int) -> tuple[np.ndarray, GuideTree]:
-    """The leaves below ``root`` (sorted) and their tree, renumbered."""
+def subtrees(tree: GuideTree, roots: list[int]) -> list[tuple[np.ndarray, GuideTree]]:
+    """For each root: the leaves below it (sorted) and their tree,
+    renumbered. A node lies below a root when its range of the leaf order
+    lies inside the root's (one leaf order for all roots)."""
     n = tree.n_leaves
     order, start, stop = leaf_order(tree)
-    members = np.sort(order[start[root]: stop[root]])
-    if root < n:
-        return members, GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
-    below = np.zeros(2 * n - 1, dtype=bool)
-    below[members] = True
-    for k, (a, b) in enumerate(tree.children):  # children before parents
-        below[n + k] = below[a] and below[b]
-    rows = np.flatnonzero(below[n:])
-    m = len(members)
-    new_id = np.full(2 * n - 1, -1, dtype=np.int64)
-    new_id[members] = np.arange(m)
-    new_id[n + rows] = m + np.arange(len(rows))
-    return members, GuideTree(m, new_id[tree.children[rows]], tree.lengths[rows])
+    out = []
+    for root in roots:
+        members = np.sort(order[start[root]: stop[root]])
+        if root < n:
+            out.append((members, GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))))
+            continue
+        rows = np.flatnonzero((start[n:] >= start[root]) & (stop[n:] <= stop[root]))
+        m = len(members)
+        new_id = np.full(2 * n - 1, -1, dtype=np.int64)
+        new_id[members] = np.arange(m)
+        new_id[n + rows] = m + np.arange(len(rows))
+        out.append((members, GuideTree(m, new_id[tree.children[rows]], tree.lengths[rows])))
+    return out
 
 
 def top_schedule(tree: GuideTree, roots: list[int]) -> MergeSchedule:
     """The merges above the cut (not inside any subtree), level by level."""
     n = tree.n_leaves
-    inside = np.zeros(2 * n - 1, dtype=bool)
-    inside[roots] = True
-    for k in range(n - 2, -1, -1):  # parents before children
-        if inside[n + k]:
-            inside[tree.children[k]] = True
-    keep = ~inside[n:]
+    _, start, stop = leaf_order(tree)
+    keep = np.ones(n - 1, dtype=bool)
+    for root in roots:
+        keep &= ~((start[n:] >= start[root]) & (stop[n:] <= stop[root]))
     levels = [lv[keep[lv]] for lv in merge_schedule(tree).levels]
     return MergeSchedule(tuple(lv for lv in levels if len(lv)))
 

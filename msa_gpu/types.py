@@ -258,7 +258,6 @@ class ConsistencyLibrary:
 LIBRARY_ONE = 64
 
 
-
 @dataclass(frozen=True)
 class KmerSets:
     """Large-family stage 1: every sequence's distinct k-mer ids, sorted,
@@ -270,6 +269,7 @@ class KmerSets:
     offsets: np.ndarray  # int64 (n + 1,)
     width: int
     k: int
+    distinct: np.ndarray = field(init=False, repr=False)  # int64 (n,), derived from offsets
 
     def __post_init__(self) -> None:
         off = np.asarray(self.offsets, dtype=np.int64)
@@ -280,10 +280,14 @@ class KmerSets:
             raise ValueError("k-mer ids must lie in 0..width-1")
         object.__setattr__(self, "ids", _frozen(ids))
         object.__setattr__(self, "offsets", _frozen(off))
+        object.__setattr__(self, "distinct", _frozen(np.diff(off)))  # k-mers of each sequence
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    @property
-    def distinct(self) -> np.ndarray:
-        return np.diff(self.offsets)
+    def gather(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The k-mer ids of ``members``, one after another, and their counts:
+        the column indices and row lengths of their presence matrix."""
+        counts = self.distinct[members]
+        starts = np.repeat(self.offsets[members] - np.cumsum(counts) + counts, counts)
+        return self.ids[starts + np.arange(int(counts.sum()))], counts
