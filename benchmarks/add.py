@@ -76,18 +76,24 @@ def cmd_add(args) -> int:
                             keeplength=True)
     entries.append({"label": f"msagpu --add --keeplength ({args.backend})", "wall_s": time.perf_counter() - t0,
                     "placement": placement(rows[args.existing:], truth)})
+    print(entries[-1], file=sys.stderr, flush=True)
     mafft = shutil.which("mafft", path=os.pathsep.join([args.peer_prefix + "/usr/bin", os.environ.get("PATH", "")])
                          if args.peer_prefix else None)
-    for flag in ("--add", "--addfragments"):
+    for flag in args.mafft:
         if not mafft:
             entries.append({"label": f"mafft {flag} --keeplength", "error": "MAFFT not found"})
             continue
         out = work / f"mafft{flag}.fa"
         t0 = time.perf_counter()
-        with open(out, "wb") as fh:
-            proc = subprocess.run([mafft, "--quiet", "--thread", str(os.cpu_count()), flag, str(new_path),
-                                   "--keeplength", str(ex_path)], stdout=fh, stderr=subprocess.PIPE,
-                                  timeout=args.timeout)
+        try:
+            with open(out, "wb") as fh:
+                proc = subprocess.run([mafft, "--quiet", "--thread", str(os.cpu_count()), flag, str(new_path),
+                                       "--keeplength", str(ex_path)], stdout=fh, stderr=subprocess.PIPE,
+                                      timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            entries.append({"label": f"mafft {flag} --keeplength", "error": f"not finished in {args.timeout:g} s"})
+            print(entries[-1], file=sys.stderr, flush=True)
+            continue
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             entries.append({"label": f"mafft {flag} --keeplength", "error": proc.stderr.decode()[-300:]})
@@ -96,6 +102,7 @@ def cmd_add(args) -> int:
         got = dict(zip(m_names, m_rows))
         entries.append({"label": f"mafft {flag} --keeplength", "wall_s": wall,
                         "placement": placement([got[n].upper() for n in names], truth)})
+        print(entries[-1], file=sys.stderr, flush=True)
     doc = {"benchmark": "add", "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "machine": report.machine_info(), "existing": args.existing, "new": args.new, "fragment": args.fragment,
            "length": args.length, "seed": args.seed, "entries": entries,
@@ -125,7 +132,9 @@ def register(sub) -> None:
     p.add_argument("--length", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per MAFFT run")
+    p.add_argument("--mafft", type=lambda v: [f for f in v.split(",") if f], default=["--add", "--addfragments"],
+                   help="MAFFT modes to run, comma-separated (default --add,--addfragments; '' for none)")
     p.add_argument("--peer-prefix", default=None, help="where MAFFT's .deb was unpacked (PREFIX/usr/bin/mafft)")
     p.add_argument("--work", default="/tmp/msagpu-add")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))

@@ -33,15 +33,18 @@ from . import datasets, report
 from .synthetic import evolve_family, write_family
 
 CHILD_MSAGPU = """
-import json, sys, time
+import faulthandler, json, os, sys, time
+if os.environ.get("MSAGPU_STACKS"):  # where the time goes in a run too long to profile: stacks every minute
+    faulthandler.dump_traceback_later(60, repeat=True, file=open(os.environ["MSAGPU_STACKS"], "w"))
 t0 = time.perf_counter()
 from msa_gpu.aligner import Aligner
 from msa_gpu.config import AlignerConfig
 from msa_gpu.io import read_sequences, stream_fasta, write_text
+from msa_gpu.progress import StageReporter
 src, out, backend, mode = sys.argv[1:5]
 seqs = read_sequences(src)
 t1 = time.perf_counter()
-res = Aligner(AlignerConfig(backend=backend, mode=mode)).align(seqs)
+res = Aligner(AlignerConfig(backend=backend, mode=mode), reporter=StageReporter(live=False)).align(seqs)
 t2 = time.perf_counter()
 write_text(out, lambda h: stream_fasta(h, seqs.names, res.alignment.iter_rows(seqs)))
 t3 = time.perf_counter()
@@ -83,8 +86,9 @@ def _child(code: str, args: list[str], timeout: float) -> tuple[dict | None, flo
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, time.perf_counter() - t0, f"timed out after {timeout:.0f} s"
+    except subprocess.TimeoutExpired as exc:
+        said = (exc.stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
+        return None, time.perf_counter() - t0, f"timed out after {timeout:.0f} s" + "".join(f"; {s}" for s in said)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()

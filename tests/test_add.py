@@ -152,3 +152,14 @@ def test_anysymbol_applies_to_the_existing_alignment(tmp_path):
 def _write(path, names, rows):
     path.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(names, rows)))
     return path
+
+
+@pytest.mark.gpu
+def test_gpu_adds_exactly_as_the_cpu():
+    from msa_gpu.backend import gpu_backend
+
+    names, rows, new = _existing(n=40, seed=11)
+    for keep in (False, True):
+        want = add_sequences(names, rows, new, CFG, CPU, keeplength=keep)
+        got = add_sequences(names, rows, new, AlignerConfig(backend="gpu", mode="fast"), gpu_backend(), keeplength=keep)
+        assert got == want

@@ -82,15 +82,29 @@ def free_cached() -> None:
     cp.get_default_memory_pool().free_all_blocks()
 
 
+STAT_COLS, STAT_LANES = 32, 8  # kernels/profile.cu: columns and row lanes per profile_stats block
+MERGE_CHUNK = 8192  # kernels/profile.cu: merged codes per merge_profiles block
+
+
+def _tiles(per_item) -> tuple[object, int]:
+    """Exclusive prefix sums of each item's blocks (device int64, n + 1) and
+    their total: the blocks of a tiled launch (see ``tile_owner``)."""
+    off = cp.concatenate([cp.zeros(1, dtype=cp.int64), cp.cumsum(per_item.astype(cp.int64))])
+    return off, int(off[-1])
+
+
 def profile_stats(lv, codes, weights, mats):
     vec = cp.empty((max(lv.n_cols, 1), VEC), dtype=cp.int64)
     resid = cp.empty(max(lv.n_cols, 1), dtype=cp.int32)
     rowp = cp.empty((max(lv.n_bnd, 1), 4), dtype=cp.int32)
-    get_function("profile", "profile_stats")(
-        (int(lv.k.shape[0]),), (128,),
-        (codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.mat, mats,
-         lv.col_off, lv.bnd_off, vec, resid, rowp),
-    )
+    n_prof = int(lv.k.shape[0])
+    tile_off, blocks = _tiles((lv.L + STAT_COLS) // STAT_COLS)  # boundary columns 0..L
+    if blocks:
+        get_function("profile", "profile_stats")(
+            (blocks,), (STAT_COLS * STAT_LANES,),
+            (codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.mat, mats,
+             lv.col_off, lv.bnd_off, tile_off, cp.int32(n_prof), vec, resid, rowp),
+        )
     return vec, resid, rowp
 
 
@@ -107,10 +121,18 @@ def column_scores(lv, vec, resid):
 def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
     out = cp.empty(max(n_out, 1), dtype=cp.uint8)
     cols = cp.empty(2 * max(int(path.shape[0]), 1), dtype=cp.int32)
-    get_function("profile", "merge_profiles")(
-        (int(path_len.shape[0]),), (THREADS,),
-        (codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, cols, out, out_off),
-    )
+    n_pairs = int(path_len.shape[0])
+    if not n_pairs:
+        return out
+    get_function("profile", "merge_columns")((_grid(n_pairs),), (THREADS,),
+                                             (path, path_off, path_len, cols, cp.int32(n_pairs)))
+    tile_off, blocks = _tiles((cp.diff(out_off) + MERGE_CHUNK - 1) // MERGE_CHUNK)
+    if blocks:
+        get_function("profile", "merge_profiles")(
+            (blocks,), (THREADS,),
+            (codes, lv.code_off, lv.k, lv.L, lv.gap, path_off, path_len, cols, tile_off, cp.int32(n_pairs),
+             out, out_off),
+        )
     return out
 
 

@@ -243,6 +243,26 @@ extern "C" __global__ void band_dp(
 //   rowp[bnd_off[q] + b]    = [open, ext_inner, ext_term, resid(b-1)]
 // open = go * both(b) / FRAC, both(b) = fraction with residues on both sides of
 // boundary b (ends: the end column's resid, scaled by tgo / FRAC).
+// Block b of a tiled launch: the item q with tile_off[q] <= b < tile_off[q + 1]
+// (tile_off: exclusive prefix sums of each item's blocks, n + 1 entries).
+__device__ __forceinline__ int tile_owner(const long long* __restrict__ tile_off, int n, long long b)
+{
+    int lo = 0, hi = n;
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (tile_off[mid] <= b) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+#define STAT_COLS 32   // boundary columns per profile_stats block
+#define STAT_LANES 8   // row lanes per column: blockDim.x = STAT_COLS * STAT_LANES
+
+// Statistics of every profile of a level. A block takes STAT_COLS boundary
+// columns (c = 0..L) of one profile (tile_off: ceil((L + 1) / STAT_COLS)
+// blocks per profile), and its STAT_LANES lanes split the rows, so a
+// profile of many sequences is spread over many blocks and lanes; the
+// lanes' integer sums are added in a fixed order.
 extern "C" __global__ void profile_stats(
     const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
     const int* __restrict__ k, const int* __restrict__ L,
@@ -251,21 +271,21 @@ extern "C" __global__ void profile_stats(
     const int* __restrict__ gaps,  // per profile: go, ge, tgo, tge
     const int* __restrict__ mat, const long long* __restrict__ mats,
     const long long* __restrict__ col_off, const long long* __restrict__ bnd_off,
+    const long long* __restrict__ tile_off, int n_prof,
     long long* __restrict__ vec, int* __restrict__ resid, int* __restrict__ rowp)
 {
-    const int q = blockIdx.x;
+    __shared__ long long part[STAT_COLS][VEC + 3];
+    const int q = tile_owner(tile_off, n_prof, blockIdx.x);
     const int kq = k[q], Lq = L[q], g = gap[q];
+    const int col = threadIdx.x % STAT_COLS, lane = threadIdx.x / STAT_COLS;
+    const int c = (int)(blockIdx.x - tile_off[q]) * STAT_COLS + col;
     const unsigned char* cq = codes + code_off[q];
     const long long* wq = weights + w_off[q];
-    const long long Wq = W[q];
-    const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
-    const bool b_side = (q & 1) == 1;
-    const long long* M = mats + (long long)mat[q] * VEC * VEC;
-    for (int c = threadIdx.x; c <= Lq; c += blockDim.x) {
-        long long acc[VEC];
-        for (int x = 0; x < VEC; ++x) acc[x] = 0;
-        long long res_c = 0, res_prev = 0, both = 0;
-        for (int s = 0; s < kq; ++s) {
+    long long acc[VEC];
+    for (int x = 0; x < VEC; ++x) acc[x] = 0;
+    long long res_c = 0, res_prev = 0, both = 0;
+    if (c <= Lq) {
+        for (int s = lane; s < kq; s += STAT_LANES) {
             const long long w = wq[s];
             const bool here = c < Lq && cq[(long long)s * Lq + c] != g;
             const bool prev = c > 0 && cq[(long long)s * Lq + c - 1] != g;
@@ -273,30 +293,48 @@ extern "C" __global__ void profile_stats(
             if (prev) res_prev += w;
             if (here && prev) both += w;
         }
-        const long long fc = res_c * FRAC / Wq, fp = res_prev * FRAC / Wq;
-        if (c < Lq) {
-            long long* out = vec + (col_off[q] + c) * VEC;
-            if (b_side) {
-                for (int x = 0; x < VEC; ++x) {
-                    long long t = 0;
-                    for (int y = 0; y < VEC; ++y) t += M[x * VEC + y] * acc[y];
-                    out[x] = t;
-                }
-            } else {
-                for (int x = 0; x < VEC; ++x) out[x] = acc[x];
-            }
-            resid[col_off[q] + c] = (int)fc;
-        }
-        long long open;
-        if (c == 0) open = go * fc * tgo / FRAC;
-        else if (c == Lq) open = go * fp * tgo / FRAC;
-        else open = go * (both * FRAC / Wq);
-        int* r = rowp + (bnd_off[q] + c) * 4;
-        r[0] = (int)(open / FRAC);
-        r[1] = c > 0 ? (int)(ge * fp / FRAC) : 0;
-        r[2] = c > 0 ? (int)(ge * fp * tge / (FRAC * FRAC)) : 0;
-        r[3] = c > 0 ? (int)fp : 0;
     }
+    // lanes 1.. add their sums into lane 0's, one lane at a time
+    for (int r = 1; r < STAT_LANES; ++r) {
+        if (lane == r) {
+            for (int x = 0; x < VEC; ++x) part[col][x] = acc[x];
+            part[col][VEC] = res_c; part[col][VEC + 1] = res_prev; part[col][VEC + 2] = both;
+        }
+        __syncthreads();
+        if (lane == 0) {
+            for (int x = 0; x < VEC; ++x) acc[x] += part[col][x];
+            res_c += part[col][VEC]; res_prev += part[col][VEC + 1]; both += part[col][VEC + 2];
+        }
+        __syncthreads();
+    }
+    if (lane != 0 || c > Lq) return;
+    const long long Wq = W[q];
+    const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
+    const bool b_side = (q & 1) == 1;
+    const long long* M = mats + (long long)mat[q] * VEC * VEC;
+    const long long fc = res_c * FRAC / Wq, fp = res_prev * FRAC / Wq;
+    if (c < Lq) {
+        long long* out = vec + (col_off[q] + c) * VEC;
+        if (b_side) {
+            for (int x = 0; x < VEC; ++x) {
+                long long t = 0;
+                for (int y = 0; y < VEC; ++y) t += M[x * VEC + y] * acc[y];
+                out[x] = t;
+            }
+        } else {
+            for (int x = 0; x < VEC; ++x) out[x] = acc[x];
+        }
+        resid[col_off[q] + c] = (int)fc;
+    }
+    long long open;
+    if (c == 0) open = go * fc * tgo / FRAC;
+    else if (c == Lq) open = go * fp * tgo / FRAC;
+    else open = go * (both * FRAC / Wq);
+    int* r = rowp + (bnd_off[q] + c) * 4;
+    r[0] = (int)(open / FRAC);
+    r[1] = c > 0 ? (int)(ge * fp / FRAC) : 0;
+    r[2] = c > 0 ? (int)(ge * fp * tge / (FRAC * FRAC)) : 0;
+    r[3] = c > 0 ? (int)fp : 0;
 }
 
 // S[i][j] = col_score(i, j) for every short pair (long pairs have no S).
@@ -324,34 +362,51 @@ extern "C" __global__ void column_scores(
 
 // Merged profile of pair p: rows of A then rows of B, columns along the path
 // (moves stored from the end backwards: 0 both, 1 A only, 2 B only).
-extern "C" __global__ void merge_profiles(
-    const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
-    const int* __restrict__ k, const int* __restrict__ L, const int* __restrict__ gap,
+// Each merge's column maps from its path: cols[2 path_off[p] + t] is the A
+// column in merged column t (-1: a gap), then len entries for B. One thread
+// a pair.
+extern "C" __global__ void merge_columns(
     const unsigned char* __restrict__ path, const long long* __restrict__ path_off,
-    const int* __restrict__ path_len, int* __restrict__ cols,
-    unsigned char* __restrict__ out, const long long* __restrict__ out_off)
+    const int* __restrict__ path_len, int* __restrict__ cols, int n_pairs)
 {
-    const int p = blockIdx.x;
-    const int qa = 2 * p, qb = 2 * p + 1;
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_pairs) return;
     const int len = path_len[p];
     const unsigned char* pp = path + path_off[p];
     int* ca = cols + 2 * path_off[p];
     int* cb = ca + len;
-    if (threadIdx.x == 0) {
-        int ia = 0, ib = 0;
-        for (int t = 0; t < len; ++t) {
-            const unsigned char mv = pp[len - 1 - t];
-            ca[t] = mv != 2 ? ia++ : -1;
-            cb[t] = mv != 1 ? ib++ : -1;
-        }
+    int ia = 0, ib = 0;
+    for (int t = 0; t < len; ++t) {
+        const unsigned char mv = pp[len - 1 - t];
+        ca[t] = mv != 2 ? ia++ : -1;
+        cb[t] = mv != 1 ? ib++ : -1;
     }
-    __syncthreads();
-    const int ka = k[qa], kb = k[qb], la = L[qa], lb = L[qb];
+}
+
+#define MERGE_CHUNK 8192  // merged codes per merge_profiles block
+
+// The merged profiles' codes (A's rows, then B's), MERGE_CHUNK codes a
+// block (tile_off: ceil((k_A + k_B) len / MERGE_CHUNK) blocks per pair).
+extern "C" __global__ void merge_profiles(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
+    const int* __restrict__ k, const int* __restrict__ L, const int* __restrict__ gap,
+    const long long* __restrict__ path_off, const int* __restrict__ path_len, const int* __restrict__ cols,
+    const long long* __restrict__ tile_off, int n_pairs,
+    unsigned char* __restrict__ out, const long long* __restrict__ out_off)
+{
+    const int p = tile_owner(tile_off, n_pairs, blockIdx.x);
+    const int qa = 2 * p, qb = 2 * p + 1;
+    const int len = path_len[p];
+    const int* ca = cols + 2 * path_off[p];
+    const int* cb = ca + len;
+    const int ka = k[qa], la = L[qa], lb = L[qb];
     const unsigned char* A = codes + code_off[qa];
     const unsigned char* B = codes + code_off[qb];
     unsigned char* o = out + out_off[p];
-    const long long total = (long long)(ka + kb) * len;
-    for (long long e = threadIdx.x; e < total; e += blockDim.x) {
+    const long long total = out_off[p + 1] - out_off[p];
+    const long long first = (blockIdx.x - tile_off[p]) * (long long)MERGE_CHUNK;
+    const long long last = min(total, first + MERGE_CHUNK);
+    for (long long e = first + threadIdx.x; e < last; e += blockDim.x) {
         const int s = (int)(e / len), t = (int)(e % len);
         unsigned char v;
         if (s < ka) v = ca[t] >= 0 ? A[(long long)s * la + ca[t]] : (unsigned char)gap[qa];
