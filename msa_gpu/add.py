@@ -64,7 +64,7 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     codes = np.stack(encode(names, [r.tobytes() for r in residues], new.alphabet, any_symbol))
     codes[is_gap] = gap
     k, width = codes.shape
-    scoring = aligner._scoring(new)
+    scoring = aligner._scoring(new, large=False)
     job = FamilyJob(new, None, None, np.ones(1, dtype=np.int64), scoring)  # type: ignore[arg-type]
     mats, mat_of = _stack_matrices([job], xp)
     ctx = BatchContext(aligner.backend, mats, None)

@@ -40,9 +40,13 @@ class Aligner:
         self.backend = backend or select_backend(self.config.backend)
         set_threads(self.config.threads)
 
-    def _scoring(self, seqs: Sequences) -> Scoring:
+    def _scoring(self, seqs: Sequences, large: bool | None = None) -> Scoring:
+        """A family's scoring; a large-path family (``large``, default: by
+        its size) takes ``large_matrix_offset`` unless ``matrix_offset`` is set."""
         cfg = self.config
         matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
+        if cfg.is_large(len(seqs)) if large is None else large:
+            offset = cfg.large_matrix_offset
         gaps = GapScheme(
             cfg.gap_open if cfg.gap_open is not None else go,
             cfg.gap_extend if cfg.gap_extend is not None else ge,

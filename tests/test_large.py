@@ -196,3 +196,18 @@ def test_kmer_sets_with_a_last_chunk_shorter_than_k(monkeypatch):
     monkeypatch.setattr(embed, "KMER_CHUNK", 20)
     parts = kmer_sets(seqs)
     assert np.array_equal(whole.ids, parts.ids) and parts.distinct.tolist()[2] == 0
+
+
+def test_large_path_offset_keeps_unrelated_short_sequences_narrow():
+    """Without the large path's matrix offset, 600 random 10-residue
+    sequences spread over 2,652 columns (each merge keeps the other side's
+    columns apart); with it they take a few dozen."""
+    rng = np.random.default_rng(0)
+    letters = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
+    raw = [bytes(letters[rng.integers(0, 20, 10)]) for _ in range(600)]
+    seqs = make_sequences([f"r{i}" for i in range(600)], raw, "protein")
+    narrow = Aligner(AlignerConfig(backend="cpu", mode="large")).align(seqs).alignment.n_cols
+    wide = Aligner(AlignerConfig(backend="cpu", mode="large", large_matrix_offset=0.0)).align(seqs).alignment.n_cols
+    assert narrow < 100 < 1000 < wide
+    explicit = Aligner(AlignerConfig(backend="cpu", mode="large", matrix_offset=0.0)).align(seqs).alignment.n_cols
+    assert explicit == wide  # an explicit matrix_offset wins
