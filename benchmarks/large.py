@@ -35,7 +35,7 @@ from .synthetic import evolve_family, write_family
 CHILD_MSAGPU = """
 import faulthandler, json, os, sys, time
 if os.environ.get("MSAGPU_STACKS"):  # where the time goes in a run too long to profile: stacks every minute
-    faulthandler.dump_traceback_later(60, repeat=True, file=open(os.environ["MSAGPU_STACKS"], "w"))
+    faulthandler.dump_traceback_later(60, repeat=True, file=open(os.environ["MSAGPU_STACKS"], "a"))
 t0 = time.perf_counter()
 from msa_gpu.aligner import Aligner
 from msa_gpu.config import AlignerConfig
@@ -92,7 +92,7 @@ def _child(code: str, args: list[str], timeout: float) -> tuple[dict | None, flo
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()
-        return None, wall, tail[-1] if tail else f"exit {proc.returncode}"
+        return None, wall, f"exit {proc.returncode}" + (f": {tail[-1]}" if tail else "")
     return json.loads(proc.stdout.decode().strip().splitlines()[-1]), wall, ""
 
 
