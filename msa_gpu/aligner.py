@@ -74,10 +74,14 @@ class Aligner:
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
 
-    def _large_tree(self, seqs: Sequences) -> GuideTree:
-        """Stages 1-2 of the large-family path: k-mer sets, partition tree."""
-        cfg = self.config
-        return partition_tree(kmer_sets(seqs, xp=self.backend.xp), seqs.lengths, self.backend.xp, cfg.large_pivots, cfg.large_cluster)
+    def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
+        """Stages 1-2 of the large-family path: k-mer sets, partition tree
+        (``rows_map(km)``, if given, makes `partition_tree`'s ``rows_map``
+        from the k-mer sets: pivot distances on Dask workers)."""
+        cfg, xp = self.config, self.backend.xp
+        km = kmer_sets(seqs, xp=xp)
+        return partition_tree(km, seqs.lengths, xp, cfg.large_pivots, cfg.large_cluster,
+                              rows_map(km) if rows_map is not None else None)
 
     def _libraries(self, families: list[Sequences], accurate: list[bool]) -> list:
         """Consistency libraries of the accurate families (None for the others)."""

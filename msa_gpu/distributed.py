@@ -50,11 +50,21 @@ def _align_subtree(seqs: Sequences, tree, config: AlignerConfig) -> tuple[np.nda
     return alignment_codes(seqs, res.alignment), res.backend
 
 
-def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int) -> AlignResult:
-    """The large path with its progressive stage cut into ``parts`` subtrees
-    (`msa_gpu.subtrees`): ``run_all(fn, [args, ...])`` runs the subtrees
-    (on Dask workers, or in process), the merges above them run here. The
-    alignment is the one `Aligner.align` gives."""
+def _pivot_rows(km, members: np.ndarray, pivots: np.ndarray, backend: str) -> np.ndarray:
+    """Rows of `msa_gpu.embed.pivot_distances`, on a worker (its GPU if it has one)."""
+    from .backend import select_backend
+    from .embed import pivot_distances
+
+    return pivot_distances(km, members, pivots, select_backend(backend).xp)
+
+
+def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None) -> AlignResult:
+    """The large path with its pivot distances cut into ``parts`` row blocks
+    and its progressive stage into ``parts`` subtrees (`msa_gpu.subtrees`):
+    ``run_all(fn, [args, ...])`` runs them (on Dask workers, or in process;
+    ``share(x)`` hands data every task reads to the workers once: the k-mer
+    sets), the merges above the subtrees run here. The alignment is the one
+    `Aligner.align` gives."""
     import time
 
     from .aligner import Aligner
@@ -66,7 +76,17 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int) -> 
     if not config.is_large(len(seqs)):  # deduplicated below the large path's size: as one machine does
         return aligner.align_many([seqs])[0]
     clock = time.perf_counter()
-    tree = aligner._large_tree(seqs)
+    backend = config.backend.value
+
+    def rows_map(km):
+        shared = share(km) if share is not None else km
+
+        def rows(members, pivots):
+            blocks = [b for b in np.array_split(members, parts) if len(b)]
+            return np.concatenate(run_all(_pivot_rows, [(shared, b, pivots, backend) for b in blocks]))
+        return rows
+
+    tree = aligner._large_tree(seqs, rows_map)
     roots = cut(tree, parts)
     pieces = subtrees(tree, roots)
     timings = {"large_tree": time.perf_counter() - clock}
@@ -126,7 +146,8 @@ def align_many_dask(families: list[Sequences], config: AlignerConfig, address: s
             aligner = Aligner(config)
             for f in big:
                 out[f] = aligner.with_dedupe([families[f]],
-                                             lambda w: [align_large(w[0], config, run_all, 4 * n_workers)])[0]
+                                             lambda w: [align_large(w[0], config, run_all, 4 * n_workers,
+                                                                    lambda x: client.scatter(x, broadcast=True))])[0]
         rest = [f for f in range(len(families)) if f not in big]
         parts = groups([int(families[f].lengths.sum()) for f in rest], n_workers) if rest else []
         futures = [client.submit(_align_group, [families[rest[i]] for i in g], config, pure=False) for g in parts]

@@ -56,10 +56,17 @@ def pivot_count(n: int, n_pivots: int = 0) -> int:
     return min(n, p)
 
 
+#: Sets of at least this many members take ``rows_map`` for their pivot distances.
+MAP_MIN_ROWS = 20000
+
+
 def partition_tree(km: KmerSets, lengths: np.ndarray, xp=np, n_pivots: int = 0,
-                   cluster_size: int = 300) -> GuideTree:
+                   cluster_size: int = 300, rows_map=None) -> GuideTree:
     """The large path's guide tree (see the module's doc); ``n_pivots`` 0
-    takes `pivot_count`'s default for each set."""
+    takes `pivot_count`'s default for each set. ``rows_map(members,
+    pivots)``, if given, computes the member-to-pivot distances of sets of at
+    least `MAP_MIN_ROWS` members elsewhere (Dask workers); each row depends
+    only on its member, so the tree is the same."""
     from ._linkage import mixed_linkage_rowmin
 
     n = len(km)
@@ -75,7 +82,8 @@ def partition_tree(km: KmerSets, lengths: np.ndarray, xp=np, n_pivots: int = 0,
         if len(members) <= cluster_size:
             clusters.append((members, slot))
             continue
-        parts, d_piv = _partition(km, lengths, members, pivot_count(len(members), n_pivots), xp)
+        mapper = rows_map if rows_map is not None and len(members) >= MAP_MIN_ROWS else None
+        parts, d_piv = _partition(km, lengths, members, pivot_count(len(members), n_pivots), xp, mapper)
         if len(parts) == 1:  # every member nearest to one pivot: halve instead
             parts = [members[: len(members) // 2], members[len(members) // 2:]]
             d_piv = np.array([[0.0, 1.0], [1.0, 0.0]])
@@ -95,12 +103,13 @@ def partition_tree(km: KmerSets, lengths: np.ndarray, xp=np, n_pivots: int = 0,
     return b.tree()
 
 
-def _partition(km: KmerSets, lengths, members, p: int, xp):
+def _partition(km: KmerSets, lengths, members, p: int, xp, rows_map=None):
     """Members grouped by their nearest pivot (parts in pivot order, empty
     ones dropped) and the k-mer distances among the kept parts' pivots."""
     order = np.lexsort((members, lengths[members]))
     pos = np.sort(order[(np.arange(p) * len(members)) // p])  # pivots' positions within members
-    d = pivot_distances(km, members, members[pos], xp)
+    d = (rows_map(members, members[pos]) if rows_map is not None
+         else pivot_distances(km, members, members[pos], xp))
     near = np.argmin(d, axis=1)
     near[pos] = np.arange(p)  # a pivot is in its own part
     kept = np.flatnonzero(np.bincount(near, minlength=p))

@@ -62,10 +62,37 @@ def test_large_family_cut_into_subtrees_gives_the_same_alignment():
         assert cut.rows() == whole.rows() and calls[-1] >= parts
 
 
-@pytest.mark.slow
-def test_large_family_over_a_local_cluster(tmp_path):
+def test_pivot_distances_in_row_blocks_give_the_same_tree_and_alignment(monkeypatch):
     from benchmarks.synthetic import evolve_family
+    from msa_gpu import large_tree
+    from msa_gpu.distributed import _pivot_rows, align_large
     from msa_gpu.io import make_sequences
+
+    fam = evolve_family(400, 80, seed=5)
+    seqs = make_sequences(fam.names, fam.sequences, "protein")
+    config = AlignerConfig(backend="cpu", mode="large", large_cluster=40)
+    whole = Aligner(config, backend=cpu_backend()).align(seqs)
+    monkeypatch.setattr(large_tree, "MAP_MIN_ROWS", 100)  # every set of 100 or more members: over the "workers"
+    blocks, shared = [], []
+
+    def in_process(fn, args):
+        if fn is _pivot_rows:
+            blocks.append([len(a[1]) for a in args])
+        return [fn(*a) for a in args]
+
+    cut = Aligner(config, backend=cpu_backend()).with_dedupe(  # repeats dropped first, as one machine does
+        [seqs], lambda w: [align_large(w[0], config, in_process, 3, share=lambda x: shared.append(x) or x)])[0]
+    assert cut.rows() == whole.rows()
+    assert len(shared) == 1 and blocks and len(blocks[0]) == 3
+
+
+@pytest.mark.slow
+def test_large_family_over_a_local_cluster(tmp_path, monkeypatch):
+    from benchmarks.synthetic import evolve_family
+    from msa_gpu import large_tree
+    from msa_gpu.io import make_sequences
+
+    monkeypatch.setattr(large_tree, "MAP_MIN_ROWS", 100)  # the pivot distances too go to the workers (scattered k-mers)
 
     fam = evolve_family(300, 60, seed=3)
     raw = list(fam.sequences) + [fam.sequences[0]] * 5  # repeats: deduplicated first, as on one machine
