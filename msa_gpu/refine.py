@@ -62,12 +62,13 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     mats, mat_of = _stack_matrices(jobs, xp)
     ctx = BatchContext(backend, mats, stack)
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
-    codes = [xp.asarray(alignment_codes(job.seqs, aln)) for job, aln in zip(jobs, alignments)]
-    sides = [_Sides.of(tree_splits(job.tree)) for job in jobs]
-    done = [s.n_cuts == 0 for s in sides]
+    # only families with rounds get codes and cuts (a large family's cuts alone are 2n x n)
+    codes = {f: xp.asarray(alignment_codes(jobs[f].seqs, alignments[f])) for f in range(len(jobs)) if rounds[f] > 0}
+    sides = {f: _Sides.of(tree_splits(jobs[f].tree)) for f in codes}
+    done = {f: sides[f].n_cuts == 0 for f in codes}
     ran, accepted = [0] * len(jobs), [0] * len(jobs)
     for r in range(max(rounds, default=0)):
-        active = [f for f in range(len(jobs)) if not done[f] and r < rounds[f]]
+        active = [f for f in codes if not done[f] and r < rounds[f]]
         if not active:
             break
         cuts = _cuts([codes[f] for f in active], [sides[f] for f in active], [jobs[f] for f in active], backend)
@@ -86,7 +87,8 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
             order = np.argsort(prof.members, kind="stable")
             codes[f] = prof.codes[xp.asarray(order)]
             accepted[f] += 1
-    out = [_alignment(backend.to_host(c), job.scoring.gap_code) for c, job in zip(codes, jobs)]
+    out = [_alignment(backend.to_host(codes[f]), job.scoring.gap_code) if f in codes else alignments[f]
+           for f, job in enumerate(jobs)]
     return RefineResult(out, ran, accepted)
 
 

@@ -211,3 +211,20 @@ def test_large_path_offset_keeps_unrelated_short_sequences_narrow():
     assert narrow < 100 < 1000 < wide
     explicit = Aligner(AlignerConfig(backend="cpu", mode="large", matrix_offset=0.0)).align(seqs).alignment.n_cols
     assert explicit == wide  # an explicit matrix_offset wins
+
+
+def test_refinement_builds_no_cuts_for_a_large_family_in_a_batch(monkeypatch):
+    """A large family beside small accurate ones: refinement cuts only the
+    small ones (the cuts of a 30,000-sequence family are 60,000 x 30,000 and
+    took a 30k + 200 batch past 24 GB)."""
+    from msa_gpu import refine
+
+    sizes = []
+    real = refine.tree_splits
+    monkeypatch.setattr(refine, "tree_splits", lambda tree: sizes.append(tree.n_leaves) or real(tree))
+    big = evolve_family(320, 60, seed=6)
+    small = [evolve_family(6, 50, seed=20 + i) for i in range(3)]
+    families = [make_sequences(f.names, f.sequences, "protein") for f in [big, *small]]
+    cfg = AlignerConfig(backend="cpu", large_min_seqs=300)
+    res = Aligner(cfg).align_many(families)
+    assert len(res) == 4 and sizes and max(sizes) <= 6
