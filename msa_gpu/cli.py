@@ -269,7 +269,8 @@ def align(
                                  "injected tree make none)")
             write_phylip_distances(results[0].distances, families[0].names, distmat_out)
         if batch and not quiet:
-            split = ", ".join(f"{k} {v:.2f} s" for k, v in results[0].timings.items())
+            split = ", ".join(f"{k.replace('_', ' ')} {v:g}" if k.startswith("refine_") else f"{k} {v:.2f} s"
+                              for k, v in results[0].timings.items())  # refine_rounds/_accepted are counts
             typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
         if failed:
             typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
