@@ -57,6 +57,9 @@ ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency lib
                                        "large from 20,000 sequences, else fast")]
 Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="Accurate mode with local pairwise alignments (MAFFT's spelling)")]
 Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode with global pairwise alignments")]
+GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs of this machine for a batch: all, a count or "
+                                                 "indices (0,2); CUDA_VISIBLE_DEVICES picks them. The output is "
+                                                 "the same as on one GPU. Default: one")]
 DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Spread a batch's families over Dask workers: a scheduler "
                                                 "address, or 'local' for worker processes on this machine")]
 MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", min=0, max=100000,
@@ -155,6 +158,7 @@ def align(
     ginsi: Ginsi = False,
     maxiterate: MaxIterate = None,
     dask: DaskOpt = None,
+    gpus: GpusOpt = None,
     distmat_out: DistmatOut = None,
     add: AddOpt = None,
     existing: ExistingOpt = None,
@@ -223,10 +227,15 @@ def align(
                 if config.is_large(len(s)):
                     plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
                     typer.echo(f"msagpu: {len(s):,} sequences: {plan.line()}", err=True)
+        devices = _devices(gpus, backend, dask)
         if dask:
             from .distributed import align_many_dask
 
             results = align_many_dask(families, config, dask, threads)
+        elif len(devices) > 1:
+            from .devices import align_many_gpus
+
+            results = align_many_gpus(families, config, devices)
         else:
             from .progress import StageReporter
 
@@ -275,6 +284,19 @@ def align(
         if failed:
             typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
             raise typer.Exit(EXIT_INPUT)
+
+
+def _devices(gpus: str | None, backend: BackendChoice, dask: str | None) -> list[int]:
+    """The GPUs ``--gpus`` asks for (one when it is not given)."""
+    if gpus is None or gpus.strip() == "1":
+        return [0]
+    if dask:
+        raise InputError("--gpus and --dask exclude each other (Dask's GPU workers take one GPU each)")
+    if backend is BackendChoice.cpu:
+        raise InputError("--gpus needs the GPU backend (--backend auto or gpu)")
+    from .devices import parse_gpus, visible_gpus
+
+    return parse_gpus(gpus, visible_gpus())
 
 
 def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet) -> None:

@@ -128,33 +128,42 @@ def _client(address: str, workers: int | None):
     return Client(cluster), cluster
 
 
+def align_spread(families: list[Sequences], config: AlignerConfig, workers: int, submit,
+                 share=None) -> list[AlignResult]:
+    """`Aligner.align_many` with the work spread by ``submit(fn, *args)``
+    (a future with ``.result()``) over ``workers`` workers: Dask's, or one
+    host thread a GPU (`msa_gpu.devices`). Large families are spread
+    themselves (`align_large`; ``share`` as there), the others go in one
+    contiguous group a worker, balanced by residues."""
+    out: list[AlignResult | None] = [None] * len(families)
+    big = [f for f, s in enumerate(families) if config.is_large(len(s))]
+    if big:  # their pivot distances and subtrees over the workers, the merges above them here
+        from .aligner import Aligner
+
+        def run_all(fn, args):
+            return [f.result() for f in [submit(fn, *a) for a in args]]
+
+        aligner = Aligner(config)
+        for f in big:
+            out[f] = aligner.with_dedupe([families[f]],
+                                         lambda w: [align_large(w[0], config, run_all, 4 * workers, share)])[0]
+    rest = [f for f in range(len(families)) if f not in big]
+    parts = groups([int(families[f].lengths.sum()) for f in rest], workers) if rest else []
+    futures = [submit(_align_group, [families[rest[i]] for i in g], config) for g in parts]
+    for g, fut in zip(parts, futures):
+        for i, r in zip(g, fut.result()):
+            out[rest[i]] = r
+    return out  # type: ignore[return-value]
+
+
 def align_many_dask(families: list[Sequences], config: AlignerConfig, address: str = "local",
                     workers: int | None = None) -> list[AlignResult]:
     """`Aligner.align_many` with the families spread over Dask workers."""
     client, cluster = _client(address, workers)
     try:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
-        out: list[AlignResult | None] = [None] * len(families)
-        # large families: their subtrees over the workers, the merges above them here
-        big = [f for f, s in enumerate(families) if config.is_large(len(s))]
-        if big:
-            from .aligner import Aligner
-
-            def run_all(fn, args):
-                return client.gather([client.submit(fn, *a, pure=False) for a in args])
-
-            aligner = Aligner(config)
-            for f in big:
-                out[f] = aligner.with_dedupe([families[f]],
-                                             lambda w: [align_large(w[0], config, run_all, 4 * n_workers,
-                                                                    lambda x: client.scatter(x, broadcast=True))])[0]
-        rest = [f for f in range(len(families)) if f not in big]
-        parts = groups([int(families[f].lengths.sum()) for f in rest], n_workers) if rest else []
-        futures = [client.submit(_align_group, [families[rest[i]] for i in g], config, pure=False) for g in parts]
-        for g, results in zip(parts, client.gather(futures)):
-            for i, r in zip(g, results):
-                out[rest[i]] = r
-        return out  # type: ignore[return-value]
+        return align_spread(families, config, n_workers, lambda fn, *a: client.submit(fn, *a, pure=False),
+                            lambda x: client.scatter(x, broadcast=True))
     finally:
         client.close()
         if cluster is not None:

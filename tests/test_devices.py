@@ -1,0 +1,69 @@
+"""Several GPUs of one machine (`msa_gpu.devices`): the output is one GPU's."""
+
+from contextlib import nullcontext
+
+import pytest
+from typer.testing import CliRunner
+
+from benchmarks.synthetic import evolve_family
+from msa_gpu.aligner import Aligner
+from msa_gpu.cli import app
+from msa_gpu.config import AlignerConfig
+from msa_gpu.devices import DeviceRunner, align_many_gpus, parse_gpus
+from msa_gpu.errors import BackendError, InputError
+from msa_gpu.io import make_sequences
+
+
+def _families():
+    fams = [evolve_family(330, 50, seed=8)] + [evolve_family(5 + i, 40 + 7 * i, seed=30 + i) for i in range(5)]
+    return [make_sequences(f.names, f.sequences, "protein") for f in fams]
+
+
+def test_spread_over_three_devices_equals_one_run():
+    """Device contexts stood in by no-ops: the work is dealt to three threads
+    (a large family's pivot rows and subtrees among it) and the alignments
+    are the single run's."""
+    families = _families()
+    config = AlignerConfig(backend="cpu", large_min_seqs=300, large_cluster=40)
+    want = [r.rows() for r in Aligner(config).align_many(families)]
+    used = []
+    got = align_many_gpus(families, config, [0, 1, 2], enter=lambda d: used.append(d) or nullcontext())
+    assert [r.rows() for r in got] == want
+    assert set(used) == {0, 1, 2} and len(used) > 3
+
+
+def test_runner_deals_tasks_in_turn_inside_each_device():
+    runner = DeviceRunner([4, 7], enter=lambda d: nullcontext())
+    try:
+        import threading
+
+        names = [runner.submit(lambda: threading.current_thread().name).result() for _ in range(4)]
+    finally:
+        runner.close()
+    assert [n.split("_")[0] for n in names] == ["msagpu-gpu4", "msagpu-gpu7"] * 2
+
+
+def test_parse_gpus_refuses_what_is_not_there():
+    assert parse_gpus(" All ", 2) == [0, 1]
+    for text, err in (("3", BackendError), ("0", BackendError), ("1,1", BackendError), ("2,5", BackendError),
+                      ("two", InputError), ("all", BackendError)):
+        with pytest.raises(err):
+            parse_gpus(text, 2 if text != "all" else 0)
+
+
+def test_cli_gpus_needs_the_gpu_backend(tmp_path, refs):
+    out = tmp_path / "o.fa"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--backend", "cpu",
+                                 "--gpus", "2"])
+    assert r.exit_code == 2 and "--gpus needs the GPU backend" in r.output and not out.exists()
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--backend", "cpu",
+                                 "--gpus", "1", "-q"])
+    assert r.exit_code == 0 and out.exists()
+
+
+@pytest.mark.gpu
+def test_two_threads_on_one_gpu_give_the_one_gpu_output():
+    families = _families()
+    config = AlignerConfig(backend="gpu", large_min_seqs=300, large_cluster=40)
+    want = [r.rows() for r in Aligner(config).align_many(families)]
+    assert [r.rows() for r in align_many_gpus(families, config, [0, 0])] == want
