@@ -34,7 +34,7 @@ from .synthetic import evolve_family, write_family
 
 CHILD_MSAGPU = """
 import faulthandler, json, os, sys, time
-if os.environ.get("MSAGPU_STACKS"):  # where the time goes in a run too long to profile: stacks every minute
+if os.environ.get("MSAGPU_STACKS"):  # stacks every minute (a watchdog without the GIL: may crash, see NOTES)
     faulthandler.dump_traceback_later(60, repeat=True, file=open(os.environ["MSAGPU_STACKS"], "a"))
 t0 = time.perf_counter()
 from msa_gpu.aligner import Aligner
