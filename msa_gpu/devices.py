@@ -50,13 +50,15 @@ def parse_gpus(text: str, visible: int) -> list[int]:
 
 
 def visible_gpus() -> int:
-    """How many GPUs CuPy sees (0 without CuPy or a driver)."""
-    try:
-        import cupy
+    """How many GPUs CuPy sees; `BackendError` with the reason where none is usable."""
+    from .backend import probe_gpu
 
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
+    ok, why = probe_gpu()
+    if not ok:
+        raise BackendError(f"--gpus: {why}")
+    from .backend.pairwise_gpu import visible_devices
+
+    return len(visible_devices())
 
 
 def _cupy_device(index: int):

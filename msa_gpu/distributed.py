@@ -141,7 +141,7 @@ def align_spread(families: list[Sequences], config: AlignerConfig, workers: int,
         from .aligner import Aligner
 
         def run_all(fn, args):
-            return [f.result() for f in [submit(fn, *a) for a in args]]
+            return [fut.result() for fut in [submit(fn, *a) for a in args]]
 
         aligner = Aligner(config)
         for f in big:

@@ -61,6 +61,16 @@ def test_cli_gpus_needs_the_gpu_backend(tmp_path, refs):
     assert r.exit_code == 0 and out.exists()
 
 
+def test_cli_gpus_without_a_gpu_is_a_backend_error(tmp_path, refs):
+    from msa_gpu.backend import probe_gpu
+
+    if probe_gpu()[0]:
+        pytest.skip("a GPU is here")
+    out = tmp_path / "o.fa"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--gpus", "2"])
+    assert r.exit_code == 3 and "msagpu: error: --gpus:" in r.output and not out.exists()
+
+
 @pytest.mark.gpu
 def test_two_threads_on_one_gpu_give_the_one_gpu_output():
     families = _families()
