@@ -5,7 +5,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _row_min(d, i, alive):
     best, arg = np.inf, -1
     for j in range(d.shape[0]):
@@ -14,7 +14,7 @@ def _row_min(d, i, alive):
     return best, arg
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def mixed_linkage_rowmin(d, share):
     """Mixed linkage with cached row minima; see msa_gpu.tree.mixed_linkage."""
     n = d.shape[0]
@@ -56,3 +56,57 @@ def mixed_linkage_rowmin(d, share):
             elif d[i, a] < rmin[i] or (d[i, a] == rmin[i] and a < rarg[i]):
                 rmin[i], rarg[i] = d[i, a], a
     return children, lengths
+
+
+@numba.njit(cache=True, nogil=True)
+def upgma_rowmin(d):
+    """UPGMA (size-weighted average linkage) with cached row minima: each
+    step merges the closest pair (ties to the lowest row, then column), as
+    `mixed_linkage_rowmin`. Returns scipy's linkage layout (children, the
+    lower id first, and the merge distance); releases the GIL, so families'
+    trees can be built on several threads."""
+    n = d.shape[0]
+    alive = np.ones(n, dtype=np.bool_)
+    node = np.arange(n)
+    size = np.ones(n)
+    rmin = np.empty(n)
+    rarg = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        rmin[i], rarg[i] = _row_min(d, i, alive)
+    z = np.empty((n - 1, 4))
+    for k in range(n - 1):
+        a, best = -1, np.inf
+        for i in range(n):
+            if alive[i] and rmin[i] < best:
+                best, a = rmin[i], i
+        if a < 0:  # only infinite or NaN distances left: take the first live pair
+            a = 0
+            while not alive[a]:
+                a += 1
+            b = a + 1
+            while not alive[b]:
+                b += 1
+        else:
+            b = rarg[a]
+        if b < a:
+            a, b = b, a
+        z[k, 0], z[k, 1] = min(node[a], node[b]), max(node[a], node[b])
+        z[k, 2] = d[a, b]
+        z[k, 3] = size[a] + size[b]
+        alive[b] = False
+        for j in range(n):
+            if alive[j] and j != a:
+                v = (size[a] * d[a, j] + size[b] * d[b, j]) / (size[a] + size[b])
+                d[a, j] = v
+                d[j, a] = v
+        size[a] += size[b]
+        node[a] = n + k
+        rmin[a], rarg[a] = _row_min(d, a, alive)
+        for i in range(n):
+            if not alive[i] or i == a:
+                continue
+            if rarg[i] == a or rarg[i] == b:
+                rmin[i], rarg[i] = _row_min(d, i, alive)
+            elif d[i, a] < rmin[i] or (d[i, a] == rmin[i] and a < rarg[i]):
+                rmin[i], rarg[i] = d[i, a], a
+    return z

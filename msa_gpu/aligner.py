@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 
@@ -18,7 +19,7 @@ from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
 from .refine import refine
 from .schedule import merge_schedule
 from .scoring import SCALE, GapScheme, matrix_fixed
-from .tree import mixed_linkage, nj, sequence_weights, upgma
+from .tree import DENSE_MAX, mixed_linkage, nj, sequence_weights, upgma
 from .types import AlignResult, DistanceMatrix, GuideTree, Sequences
 
 
@@ -98,6 +99,20 @@ class Aligner:
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
         return build[self.config.tree_for(len(dm))](dm)
+
+    def _trees(self, dms: list[DistanceMatrix]):
+        """Guide trees of several families, an iterator in their order. Where
+        one has at least `DENSE_MAX` sequences they are built on up to
+        ``threads`` (default: the CPU count, at most 8, each holding a copy of
+        its matrix) host threads: the large families' builders are numba
+        kernels that release the GIL, and each tree depends only on its matrix."""
+        workers = min(len(dms), self.config.threads or os.cpu_count() or 1, 8)
+        if workers < 2 or max(len(d) for d in dms) < DENSE_MAX:
+            return (self._tree(d) for d in dms)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            return iter(list(pool.map(self._tree, dms)))
 
     def align(self, seqs: Sequences, distances: DistanceMatrix | None = None,
               guide_tree: GuideTree | None = None) -> AlignResult:
@@ -179,12 +194,13 @@ class Aligner:
                 break
             # stage 2: guide trees, weights and level schedules (host)
             with _timed(timings, "tree", self.reporter):
+                built = self._trees([dms[f] for f in todo if fixed[f] is None])
                 for f in todo:
-                    trees[f] = fixed[f] if fixed[f] is not None else self._tree(dms[f])
+                    trees[f] = fixed[f] if fixed[f] is not None else next(built)
                     schedules[f] = merge_schedule(trees[f])
                 for f in todo:
-                    weights = (np.ones(len(families[f]), dtype=np.int64) if large[f]
-                               else sequence_weights(trees[f]))
+                    weights = (np.ones(len(families[f]), dtype=np.int64)
+                               if large[f] or self.config.weights == "equal" else sequence_weights(trees[f]))
                     jobs[f] = FamilyJob(families[f], trees[f], schedules[f], weights,
                                         scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families
@@ -204,7 +220,8 @@ class Aligner:
         if any(rounds):
             with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
-                                 min(self.config.long_cells, self.config.refine_max_cells))
+                                 min(self.config.long_cells, self.config.refine_max_cells),
+                                 sample=self.config.refine_cuts)
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))
             timings["refine_accepted"] = float(sum(refined.accepted))

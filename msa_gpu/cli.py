@@ -48,7 +48,7 @@ Force = Annotated[bool, typer.Option("--force", help="Accepted for Clustal Omega
 Threads = Annotated[Optional[int], typer.Option("--threads", min=1, help="Cap on CPU threads")]
 GapOpen = Annotated[Optional[float], typer.Option("--gap-open", min=0.0, help="Gap open cost (matrix units)")]
 GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, help="Gap extension cost (matrix units)")]
-Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython)")]
+Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency library + refinement (MAFFT L-INS-i class); "

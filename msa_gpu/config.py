@@ -91,6 +91,8 @@ class AlignerConfig:
     library_gap_open: float = 11.0
     library_gap_extend: float = 1.0
     refine_max_cells: int = 1500 * 1500
+    refine_cuts: int = 0  # cuts tried per family and round, drawn at random (seeded); 0: every cut
+    weights: str = "tree"  # tree: ClustalW-style sequence weights; equal: every sequence 1
     accurate_tree: str = "library"  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
@@ -118,6 +120,10 @@ class AlignerConfig:
             raise ValueError("threads must be >= 1")
         if self.maxiterate is not None and not 0 <= self.maxiterate <= 100000:
             raise ValueError("maxiterate must lie in 0..100000")
+        if self.refine_cuts < 0:
+            raise ValueError("refine_cuts must be >= 0")
+        if self.weights not in ("tree", "equal"):
+            raise ValueError("weights must be 'tree' or 'equal'")
         if self.accurate_tree not in ("library", "kmer"):
             raise ValueError("accurate_tree must be 'library' or 'kmer'")
         if self.large_pivots < 0 or self.large_cluster < 2 or self.large_min_seqs < 1:

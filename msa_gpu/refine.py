@@ -56,8 +56,14 @@ def tree_splits(tree: GuideTree) -> np.ndarray:
 
 
 def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int], backend, stack=None,
-           long_cells: int = 1 << 26, memory_budget: int | None = None) -> RefineResult:
-    """Refine each family's alignment for at most ``rounds[f]`` rounds."""
+           long_cells: int = 1 << 26, memory_budget: int | None = None, sample: int = 0) -> RefineResult:
+    """Refine each family's alignment for at most ``rounds[f]`` rounds.
+
+    With ``sample`` > 0 a round tries at most that many of a family's cuts,
+    drawn without replacement from a generator seeded by the round and the
+    family's cut count (so a family gets the same cuts in any batch, on any
+    backend or device), and a round without a gaining cut does not end the
+    family's refinement."""
     xp = backend.xp
     mats, mat_of = _stack_matrices(jobs, xp)
     ctx = BatchContext(backend, mats, stack)
@@ -71,13 +77,14 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
         active = [f for f in codes if not done[f] and r < rounds[f]]
         if not active:
             break
-        cuts = _cuts([codes[f] for f in active], [sides[f] for f in active], [jobs[f] for f in active], backend)
+        round_sides = [sides[f] if sample <= 0 else sides[f].sample(sample, r) for f in active]
+        cuts = _cuts([codes[f] for f in active], round_sides, [jobs[f] for f in active], backend)
         sided = [_side_info(jobs[f], mat_of[f]) for f in active]
         best = _best_cuts(cuts, sided, ctx, long_cells, budget)
         chosen = [i for i, e in enumerate(best) if e is not None]
         for i, f in enumerate(active):
             ran[f] += 1
-            done[f] = best[i] is None
+            done[f] = best[i] is None and sample <= 0
         if not chosen:
             continue
         pairs = [cuts.pair(i, best[i]) for i in chosen]
@@ -104,6 +111,14 @@ class _Sides:
     @property
     def n_cuts(self) -> int:
         return len(self.split)
+
+    def sample(self, k: int, round_: int) -> "_Sides":
+        """At most ``k`` of these cuts, the same for the same round and cut count."""
+        if self.n_cuts <= k:
+            return self
+        rng = np.random.default_rng([round_, self.n_cuts])
+        pick = np.sort(rng.choice(self.n_cuts, size=k, replace=False))
+        return _Sides.of(self.split[pick] > 0.5)
 
     @staticmethod
     def of(split: np.ndarray) -> "_Sides":

@@ -52,19 +52,36 @@ def matrix_fixed(name: str, letters: str, offset: float = 0.0) -> np.ndarray:
     >>> int(m[0, 0]), int(m[0, 1])
     (400, -100)
     """
-    try:
-        mat = substitution_matrices.load(name)
-    except (FileNotFoundError, ValueError) as exc:
-        raise ValueError(f"unknown substitution matrix {name!r}") from exc
-    missing = [c for c in letters if c not in mat.alphabet]
+    alphabet, entry = _load_matrix(name)
+    missing = [c for c in letters if c not in alphabet]
     if missing:
         raise ValueError(f"matrix {name!r} has no {missing[0]!r}: it does not fit these sequences")
     out = np.empty((len(letters), len(letters)), dtype=np.int64)
     for a, ca in enumerate(letters):
         for b, cb in enumerate(letters):
-            out[a, b] = int(round((mat[ca, cb] + offset) * SCALE))
+            out[a, b] = int(round((entry(ca, cb) + offset) * SCALE))
     out.setflags(write=False)
     return out
+
+
+def _load_matrix(name: str):
+    """(alphabet, entry(a, b)) of a matrix: Biopython's, else the
+    scoring-matrices package's (PFASUM, VTML and the PAM series), if installed."""
+    try:
+        mat = substitution_matrices.load(name)
+        return mat.alphabet, lambda a, b: float(mat[a, b])
+    except (FileNotFoundError, ValueError):
+        pass
+    try:
+        from scoring_matrices import ScoringMatrix
+    except ImportError:
+        raise ValueError(f"unknown substitution matrix {name!r}") from None
+    try:
+        sm = ScoringMatrix.from_name(name)
+    except ValueError as exc:
+        raise ValueError(f"unknown substitution matrix {name!r}") from exc
+    rows, alphabet = list(sm), sm.alphabet
+    return alphabet, lambda a, b: float(rows[alphabet.index(a)][alphabet.index(b)])
 
 
 def default_matrix(alphabet: Alphabet) -> str:

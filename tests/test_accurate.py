@@ -111,6 +111,44 @@ def test_refinement_stops_at_a_fixed_point():
     assert np.array_equal(again.alignments[0].trace, res.alignment.trace)
 
 
+def test_sampled_cuts_do_not_depend_on_the_batch():
+    """``refine_cuts``: a round tries at most that many cuts, drawn by the
+    round and the family's cut count, so a family refined beside others gets
+    the same alignment as alone; a round without gain does not stop it."""
+    from msa_gpu.refine import _Sides
+
+    sides = _Sides.of(tree_splits(Aligner(AlignerConfig(), backend=CPU).align(
+        _random_family(np.random.default_rng(3), 12, 50)).guide_tree))
+    a, b, c = sides.sample(4, 0), sides.sample(4, 0), sides.sample(4, 1)
+    assert a.n_cuts == 4 and np.array_equal(a.split, b.split) and not np.array_equal(a.split, c.split)
+    assert sides.sample(sides.n_cuts, 0) is sides
+    fams = [_random_family(np.random.default_rng(s), n, 60) for s, n in ((5, 12), (6, 9), (7, 15))]
+    cfg = AlignerConfig(mode="fast", maxiterate=6, refine_cuts=4)
+    together = Aligner(cfg, backend=CPU).align_many(fams)
+    alone = Aligner(cfg, backend=CPU).align(fams[0])
+    assert together[0].rows() == alone.rows()
+    assert together[0].timings["refine_rounds"] == 6  # every round ran
+
+
+def test_equal_weights_reach_the_progressive_stage(monkeypatch):
+    from msa_gpu import aligner as aligner_mod
+
+    seen = []
+    real = aligner_mod.progressive_align
+    monkeypatch.setattr(aligner_mod, "progressive_align",
+                        lambda jobs, *a, **k: seen.extend(j.weights for j in jobs) or real(jobs, *a, **k))
+    seqs = _random_family(np.random.default_rng(4), 7, 40)
+    Aligner(AlignerConfig(mode="fast", weights="equal"), backend=CPU).align(seqs)
+    assert seen and all((w == 1).all() for w in seen)
+    seen.clear()
+    Aligner(AlignerConfig(mode="fast"), backend=CPU).align(seqs)
+    assert seen and any(len(set(w.tolist())) > 1 for w in seen)
+    with pytest.raises(ValueError):
+        AlignerConfig(weights="henikoff")
+    with pytest.raises(ValueError):
+        AlignerConfig(refine_cuts=-1)
+
+
 def test_tree_splits_cover_every_edge_once():
     from msa_gpu.tree import upgma
     from msa_gpu.distance import kmer_distance

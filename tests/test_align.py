@@ -150,3 +150,35 @@ def test_batches_never_exceed_the_launch_limit(monkeypatch):
     monkeypatch.setattr(progressive, "MAX_BATCH_PAIRS", 3)
     chunks = progressive._chunks(np.ones(8, dtype=np.int64), np.zeros(8, bool), 1 << 30)
     assert [len(c) for c in chunks] == [3, 3, 2] and np.array_equal(np.concatenate(chunks), np.arange(8))
+
+
+def test_matrices_beyond_biopython_come_from_scoring_matrices():
+    """PFASUM and VTML (FAMSA's and MUSCLE's matrices) are not in Biopython:
+    they are read from the scoring-matrices package; unknown names still fail."""
+    sm = pytest.importorskip("scoring_matrices")
+    from msa_gpu.scoring import SCALE, matrix_fixed
+
+    m = matrix_fixed("PFASUM43", "ARNDW")
+    ref = sm.ScoringMatrix.from_name("PFASUM43")
+    a = ref.alphabet
+    assert m[4, 4] == round(list(ref)[a.index("W")][a.index("W")] * SCALE)
+    assert m[0, 1] == round(list(ref)[a.index("A")][a.index("R")] * SCALE)
+    with pytest.raises(ValueError, match="unknown substitution matrix"):
+        matrix_fixed("NOSUCH62", "ARND")
+
+
+def test_kmer_distances_on_the_device_path_match_the_host_path():
+    """The GPU path's k-mer distances (one pass over the concatenated codes,
+    run here with NumPy) equal the per-sequence host path, bit for bit;
+    sequences shorter than k share nothing."""
+    from msa_gpu import distance
+
+    rng = np.random.default_rng(13)
+    raw = ["".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), int(rng.integers(3, 90)))).encode() for _ in range(40)]
+    raw[5] = raw[6][:30]  # a fragment of a neighbour
+    seqs = make_sequences([f"s{i}" for i in range(40)], raw)
+    want = distance.kmer_distance(seqs).values
+    got = distance._kmer_distances_on(seqs, distance._DAYHOFF, 6, np)
+    assert np.array_equal(want, got) and got[5, 6] < 1.0
+    nuc = make_sequences(["a", "b", "c"], [b"ACGTACGTAC", b"ACGTACG", b"TTTT"])
+    assert np.array_equal(distance.kmer_distance(nuc).values, distance._kmer_distances_on(nuc, distance._NUC4, 6, np))

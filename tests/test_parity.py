@@ -97,7 +97,8 @@ def test_accurate_batch_identical(refs):
         raw = random_family(rng, int(rng.integers(3, 30)), 5, int(rng.integers(20, 300)),
                             "ACGT" if i % 2 else "ACDEFGHIKLMNPQRSTVWY")
         fams.append(make_sequences([f"s{j}" for j in range(len(raw))], raw))
-    for cfg in (AlignerConfig(mode="accurate"), AlignerConfig(mode="fast", maxiterate=4)):
+    for cfg in (AlignerConfig(mode="accurate"), AlignerConfig(mode="fast", maxiterate=4),
+                AlignerConfig(mode="fast", maxiterate=3, refine_cuts=5, weights="equal")):
         a = Aligner(cfg, backend=cpu_backend()).align_many(fams)
         b = Aligner(cfg, backend=_gpu()).align_many(fams)
         assert [r.rows() for r in a] == [r.rows() for r in b]

@@ -200,11 +200,14 @@ def test_out_of_memory_batches_are_halved_and_retried(refs, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_with_a_capped_memory_pool_still_aligns(refs, monkeypatch):
-    """CuPy's pool capped far below what the batches were planned for (the
-    budget says 1 TB): batches run out of device memory, are halved and
-    retried, and the alignments are the unconstrained run's."""
+def test_gpu_out_of_memory_in_a_merge_is_recovered(refs, monkeypatch):
+    """A device that refuses large blocks while the budget says 1 TB: during
+    merges, an allocator refuses every block over half the largest one the
+    unconstrained run took (CuPy's own OutOfMemoryError, raised where CuPy
+    raises it). The largest batches fail, are halved and retried, and the
+    alignments are the unconstrained run's."""
     import cupy
+    from cupy.cuda import memory
 
     from msa_gpu import progressive
     from msa_gpu.aligner import Aligner
@@ -213,28 +216,49 @@ def test_gpu_with_a_capped_memory_pool_still_aligns(refs, monkeypatch):
     from msa_gpu.io import read_sequences
 
     families = [read_sequences(p) for p in sorted(refs.glob("*.tfa"))]
+    # eight more copies of the 16-sequence family: its first level is then 72
+    # merges of up to 700 x 700 cells in one batch
+    families += [read_sequences(refs / "BB20001.tfa") for _ in range(8)]
     cfg = AlignerConfig(mode="fast")
-    want = [r.rows() for r in Aligner(cfg, backend=gpu_backend()).align_many(families)]
-    backend = gpu_backend()
-    monkeypatch.setattr(backend.ops, "memory_budget", lambda: 1 << 40)
-    real, refused = progressive.merge_batch, []
+    pool = cupy.get_default_memory_pool()
+    real, refused, seen = progressive.merge_batch, [], []
+    state = {"inside": False, "limit": None}
+
+    def allocate(size):
+        if state["inside"]:
+            if state["limit"] is None:
+                seen[-1][1] = max(seen[-1][1], size)
+            elif size > state["limit"]:
+                raise memory.OutOfMemoryError(size, pool.total_bytes())
+        return pool.malloc(size)
 
     def counted(pairs, *args, **kw):
+        state["inside"] = True
+        if state["limit"] is None:
+            seen.append([len(pairs), 0])
         try:
             return real(pairs, *args, **kw)
         except MemoryError:
             refused.append(len(pairs))
             raise
+        finally:
+            state["inside"] = False
 
     monkeypatch.setattr(progressive, "merge_batch", counted)
-    pool = cupy.get_default_memory_pool()
-    pool.free_all_blocks()
-    pool.set_limit(size=6 << 20)
+    cupy.cuda.set_allocator(allocate)
     try:
+        want = [r.rows() for r in Aligner(cfg, backend=gpu_backend()).align_many(families)]
+        widest = max(seen)  # the batch of most merges, with its largest block
+        state["limit"] = widest[1] // 2
+        single = max((b for n, b in seen if n == 1), default=0)
+        assert single <= state["limit"], f"a single merge takes {single} bytes: no room to recover"
+        backend = gpu_backend()
+        monkeypatch.setattr(backend.ops, "memory_budget", lambda: 1 << 40)
         got = [r.rows() for r in Aligner(cfg, backend=backend).align_many(families)]
     finally:
-        pool.set_limit(size=0)
-    print(f"out-of-memory recoveries: {len(refused)} (batch sizes {sorted(set(refused))})")
+        cupy.cuda.set_allocator(pool.malloc)
+    print(f"largest batch {widest[0]} merges, largest block {widest[1]} bytes, refused over {state['limit']}; "
+          f"out-of-memory recoveries: {len(refused)} (batch sizes {sorted(set(refused))})")
     assert refused and got == want
 
 

@@ -167,3 +167,37 @@ def test_mixed_linkage_extremes_match_scipy(share, method, n, seed):
     ours = mixed_linkage(DistanceMatrix(d, "t"), average_share=share)
     ref = linkage(squareform(d, checks=False), method=method)
     assert _clusters(ours.children, n) == _clusters(ref[:, :2].astype(int), n)
+
+
+def test_numba_upgma_merges_as_scipy_does(monkeypatch):
+    """From `UPGMA_NUMBA_MIN` sequences UPGMA runs in numba: on distances
+    without ties it merges the same pairs in the same order as SciPy's."""
+    from scipy.spatial.distance import pdist, squareform
+
+    from msa_gpu import tree as tree_mod
+
+    rng = np.random.default_rng(2)
+    d = DistanceMatrix(squareform(pdist(rng.random((300, 6)))), "x")
+    monkeypatch.setattr(tree_mod, "UPGMA_NUMBA_MIN", 2)
+    fast = tree_mod.upgma(d)
+    monkeypatch.setattr(tree_mod, "UPGMA_NUMBA_MIN", 10**9)
+    slow = tree_mod.upgma(d)
+    assert np.array_equal(fast.children, slow.children)
+    assert np.allclose(fast.lengths, slow.lengths, rtol=0, atol=1e-12)
+
+
+def test_trees_built_on_threads_are_the_sequential_ones():
+    from scipy.spatial.distance import pdist, squareform
+
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.config import AlignerConfig
+
+    rng = np.random.default_rng(3)
+    dms = [DistanceMatrix(squareform(pdist(rng.random((n, 5)))), "x") for n in (300, 520, 40, 700)]
+    aligner = Aligner(AlignerConfig(), backend=cpu_backend())
+    threaded = list(aligner._trees(dms))  # this machine's CPUs, at least 2 threads on CI
+    assert len(threaded) == len(dms)
+    for t, d in zip(threaded, dms):
+        a = aligner._tree(d)
+        assert np.array_equal(t.children, a.children) and np.array_equal(t.lengths, a.lengths)
