@@ -267,9 +267,13 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
     name's first word, which must then be non-empty and distinct (strict
     PHYLIP: `strict_names`)."""
     fmt = OutFormat(fmt)
+    if fmt is OutFormat.fasta:  # the streamed writer's text (Biopython's took 1 s for 10,000 rows)
+        out = _io.StringIO()
+        stream_fasta(out, names, rows)
+        return out.getvalue()
     if fmt is OutFormat.phylip_strict:
         names = strict_names(names)
-    recs = _records(names, rows, full_names=fmt is OutFormat.fasta)
+    recs = _records(names, rows, full_names=False)
     if fmt is OutFormat.nexus:
         molecule = {SeqType.protein: "protein", SeqType.rna: "RNA"}.get(seqtype, "DNA")
         for rec in recs:
@@ -286,9 +290,7 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
                                  "use FASTA output or distinct names")
             seen[key] = name
     handle = _io.StringIO()
-    if fmt is OutFormat.fasta:
-        SeqIO.write(recs, handle, "fasta")
-    elif fmt is OutFormat.msf:
+    if fmt is OutFormat.msf:
         _write_msf(handle, recs, seqtype)
     else:
         bio = {"phylip": "phylip-relaxed", "phylip-strict": "phylip"}.get(fmt.value, fmt.value)

@@ -105,12 +105,21 @@ def test_weights_shrink_for_very_large_families():
     assert sequence_weights(tree).max() == 1000
 
 
-def test_streamed_fasta_equals_rendered():
+def test_streamed_fasta_equals_biopythons():
+    """msagpu's own FASTA writer (streamed, and behind `render_alignment`)
+    gives Biopython's text, full names with spaces included."""
+    from Bio import SeqIO
+    from Bio.Seq import Seq
+    from Bio.SeqRecord import SeqRecord
+
     _, seqs = _family(40, 70)
     res = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=CPU).align(seqs)
-    out = io.StringIO()
-    stream_fasta(out, seqs.names, res.alignment.iter_rows(seqs))
-    assert out.getvalue() == render_alignment(list(seqs.names), res.rows(), OutFormat.fasta)
+    names = [f"{n} sample {i}" if i % 3 == 0 else n for i, n in enumerate(seqs.names)]
+    out, bio = io.StringIO(), io.StringIO()
+    stream_fasta(out, names, res.alignment.iter_rows(seqs))
+    SeqIO.write([SeqRecord(Seq(r.decode()), id=n, description="") for n, r in zip(names, res.rows())], bio, "fasta")
+    assert out.getvalue() == bio.getvalue() == render_alignment(names, res.rows(), OutFormat.fasta)
+    assert max(len(line) for line in bio.getvalue().splitlines() if not line.startswith(">")) == 60
 
 
 def test_cli_large_mode_writes_the_plan_and_the_alignment(tmp_path):
