@@ -24,6 +24,19 @@ from . import datasets, report
 from .peers import run_measured
 
 STAGES = re.compile(r"(\w+) ([0-9.]+) s")
+SUMMARY = re.compile(r"msagpu: aligned \d+ families on \w+ \((.*)\)")
+
+
+def stage_times(log: str) -> dict[str, float]:
+    """Stage seconds from the batch summary line of msagpu's stderr (other
+    lines, such as the mode note, hold numbers followed by " s" too).
+
+    >>> stage_times("msagpu: mode auto (large from 20000 sequences)\\n"
+    ...             "msagpu: aligned 2 families on gpu (distance 1.50 s, tree 0.25 s, refine rounds 3)")
+    {'distance': 1.5, 'tree': 0.25}
+    """
+    m = SUMMARY.search(log)
+    return {k: float(v) for k, v in STAGES.findall(m.group(1))} if m else {}
 
 
 def _write_upper(fam: datasets.Family, dest: Path) -> Path:
@@ -85,7 +98,7 @@ def run_batch(data: str, backend: str, sets: list[str] | None, limit: int | None
         "benchmark": "batch", "data": str(data), "backend": backend, "families": len(rows),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "wall_s": seconds, "peak_rss_mb": rss / 1024 if rss else None,
-        "stages_s": {k: float(v) for k, v in STAGES.findall(log)},
+        "stages_s": stage_times(log),
         "mean_sp": mean([r["sp"] for r in rows]), "mean_tc": mean([r["tc"] for r in rows]),
         "per_set": {k: {"n": len(v), "sp": mean([r["sp"] for r in v]), "tc": mean([r["tc"] for r in v])}
                     for k, v in sorted(per_set.items())},

@@ -114,3 +114,13 @@ def test_tradeoff_modes_and_a_missing_peer(tmp_path, refs):
     assert missing["available"] is False
     assert (out / "t-tradeoff-tinybench.md").is_file()
     assert (doc["plot"] is None) or (out / doc["plot"]).is_file()
+
+
+def test_stage_times_come_from_the_summary_line_only():
+    from benchmarks.batch import stage_times
+
+    log = ("msagpu: mode auto chose fast (1000 sequences; large from 20000 sequences)\n"
+           "msagpu: tree (guide tree) done in 0.11 s\n"
+           "msagpu: aligned 3 families on gpu (library 0.00 s, distance 2.61 s, tree 3.86 s, refine rounds 2)\n")
+    assert stage_times(log) == {"library": 0.0, "distance": 2.61, "tree": 3.86}
+    assert stage_times("no summary here, 5 s") == {}
