@@ -92,44 +92,61 @@ def _exit_codes(plan=None):
     """Map errors to one-line messages and exit codes: 2 bad input, 3 backend
     unavailable, 4 out of memory, 1 internal error (MSAGPU_DEBUG=1 shows its
     traceback), 130 SIGINT, 143 SIGTERM. SIGTERM unwinds like SIGINT, so
-    temporary outputs are removed."""
-    import os
+    temporary outputs are removed. A signal is remembered when it arrives:
+    where a library turns the interruption into an error of its own (numba
+    compiling a kernel gets KeyboardInterrupt inside a ctypes callback and
+    fails later with another exception), the exit still says the signal."""
     import signal
 
+    received: list[int] = []
+
     def _term(signum, frame):
+        received.append(signum)
         raise Terminated()
 
+    def _int(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt()
+
     try:
-        previous = signal.signal(signal.SIGTERM, _term)
+        previous = {sig: signal.signal(sig, handler) for sig, handler in
+                    ((signal.SIGTERM, _term), (signal.SIGINT, _int))}
     except ValueError:  # not the main thread
-        previous = None
+        previous = {}
     try:
         yield
-    except KeyboardInterrupt:
-        _fail("interrupted; no output written", EXIT_INTERRUPT)
-    except Terminated:
-        _fail("terminated; no output written", EXIT_TERM)
-    except (InputError, ValueError) as exc:
-        _fail(exc, EXIT_INPUT)
-    except OSError as exc:
-        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_INPUT)
-    except BackendError as exc:
-        _fail(exc, EXIT_BACKEND)
-    except MemoryError as exc:
-        need = f"; {plan()}" if plan is not None else ""
-        _fail(f"out of memory ({exc or type(exc).__name__}){need}", EXIT_RESOURCE)
-    except MsaGpuError as exc:
-        _fail(exc, EXIT_INTERNAL)
     except (typer.Exit, typer.Abort, SystemExit):
         raise
-    except Exception as exc:
-        if os.environ.get("MSAGPU_DEBUG") == "1":
-            raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (please report it; MSAGPU_DEBUG=1 shows where)",
-              EXIT_INTERNAL)
+    except BaseException as exc:
+        if isinstance(exc, Terminated) or (received and received[0] == signal.SIGTERM):
+            _fail("terminated; no output written", EXIT_TERM)
+        if isinstance(exc, KeyboardInterrupt) or received:
+            _fail("interrupted; no output written", EXIT_INTERRUPT)
+        _fail_for(exc, plan)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _fail_for(exc: BaseException, plan) -> None:
+    """The exit of an error that is not a signal."""
+    import os
+
+    if isinstance(exc, (InputError, ValueError)):
+        _fail(exc, EXIT_INPUT)
+    if isinstance(exc, OSError):
+        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_INPUT)
+    if isinstance(exc, BackendError):
+        _fail(exc, EXIT_BACKEND)
+    if isinstance(exc, MemoryError):
+        need = f"; {plan()}" if plan is not None else ""
+        _fail(f"out of memory ({exc or type(exc).__name__}){need}", EXIT_RESOURCE)
+    if isinstance(exc, MsaGpuError):
+        _fail(exc, EXIT_INTERNAL)
+    if not isinstance(exc, Exception) or os.environ.get("MSAGPU_DEBUG") == "1":
+        raise exc
+    _fail(f"internal error: {type(exc).__name__}: {exc} (please report it; MSAGPU_DEBUG=1 shows where)",
+          EXIT_INTERNAL)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

@@ -118,6 +118,30 @@ def test_internal_error_and_out_of_memory_have_their_own_codes(tmp_path, monkeyp
     assert not (tmp_path / "o.fa").exists()
 
 
+@pytest.mark.parametrize("sig, code, said", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_a_library_turns_into_another_error_still_exits_as_the_signal(tmp_path, monkeypatch, sig, code, said):
+    """numba compiling a kernel when SIGINT came swallowed the interruption in
+    a ctypes callback and then failed with an error of its own (CI, a fresh
+    clone): the exit must still be the signal's, with no output."""
+    import msa_gpu.aligner as aligner
+
+    src, out = tmp_path / "in.fa", tmp_path / "o.fa"
+    src.write_bytes(b">a\nMKVLAW\n>b\nMKVAW\n")
+
+    def swallowed(self, *a, **k):
+        try:
+            os.kill(os.getpid(), sig)
+            time.sleep(2.0)  # the handler raises here
+        except BaseException:
+            pass  # as the callback does
+        raise RuntimeError("no compiled object yet")
+
+    monkeypatch.setattr(aligner.Aligner, "align_many", swallowed)
+    r = _cli("align", src, "-o", out, "--backend", "cpu", "-q")
+    assert r.exit_code == code and r.stderr.strip() == f"msagpu: error: {said}; no output written"
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signals_leave_no_partial_file(tmp_path, sig, code):
     fam = evolve_family(3000, 200, seed=1)
