@@ -1,4 +1,4 @@
-"""numba kernel of the mixed-linkage guide tree (kept apart so that small
+"""numba kernels of the agglomerative guide trees (kept apart so that small
 inputs never import numba)."""
 
 import numba
@@ -15,56 +15,14 @@ def _row_min(d, i, alive):
 
 
 @numba.njit(cache=True, nogil=True)
-def mixed_linkage_rowmin(d, share):
-    """Mixed linkage with cached row minima; see msa_gpu.tree.mixed_linkage."""
-    n = d.shape[0]
-    alive = np.ones(n, dtype=np.bool_)
-    node = np.arange(n)
-    height = np.zeros(2 * n - 1)
-    rmin = np.empty(n)
-    rarg = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        rmin[i], rarg[i] = _row_min(d, i, alive)
-    children = np.empty((n - 1, 2), dtype=np.int64)
-    lengths = np.empty((n - 1, 2))
-    for k in range(n - 1):
-        a, best = -1, np.inf
-        for i in range(n):
-            if alive[i] and rmin[i] < best:
-                best, a = rmin[i], i
-        b = rarg[a]
-        if b < a:
-            a, b = b, a
-        h = d[a, b] / 2.0
-        height[n + k] = h
-        children[k, 0], children[k, 1] = node[a], node[b]
-        lengths[k, 0] = max(h - height[node[a]], 0.0)
-        lengths[k, 1] = max(h - height[node[b]], 0.0)
-        alive[b] = False
-        for j in range(n):
-            if alive[j] and j != a:
-                v = share * (d[a, j] + d[b, j]) / 2.0 + (1.0 - share) * min(d[a, j], d[b, j])
-                d[a, j] = v
-                d[j, a] = v
-        node[a] = n + k
-        rmin[a], rarg[a] = _row_min(d, a, alive)
-        for i in range(n):
-            if not alive[i] or i == a:
-                continue
-            if rarg[i] == a or rarg[i] == b:
-                rmin[i], rarg[i] = _row_min(d, i, alive)
-            elif d[i, a] < rmin[i] or (d[i, a] == rmin[i] and a < rarg[i]):
-                rmin[i], rarg[i] = d[i, a], a
-    return children, lengths
-
-
-@numba.njit(cache=True, nogil=True)
-def upgma_rowmin(d):
-    """UPGMA (size-weighted average linkage) with cached row minima: each
-    step merges the closest pair (ties to the lowest row, then column), as
-    `mixed_linkage_rowmin`. Returns scipy's linkage layout (children, the
-    lower id first, and the merge distance); releases the GIL, so families'
-    trees can be built on several threads."""
+def _agglomerate(d, share, weighted):
+    """Agglomerative clustering of the finite distances ``d`` (overwritten)
+    with cached row minima: each step merges the closest pair, ties to the
+    lowest row, then column. A merged cluster's distance to another is the
+    size-weighted average of its parts' (``weighted``: UPGMA), else
+    ``share * average + (1 - share) * minimum`` (mixed linkage). Returns each
+    merge's node ids (the lower row's first; node n + k is merge k) and its
+    distance. Releases the GIL, so families' trees can be built on threads."""
     n = d.shape[0]
     alive = np.ones(n, dtype=np.bool_)
     node = np.arange(n)
@@ -73,30 +31,25 @@ def upgma_rowmin(d):
     rarg = np.empty(n, dtype=np.int64)
     for i in range(n):
         rmin[i], rarg[i] = _row_min(d, i, alive)
-    z = np.empty((n - 1, 4))
+    pairs = np.empty((n - 1, 2), dtype=np.int64)
+    dist = np.empty(n - 1)
     for k in range(n - 1):
         a, best = -1, np.inf
         for i in range(n):
             if alive[i] and rmin[i] < best:
                 best, a = rmin[i], i
-        if a < 0:  # only infinite or NaN distances left: take the first live pair
-            a = 0
-            while not alive[a]:
-                a += 1
-            b = a + 1
-            while not alive[b]:
-                b += 1
-        else:
-            b = rarg[a]
+        b = rarg[a]
         if b < a:
             a, b = b, a
-        z[k, 0], z[k, 1] = min(node[a], node[b]), max(node[a], node[b])
-        z[k, 2] = d[a, b]
-        z[k, 3] = size[a] + size[b]
+        pairs[k, 0], pairs[k, 1] = node[a], node[b]
+        dist[k] = d[a, b]
         alive[b] = False
         for j in range(n):
             if alive[j] and j != a:
-                v = (size[a] * d[a, j] + size[b] * d[b, j]) / (size[a] + size[b])
+                if weighted:
+                    v = (size[a] * d[a, j] + size[b] * d[b, j]) / (size[a] + size[b])
+                else:
+                    v = share * (d[a, j] + d[b, j]) / 2.0 + (1.0 - share) * min(d[a, j], d[b, j])
                 d[a, j] = v
                 d[j, a] = v
         size[a] += size[b]
@@ -109,4 +62,20 @@ def upgma_rowmin(d):
                 rmin[i], rarg[i] = _row_min(d, i, alive)
             elif d[i, a] < rmin[i] or (d[i, a] == rmin[i] and a < rarg[i]):
                 rmin[i], rarg[i] = d[i, a], a
-    return z
+    return pairs, dist
+
+
+def mixed_linkage_rowmin(d, share):
+    """Mixed linkage (see msa_gpu.tree.mixed_linkage): children and branch
+    lengths, node heights half the merge distances."""
+    n = d.shape[0]
+    children, dist = _agglomerate(d, share, False)
+    height = np.concatenate([np.zeros(n), dist / 2.0])
+    return children, np.maximum(height[n:, None] - height[children], 0.0)
+
+
+def upgma_rowmin(d):
+    """UPGMA in SciPy's linkage layout (children, the lower id first, and the
+    merge distance; no cluster sizes)."""
+    children, dist = _agglomerate(d, 0.0, True)
+    return np.column_stack([np.sort(children, axis=1), dist])
