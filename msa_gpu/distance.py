@@ -46,13 +46,12 @@ def _array_module(n: int, xp):
     return xp if n >= GPU_MIN_SEQS else np
 
 
-def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
+def _shared_kmers(ids: list[np.ndarray]) -> np.ndarray:
     """Matrix of distinct k-mers shared by each pair (int64, on the host): the
     product of the 0/1 presence matrix with its transpose, dense for small
-    inputs, else sparse (SciPy, or cupyx.scipy.sparse on the GPU); exact, the
-    counts stay far below 2**24."""
+    inputs, else sparse (SciPy); exact, the counts stay far below 2**24. (On
+    the GPU, `_kmer_distances_on`.)"""
     n = len(ids)
-    xp = _array_module(n, xp)
     # distinct (sequence, k-mer) pairs, k-mers numbered 0..U-1
     owner = np.repeat(np.arange(n), [len(x) for x in ids])
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
@@ -61,35 +60,23 @@ def _shared_kmers(ids: list[np.ndarray], xp) -> np.ndarray:
         present = np.zeros((n, max(len(kmers), 1)), dtype=np.float32)
         present[owner, col.ravel()] = 1.0
         return np.rint(present @ present.T).astype(np.int64)
+    from scipy import sparse
+
     cells = np.unique(owner * max(len(kmers), 1) + col.ravel())
     rows, cols = cells // max(len(kmers), 1), cells % max(len(kmers), 1)
-    shape = (n, max(len(kmers), 1))
-    if xp is np:
-        from scipy import sparse
-
-        present = sparse.csr_matrix((np.ones(len(cells), np.int64), (rows, cols)), shape=shape)
-        return (present @ present.T).toarray().astype(np.int64)
-    # GPU: dense float32 products over column blocks of <= 1 GiB, summed (exact
-    # integers below 2**24); cuSPARSE ran out of resources at 10,000 sequences
-    shared = xp.zeros((n, n), dtype=xp.float32)
-    block = max(1, (1 << 28) // n)
-    rows_d, cols_d = xp.asarray(rows), xp.asarray(cols)
-    for start in range(0, shape[1], block):
-        sel = (cols_d >= start) & (cols_d < start + block)
-        present = xp.zeros((n, min(block, shape[1] - start)), dtype=xp.float32)
-        present[rows_d[sel], cols_d[sel] - start] = 1.0
-        shared += present @ present.T
-    return np.rint(to_host(shared)).astype(np.int64)
+    present = sparse.csr_matrix((np.ones(len(cells), np.int64), (rows, cols)), shape=(n, max(len(kmers), 1)))
+    return (present @ present.T).toarray().astype(np.int64)
 
 
-def _kmer_distances(shared: np.ndarray) -> np.ndarray:
-    """1 - shared / min(distinct_i, distinct_j), symmetric, zero diagonal."""
-    own = np.diag(shared).astype(np.float64)
-    denom = np.maximum(np.minimum(own[:, None], own[None, :]), 1.0)
+def _kmer_distances(shared, xp=np):
+    """1 - shared / min(distinct_i, distinct_j), symmetric, zero diagonal
+    (float64 on ``xp``'s device: the same operations give the same bits)."""
+    own = xp.diag(shared).astype(xp.float64)
+    denom = xp.maximum(xp.minimum(own[:, None], own[None, :]), 1.0)
     d = 1.0 - shared / denom
-    d = np.clip(d, 0.0, 1.0)
-    np.fill_diagonal(d, 0.0)
-    return np.minimum(d, d.T)
+    d = xp.clip(d, 0.0, 1.0)
+    xp.fill_diagonal(d, 0.0)
+    return xp.minimum(d, d.T)
 
 
 def kmer_distance(seqs: Sequences, xp=np, k: int | None = None) -> DistanceMatrix:
@@ -98,55 +85,39 @@ def kmer_distance(seqs: Sequences, xp=np, k: int | None = None) -> DistanceMatri
     Sequences shorter than ``k`` share no k-mer with any other (distance 1);
     only when every sequence is shorter does k shrink, to the longest length.
     """
-    groups = _DAYHOFF if seqs.alphabet.name == "protein" else _NUC4
     k = 6 if k is None else k
     k = max(1, min(k, int(seqs.lengths.max())))
     if _array_module(len(seqs), xp) is not np:
-        return DistanceMatrix(_kmer_distances_on(seqs, groups, k, xp), f"kmer{k}")
+        return DistanceMatrix(_kmer_distances_on(seqs, k, xp), f"kmer{k}")
+    groups = _DAYHOFF if seqs.alphabet.name == "protein" else _NUC4
     ids = [kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes]
-    return DistanceMatrix(_kmer_distances(_shared_kmers(ids, xp)), f"kmer{k}")
+    return DistanceMatrix(_kmer_distances(_shared_kmers(ids)), f"kmer{k}")
 
 
-def _kmer_distances_on(seqs: Sequences, groups: np.ndarray, k: int, xp) -> np.ndarray:
-    """`kmer_distance` with every step on ``xp``'s device (the GPU path: a
+def _kmer_distances_on(seqs: Sequences, k: int, xp) -> np.ndarray:
+    """`kmer_distance` with the counting on ``xp``'s device (the GPU path: a
     10,000-sequence family spent 4 s on host k-mer ids, sorts and float64
-    arithmetic). The k-mer ids of all sequences come from one pass over the
-    concatenated codes, windows that cross a sequence end dropped; the
-    sharing counts are exact (float32 sums below 2**24) and the distances
-    the same float64 operations as `_kmer_distances`, so the result is
+    arithmetic). The distinct k-mers come from `msa_gpu.embed.kmer_sets`
+    (the large path's, one pass over the concatenated codes); the sharing
+    counts are exact (float32 sums below 2**24: dense products over column
+    blocks of <= 1 GiB; cuSPARSE ran out of resources at 10,000 sequences)
+    and the distances `_kmer_distances` on the device, so the result is
     bit-identical to the host path."""
-    n = len(seqs)
-    lengths = np.asarray(seqs.lengths, dtype=np.int64)
-    flat = xp.asarray(np.concatenate([c.astype(np.int64) for c in seqs.codes]))
-    g = xp.asarray(groups)[flat]
-    base = int(groups.max()) + 1
-    n_ids = base ** k
-    windows = max(int(flat.size) - k + 1, 0)
-    ids = xp.zeros(windows, dtype=xp.int64)
-    for t in range(k):
-        ids = ids * base + g[t: t + windows]
-    owner_h = np.repeat(np.arange(n, dtype=np.int64), lengths)[:windows]  # cupy.repeat takes no array
-    start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    owner = xp.asarray(owner_h)
-    fits = xp.arange(windows, dtype=xp.int64) - xp.asarray(start)[owner] <= xp.asarray(lengths - k)[owner]
-    cells = xp.unique(owner[fits] * n_ids + ids[fits])
-    rows, cols = cells // n_ids, cells % n_ids
+    from .embed import kmer_sets  # embed imports this module
+
+    km = kmer_sets(seqs, k, xp)
+    n = len(km)
+    rows = xp.asarray(np.repeat(np.arange(n, dtype=np.int64), km.distinct))
+    cols = xp.asarray(km.ids.astype(np.int64))
     shared = xp.zeros((n, n), dtype=xp.float32)
     block = max(1, (1 << 28) // n)
-    for lo in range(0, n_ids, block):
+    for lo in range(0, km.width, block):
         sel = (cols >= lo) & (cols < lo + block)
-        present = xp.zeros((n, min(block, n_ids - lo)), dtype=xp.float32)
+        present = xp.zeros((n, min(block, km.width - lo)), dtype=xp.float32)
         present[rows[sel], cols[sel] - lo] = 1.0
         shared += present @ present.T
         del present
-    shared = xp.rint(shared).astype(xp.float64)
-    own = xp.diag(shared).copy()
-    denom = xp.maximum(xp.minimum(own[:, None], own[None, :]), 1.0)
-    d = 1.0 - shared / denom
-    del shared, denom
-    d = xp.clip(d, 0.0, 1.0)
-    xp.fill_diagonal(d, 0.0)
-    return to_host(xp.minimum(d, d.T))
+    return to_host(_kmer_distances(xp.rint(shared).astype(xp.float64), xp))
 
 
 def alignment_distance(codes: np.ndarray, gap: int, xp=np) -> DistanceMatrix:

@@ -203,10 +203,11 @@ def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
     return names, rows
 
 
-def _records(names: list[str], rows: list[bytes], full_names: bool) -> list[SeqRecord]:
+def _records(names: list[str], rows: list[bytes]) -> list[SeqRecord]:
+    """Biopython records named by each name's first word (the formats other than FASTA)."""
     recs = []
     for name, row in zip(names, rows):
-        ident = name if full_names else (name.split(None, 1)[0] if name.strip() else name)
+        ident = name.split(None, 1)[0] if name.strip() else name
         recs.append(SeqRecord(Seq(row.decode("ascii")), id=ident, description=""))
     return recs
 
@@ -273,22 +274,21 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
         return out.getvalue()
     if fmt is OutFormat.phylip_strict:
         names = strict_names(names)
-    recs = _records(names, rows, full_names=False)
+    recs = _records(names, rows)
     if fmt is OutFormat.nexus:
         molecule = {SeqType.protein: "protein", SeqType.rna: "RNA"}.get(seqtype, "DNA")
         for rec in recs:
             rec.annotations["molecule_type"] = molecule
-    if fmt is not OutFormat.fasta:
-        limit = NAME_LIMIT.get(fmt)
-        seen: dict[str, str] = {}
-        for name, rec in zip(names, recs):
-            key = rec.id[:limit] if limit else rec.id
-            if not key:
-                raise InputError(f"{fmt.value} output needs a name for every sequence; use FASTA output")
-            if key in seen:
-                raise InputError(f"{fmt.value} output keeps {key!r} for both {seen[key]!r} and {name!r}; "
-                                 "use FASTA output or distinct names")
-            seen[key] = name
+    limit = NAME_LIMIT.get(fmt)
+    seen: dict[str, str] = {}
+    for name, rec in zip(names, recs):
+        key = rec.id[:limit] if limit else rec.id
+        if not key:
+            raise InputError(f"{fmt.value} output needs a name for every sequence; use FASTA output")
+        if key in seen:
+            raise InputError(f"{fmt.value} output keeps {key!r} for both {seen[key]!r} and {name!r}; "
+                             "use FASTA output or distinct names")
+        seen[key] = name
     handle = _io.StringIO()
     if fmt is OutFormat.msf:
         _write_msf(handle, recs, seqtype)

@@ -168,9 +168,9 @@ def test_matrices_beyond_biopython_come_from_scoring_matrices():
 
 
 def test_kmer_distances_on_the_device_path_match_the_host_path():
-    """The GPU path's k-mer distances (one pass over the concatenated codes,
-    run here with NumPy) equal the per-sequence host path, bit for bit;
-    sequences shorter than k share nothing."""
+    """The GPU path's k-mer distances (the large path's k-mer sets and dense
+    block products, run here with NumPy) equal the per-sequence host path,
+    bit for bit; sequences shorter than k share nothing."""
     from msa_gpu import distance
 
     rng = np.random.default_rng(13)
@@ -178,7 +178,7 @@ def test_kmer_distances_on_the_device_path_match_the_host_path():
     raw[5] = raw[6][:30]  # a fragment of a neighbour
     seqs = make_sequences([f"s{i}" for i in range(40)], raw)
     want = distance.kmer_distance(seqs).values
-    got = distance._kmer_distances_on(seqs, distance._DAYHOFF, 6, np)
+    got = distance._kmer_distances_on(seqs, 6, np)
     assert np.array_equal(want, got) and got[5, 6] < 1.0
     nuc = make_sequences(["a", "b", "c"], [b"ACGTACGTAC", b"ACGTACG", b"TTTT"])
-    assert np.array_equal(distance.kmer_distance(nuc).values, distance._kmer_distances_on(nuc, distance._NUC4, 6, np))
+    assert np.array_equal(distance.kmer_distance(nuc).values, distance._kmer_distances_on(nuc, 6, np))
