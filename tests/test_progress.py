@@ -8,7 +8,14 @@ from msa_gpu.cli import app
 from msa_gpu.progress import StageReporter
 
 
-def test_progress_lines_on_stderr_only(refs):
+def test_progress_lines_on_stderr_only(refs, monkeypatch):
+    import msa_gpu.progress
+
+    class EveryStage(StageReporter):  # (the CLI hides stages under 0.05 s: warm, BB20001's take less)
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "min_seconds": 0.0})
+
+    monkeypatch.setattr(msa_gpu.progress, "StageReporter", EveryStage)
     r = CliRunner().invoke(app, ["align", str(refs / "BB20001.tfa"), "--backend", "cpu", "--mode", "fast"])
     assert r.exit_code == 0
     assert "msagpu: progressive (progressive alignment) done in" in r.stderr
