@@ -20,8 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import batch, datasets, pairwise, peers, report
-from . import add, large, mrle, tradeoff
+from . import add, batch, datasets, large, mrle, pairwise, peers, report, tradeoff
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"

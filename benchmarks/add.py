@@ -47,9 +47,9 @@ def placement(rows: list[bytes], truth: list[np.ndarray]) -> float:
 
 
 def cmd_add(args) -> int:
-    from msa_gpu.add import add_sequences
     from msa_gpu.config import AlignerConfig
     from msa_gpu.io import make_sequences, read_aligned
+    from msa_gpu.progressive import add_sequences
 
     rng = np.random.default_rng(args.seed)
     fam = evolve_family(args.existing + args.new, args.length, seed=args.seed)

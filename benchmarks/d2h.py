@@ -14,7 +14,7 @@ def main(mib: int = 272) -> None:
     import cupy as cp
     import cupyx
 
-    from msa_gpu.backend.pairwise_gpu import _fresh
+    from msa_gpu.backend.pairwise_host import _fresh
 
     n = mib * (1 << 20) // 4
     d = cp.arange(n, dtype=cp.uint32)

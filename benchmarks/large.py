@@ -157,10 +157,8 @@ def cmd_ablation(args) -> int:
 
     from msa_gpu.aligner import Aligner
     from msa_gpu.config import AlignerConfig
-    from msa_gpu.io import make_sequences
+    from msa_gpu.io import from_newick, make_sequences, read_aligned, read_core, read_sequences
     from msa_gpu.score import sp_tc
-    from msa_gpu.tree import from_newick
-    from msa_gpu.io import read_aligned, read_core, read_sequences
 
     with datasets.open_dataset(args.data, args.sets) as ds:
         fams = datasets.select(ds, args.sets, args.limit)

@@ -41,9 +41,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from msa_gpu import mrle
 from msa_gpu.alphabet import PROTEIN, SeqType
-from msa_gpu.backend import to_host
+from msa_gpu.backend import mrle, to_host
 from msa_gpu.io import read_sequences
 from msa_gpu.scoring import SCALE, matrix_fixed
 

@@ -22,10 +22,9 @@ import numpy as np
 
 from msa_gpu.alphabet import PROTEIN
 from msa_gpu.backend import pairwise_cpu, probe_gpu
-from msa_gpu.pairwise import PairScoring
+from msa_gpu.backend.pairwise import PairScoring
 
 from . import report
-
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 

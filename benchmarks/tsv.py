@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from msa_gpu.io import make_sequences, write_text
-from msa_gpu.pairwise import PairAlignments, PairMode, all_pair_indices, write_pairs_tsv
+from msa_gpu.backend.pairwise import PairAlignments, PairMode, all_pair_indices
+from msa_gpu.io import make_sequences, write_pairs_tsv, write_text
 
 
 def synthetic(pairs: int, seed: int = 0):

@@ -1,3 +1,3 @@
-from .cli import main
+from msa_gpu.cli import main
 
 main()

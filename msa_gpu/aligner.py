@@ -8,19 +8,27 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .backend import Backend, select_backend, set_threads
-from .config import DEFAULTS, AlignerConfig, DistanceMethod, TreeMethod
-from .consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
-from .dedupe import distinct, expand_alignment, expand_distances, expand_tree
-from .distance import alignment_distance, kmer_distance
-from .embed import kmer_sets
-from .large_tree import partition_tree
-from .progressive import FamilyJob, Scoring, alignment_codes, progressive_align
-from .refine import refine
-from .schedule import merge_schedule
-from .scoring import SCALE, GapScheme, matrix_fixed
-from .tree import DENSE_MAX, mixed_linkage, nj, sequence_weights, upgma
-from .types import AlignResult, DistanceMatrix, GuideTree, Sequences
+from msa_gpu.backend import Backend, select_backend, set_threads
+from msa_gpu.config import AlignerConfig, DistanceMethod, TreeMethod
+from msa_gpu.consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
+from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets
+from msa_gpu.progressive import (
+    FamilyJob,
+    Scoring,
+    alignment_codes,
+    distinct,
+    expand_alignment,
+    expand_distances,
+    expand_tree,
+    family_scoring,
+    merge_schedule,
+    progressive_align,
+)
+from msa_gpu.refine import refine
+from msa_gpu.result import AlignResult
+from msa_gpu.scoring import SCALE
+from msa_gpu.tree import DENSE_MAX, mixed_linkage, nj, partition_tree, sequence_weights, upgma
+from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
 
 class Aligner:
@@ -42,25 +50,12 @@ class Aligner:
         set_threads(self.config.threads)
 
     def _scoring(self, seqs: Sequences, large: bool | None = None) -> Scoring:
-        """A family's scoring; a large-path family (``large``, default: by
-        its size) takes ``large_matrix_offset`` unless ``matrix_offset`` is set."""
-        cfg = self.config
-        matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
-        if cfg.is_large(len(seqs)) if large is None else large:
-            offset = cfg.large_matrix_offset
-        gaps = GapScheme(
-            cfg.gap_open if cfg.gap_open is not None else go,
-            cfg.gap_extend if cfg.gap_extend is not None else ge,
-            cfg.terminal_open, cfg.terminal_extend,
-        )
-        off = cfg.matrix_offset if cfg.matrix_offset is not None else offset
-        m = matrix_fixed(cfg.matrix or matrix, seqs.alphabet.letters, off)
-        return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m,
-                       gaps.fixed(), int(round(cfg.gap_pair * SCALE)))
+        """A family's scoring (`family_scoring` with this run's settings)."""
+        return family_scoring(self.config, seqs, large)
 
     def _distance(self, seqs: Sequences) -> DistanceMatrix:
         if self.config.distance is DistanceMethod.align:
-            from .pairwise import pairwise_distance
+            from msa_gpu.distances import pairwise_distance
 
             return pairwise_distance(seqs, backend=self.backend.name)
         return kmer_distance(seqs, self.backend.xp)
@@ -125,7 +120,7 @@ class Aligner:
         is merged in the same backend batch. ``timings`` in each result are
         those of the whole run. ``libraries`` (accurate mode) may be injected
         too; each result returns its family's. Identical sequences are aligned
-        once and copied (`msa_gpu.dedupe`; not where anything was injected)."""
+        once and copied (`msa_gpu.progressive.dedupe`; not where anything was injected)."""
         n = len(families)
         given = [list(x or [None] * n) for x in (distances, guide_trees, libraries)]
         may = [all(g[f] is None for g in given) for f in range(n)]

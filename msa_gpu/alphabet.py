@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from msa_gpu.errors import InputError
 
 
 class SeqType(str, enum.Enum):
@@ -122,3 +122,22 @@ def encode(names: list[str], raw: list[bytes], alphabet: Alphabet, any_symbol: b
             )
         out.append(codes)
     return out
+
+
+# Dayhoff groups over "ARNDCQEGHILKMFPSTWYVBZX": AGPST, C, DENQ, HKR, ILMV, FWY
+DAYHOFF6 = np.array(
+    [0, 3, 2, 2, 1, 2, 2, 0, 3, 4, 4, 3, 4, 5, 0, 0, 0, 5, 5, 4, 2, 2, 0], dtype=np.int64
+)
+
+
+# nucleotides "ATGCSWRYKMBVHDN": A, T, G, C; ambiguity codes count as A
+NUC4 = np.array([0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+
+
+def kmer_groups(alphabet: Alphabet) -> np.ndarray:
+    """The reduced alphabet k-mers are counted on: each code's group
+    (Dayhoff's six for protein, A/C/G/T for nucleotides)."""
+    return DAYHOFF6 if alphabet.name == "protein" else NUC4
+
+
+MOVE_LETTERS = "MID"  # 0 both residues, 1 A residue only, 2 B residue only

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import os
 
-from .config import AlignerConfig
-from .types import AlignResult, Sequences
+from msa_gpu.config import AlignerConfig
+from msa_gpu.result import AlignResult
+from msa_gpu.types import Sequences
 
 
 def as_sequences(records, seqtype="auto", any_symbol: bool = False) -> Sequences:
     """`Sequences` from a path, SeqRecords or (name, sequence) pairs."""
-    from .io import make_sequences, read_sequences
+    from msa_gpu.io import make_sequences, read_sequences
 
     if isinstance(records, (str, os.PathLike)):
         return read_sequences(records, seqtype, any_symbol)
@@ -47,7 +48,7 @@ def as_sequences(records, seqtype="auto", any_symbol: bool = False) -> Sequences
 def align(records, **options) -> AlignResult:
     """Align ``records`` (a path, SeqRecords or (name, sequence) pairs) with
     the `AlignerConfig` ``options``; see the module's examples."""
-    from .aligner import Aligner
+    from msa_gpu.aligner import Aligner
 
     config = AlignerConfig(**options)
     return Aligner(config).align(as_sequences(records, config.seqtype))

@@ -4,21 +4,42 @@ exit codes (2: bad input, 3: backend unavailable)."""
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from .alphabet import SeqType
-from .config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMethod
-from .errors import (EXIT_BACKEND, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPT, EXIT_RESOURCE, EXIT_TERM,
-                     BackendError, InputError, MsaGpuError, Terminated)
-from .pairwise import PairMode
-from .io import (OutFormat, expand_inputs, format_for, output_name, read_aligned, read_core, read_sequences,
-                 render_alignment, stream_fasta, strict_names, write_text)
-from .plan import memory_plan
+from msa_gpu.alphabet import SeqType
+from msa_gpu.backend.pairwise import PairMode
+from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMethod
+from msa_gpu.errors import (
+    EXIT_BACKEND,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPT,
+    EXIT_RESOURCE,
+    EXIT_TERM,
+    BackendError,
+    InputError,
+    MsaGpuError,
+    Terminated,
+)
+from msa_gpu.io import (
+    OutFormat,
+    expand_inputs,
+    format_for,
+    output_name,
+    read_aligned,
+    read_core,
+    read_sequences,
+    render_alignment,
+    stream_fasta,
+    strict_names,
+    write_text,
+)
+from msa_gpu.plan import memory_plan
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
@@ -73,7 +94,7 @@ def _fail(exc: Exception, code: int) -> None:
 
 def _version(value: bool) -> None:
     if value:
-        from . import __version__
+        from msa_gpu import __version__
 
         typer.echo(f"msagpu {__version__}")
         raise typer.Exit()
@@ -189,8 +210,8 @@ def align(
     file need --outdir: all families are aligned in one run, their merges
     batched together.
     """
-    from .aligner import Aligner
-    from .tree import to_newick
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.io import to_newick
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     need: dict = {}
@@ -246,15 +267,15 @@ def align(
                     typer.echo(f"msagpu: {len(s):,} sequences: {plan.line()}", err=True)
         devices = _devices(gpus, backend, dask)
         if dask:
-            from .distributed import align_many_dask
+            from msa_gpu.distributed import align_many_dask
 
             results = align_many_dask(families, config, dask, threads)
         elif len(devices) > 1:
-            from .devices import align_many_gpus
+            from msa_gpu.distributed import align_many_gpus
 
             results = align_many_gpus(families, config, devices)
         else:
-            from .progress import StageReporter
+            from msa_gpu.progress import StageReporter
 
             reporter = None if quiet else StageReporter(min_seconds=0.05)
             results = Aligner(config, reporter=reporter).align_many(families)
@@ -288,7 +309,7 @@ def align(
             newick = to_newick(results[0].guide_tree, list(families[0].names))
             write_text(tree_out, lambda h: h.write(newick + "\n"))
         if distmat_out is not None:
-            from .pairwise import write_phylip_distances
+            from msa_gpu.io import write_phylip_distances
 
             if results[0].distances is None:
                 raise InputError("--distmat-out: this run made no distance matrix (the large path and an "
@@ -311,14 +332,15 @@ def _devices(gpus: str | None, backend: BackendChoice, dask: str | None) -> list
         raise InputError("--gpus and --dask exclude each other (Dask's GPU workers take one GPU each)")
     if backend is BackendChoice.cpu:
         raise InputError("--gpus needs the GPU backend (--backend auto or gpu)")
-    from .devices import parse_gpus, visible_gpus
+    from msa_gpu.distributed import parse_gpus, visible_gpus
 
     return parse_gpus(gpus, visible_gpus())
 
 
 def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet) -> None:
     """``--add NEW --existing ALN``: NEW added to ALN, whose columns never change."""
-    from .add import add_sequences, read_new
+    from msa_gpu.io import read_new
+    from msa_gpu.progressive import add_sequences
 
     if add is None or existing is None or inputs:
         raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
@@ -355,7 +377,7 @@ def _mode_note(config: AlignerConfig, families) -> str:
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
 def mafft(ctx: typer.Context) -> None:
     """MAFFT's command line: msagpu mafft [options] input > output (as msagpu-mafft)."""
-    from .mafft_cli import main
+    from msa_gpu.mafft_cli import main
 
     main(list(ctx.args))
 
@@ -368,7 +390,7 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Print SP and TC of TEST against REFERENCE."""
-    from .score import sp_tc
+    from msa_gpu.score import sp_tc
 
     with _exit_codes():
         tn, tr = read_aligned(test)
@@ -384,7 +406,7 @@ PairModeOpt = Annotated[PairMode, typer.Option("--mode", help="semiglobal: end g
 
 
 def _pair_scoring(seqs, mode: str, matrix, gap_open, gap_extend):
-    from .pairwise import PairScoring, default_scoring
+    from msa_gpu.backend.pairwise import PairScoring, default_scoring
 
     base = default_scoring(seqs, mode)
     return PairScoring(base.mode, matrix or base.matrix,
@@ -412,8 +434,9 @@ def pairwise(
     Gaps default to 11/1 (BLOSUM62, protein) or 10/1 (NUC.4.4); a gap of
     length k costs open + (k-1)*extend.
     """
-    from .backend import set_threads
-    from .pairwise import all_pairs, write_pairs_tsv
+    from msa_gpu.backend import set_threads
+    from msa_gpu.backend.pairwise import all_pairs
+    from msa_gpu.io import write_pairs_tsv
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
@@ -439,8 +462,9 @@ def distmat(
 ) -> None:
     """Write a PHYLIP distance matrix (1 - identity of global alignments),
     labels in input order."""
-    from .backend import set_threads
-    from .pairwise import pairwise_distance, write_phylip_distances
+    from msa_gpu.backend import set_threads
+    from msa_gpu.distances import pairwise_distance
+    from msa_gpu.io import write_phylip_distances
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .alphabet import SeqType
+from msa_gpu.alphabet import SeqType
 
 
 class TreeMethod(str, enum.Enum):
@@ -59,7 +59,7 @@ class AlignerConfig:
     the cells). ``mode`` large (auto: from ``large_min_seqs`` sequences)
     builds no N x N matrix: k-mer distances to ``large_pivots`` pivots
     (0: automatic) partition the family down to clusters of
-    ``large_cluster`` (`msa_gpu.large_tree`); sequence weights are equal and
+    ``large_cluster`` (`msa_gpu.tree.partition`); sequence weights are equal and
     the matrix takes ``large_matrix_offset`` (unless ``matrix_offset`` is
     set), which keeps unrelated columns from splitting (without it a
     progressive alignment of 1M synthetic proteins of 300 residues grew past

@@ -20,9 +20,9 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from .alphabet import SeqType
-from .config import DEFAULTS, AlignerConfig, Mode
-from .errors import InputError
+from msa_gpu.alphabet import SeqType
+from msa_gpu.config import DEFAULTS, AlignerConfig, Mode
+from msa_gpu.errors import InputError
 
 #: MAFFT's default gap costs (its own units): the scale of --op and --ep.
 MAFFT_OP, MAFFT_EP = 1.53, 0.123
@@ -177,9 +177,9 @@ def run(argv: list[str]) -> int:
     """Align as ``mafft`` would and write to stdout; returns the exit code."""
     import numpy as np
 
-    from .aligner import Aligner
-    from .io import read_sequences, write_text
-    from .tree import leaf_order, to_newick
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.io import read_sequences, to_newick, write_text
+    from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
     if opts.add:
@@ -189,7 +189,7 @@ def run(argv: list[str]) -> int:
     if not opts.quiet:
         mode = config.mode_for(len(seqs), int(seqs.lengths.max()))
         print(f"msagpu-mafft: {len(seqs)} sequences, mode {mode.value}", file=sys.stderr)
-    from .progress import StageReporter
+    from msa_gpu.progress import StageReporter
 
     result = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(seqs)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
@@ -203,8 +203,8 @@ def run(argv: list[str]) -> int:
 
 def _run_add(opts: MafftOptions) -> int:
     """``--add NEW input``: NEW added to the input alignment."""
-    from .add import add_sequences, read_new
-    from .io import read_aligned
+    from msa_gpu.io import read_aligned, read_new
+    from msa_gpu.progressive import add_sequences
 
     names, rows = read_aligned(opts.input)
     new = read_new(opts.add, rows, opts.config.seqtype, opts.any_symbol)
@@ -218,7 +218,7 @@ def _emit(opts: MafftOptions, names: list[str], rows: list[bytes], seqtype: SeqT
     """The alignment to stdout as MAFFT writes it: nucleotides in lower case,
     amino acids in upper case (unless --preservecase); names cut to
     --namelength in Clustal and PHYLIP output."""
-    from .io import OutFormat, render_alignment, stream_fasta, write_text
+    from msa_gpu.io import OutFormat, render_alignment, stream_fasta, write_text
 
     if not opts.preserve_case:
         rows = [r.lower() if seqtype is not SeqType.protein else r.upper() for r in rows]
@@ -238,9 +238,9 @@ HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [op
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-mafft``."""
-    from .errors import BackendError, MsaGpuError
-
     import warnings
+
+    from msa_gpu.errors import BackendError, MsaGpuError
 
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = (lambda *a, **k: None) if "--quiet" in argv else \
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(HELP)
         raise SystemExit(0 if argv else 1)
     if argv[0] == "--version":
-        from . import __version__
+        from msa_gpu import __version__
 
         print(f"msagpu-mafft {__version__} (MAFFT-compatible front end of msagpu)", file=sys.stderr)
         raise SystemExit(0)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from msa_gpu.errors import InputError
 
 GAPS = b"-."
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 from Bio.Align import substitution_matrices
 
-from .alphabet import Alphabet
+from msa_gpu.alphabet import Alphabet
 
 SCALE = 100  # fixed-point units per matrix unit
 FRAC_ONE = 1024  # fixed-point one for fractions (gap and residue frequencies)

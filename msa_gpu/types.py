@@ -1,8 +1,12 @@
 """The small frozen types that cross stage boundaries.
 
-``Sequences -> DistanceMatrix -> GuideTree -> MergeSchedule -> Alignment -> AlignResult``
+``Sequences -> DistanceMatrix -> GuideTree -> MergeSchedule -> Alignment``
+(then `msa_gpu.result.AlignResult`, which carries them all to the user), and
+the intermediate products `ConsistencyLibrary` and `KmerSets`.
 
 Each checks its invariants when it is built, so a later stage can trust it.
+This module imports nothing of the stages: rendering and writing live in
+`msa_gpu.io`.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .alphabet import Alphabet, SeqType
+from msa_gpu.alphabet import Alphabet, SeqType
 
 
 def _symmetric(v: np.ndarray, tile: int = 512) -> bool:
@@ -172,62 +176,6 @@ class Alignment:
             src = np.frombuffer(raw + gap, dtype=np.uint8)
             idx = np.where(self.trace[s] >= 0, self.trace[s], len(raw))
             yield src[idx].tobytes()
-
-
-@dataclass(frozen=True)
-class AlignResult:
-    """Everything one alignment produced, stages included for inspection."""
-
-    sequences: Sequences
-    alignment: Alignment
-    distances: DistanceMatrix | None  # None where none was computed (an injected tree, the large path)
-    guide_tree: GuideTree
-    schedule: MergeSchedule
-    backend: str
-    timings: dict = field(default_factory=dict)
-    library: object = None  # the ConsistencyLibrary of accurate mode, else None
-
-    def rows(self) -> list[bytes]:
-        return self.alignment.rows(self.sequences)
-
-    def to_msa(self):
-        """The alignment as a Biopython ``MultipleSeqAlignment`` (whole titles as ids)."""
-        from Bio.Align import MultipleSeqAlignment
-        from Bio.Seq import Seq
-        from Bio.SeqRecord import SeqRecord
-
-        return MultipleSeqAlignment([SeqRecord(Seq(r.decode("ascii")), id=n, description="")
-                                     for n, r in zip(self.sequences.names, self.rows())])
-
-    def to_alignment(self):
-        """The alignment as a Biopython ``Bio.Align.Alignment`` (gaps as coordinates)."""
-        from io import StringIO
-
-        from Bio import Align
-
-        from .io import OutFormat, render_alignment
-
-        text = render_alignment(list(self.sequences.names), self.rows(), OutFormat.fasta, self.sequences.seqtype)
-        return Align.read(StringIO(text), "fasta")
-
-    @property
-    def tree(self):
-        """The guide tree as a ``Bio.Phylo`` tree, leaves named by sequence."""
-        from io import StringIO
-
-        from Bio import Phylo
-
-        from .tree import to_newick
-
-        return Phylo.read(StringIO(to_newick(self.guide_tree, list(self.sequences.names))), "newick")
-
-    def write(self, path, fmt=None) -> None:
-        """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""
-        from .io import format_for, render_alignment, write_text
-
-        text = render_alignment(list(self.sequences.names), self.rows(), format_for(path, fmt),
-                                self.sequences.seqtype)
-        write_text(path, lambda h: h.write(text))
 
 
 @dataclass(frozen=True)

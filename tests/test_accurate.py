@@ -2,23 +2,23 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_dp import random_batch
 from typer.testing import CliRunner
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.backend.cpu import align_batch, path_score
+from msa_gpu.backend.pairwise import PairScoring, align_pairs
 from msa_gpu.cli import app
 from msa_gpu.config import AlignerConfig
 from msa_gpu.consistency import LibrarySettings, build_libraries
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
-from msa_gpu.pairwise import PairScoring, align_pairs
 from msa_gpu.progressive import FamilyJob
 from msa_gpu.refine import refine, tree_splits
 from msa_gpu.score import sp_tc
 from msa_gpu.types import LIBRARY_ONE
-
-from test_dp import random_batch
 
 CPU = cpu_backend()
 
@@ -115,7 +115,7 @@ def test_sampled_cuts_do_not_depend_on_the_batch():
     """``refine_cuts``: a round tries at most that many cuts, drawn by the
     round and the family's cut count, so a family refined beside others gets
     the same alignment as alone; a round without gain does not stop it."""
-    from msa_gpu.refine import _Sides
+    from msa_gpu.refine.bipartitions import _Sides
 
     sides = _Sides.of(tree_splits(Aligner(AlignerConfig(), backend=CPU).align(
         _random_family(np.random.default_rng(3), 12, 50)).guide_tree))
@@ -150,8 +150,8 @@ def test_equal_weights_reach_the_progressive_stage(monkeypatch):
 
 
 def test_tree_splits_cover_every_edge_once():
+    from msa_gpu.distances import kmer_distance
     from msa_gpu.tree import upgma
-    from msa_gpu.distance import kmer_distance
 
     seqs = _random_family(np.random.default_rng(1), 9, 40)
     splits = tree_splits(upgma(kmer_distance(seqs)))

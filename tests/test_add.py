@@ -6,17 +6,18 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from benchmarks.synthetic import evolve_family
-from msa_gpu.add import add_sequences
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.cli import app
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.io import make_sequences, read_aligned
+from msa_gpu.progressive import add_sequences
 
 CPU = cpu_backend()
 CFG = AlignerConfig(backend="cpu", mode="fast")
@@ -122,7 +123,7 @@ def test_add_benchmark_scores_placement(tmp_path):
 
 
 def test_the_type_comes_from_the_alignment_and_the_new_sequences_together(tmp_path):
-    from msa_gpu.add import read_new
+    from msa_gpu.io import read_new
 
     prot = [b"MKTAYIAKQRQ", b"MKTAYI--QRQ"]
     frag = tmp_path / "frag.fa"

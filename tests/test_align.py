@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.config import AlignerConfig
-from msa_gpu.distance import kmer_distance
+from msa_gpu.distances import kmer_distance
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
 from msa_gpu.score import sp_tc
 from msa_gpu.tree import upgma
@@ -102,8 +103,7 @@ def test_long_path_matches_standard_path(refs):
 
 def test_memory_bounded_batches_give_the_same_alignments(refs):
     """A tiny memory budget splits every level into one-pair batches."""
-    from msa_gpu.progressive import FamilyJob, progressive_align
-    from msa_gpu.schedule import merge_schedule
+    from msa_gpu.progressive import FamilyJob, merge_schedule, progressive_align
     from msa_gpu.tree import sequence_weights
 
     aligner = Aligner(AlignerConfig(retree=0), backend=CPU)
@@ -118,7 +118,7 @@ def test_memory_bounded_batches_give_the_same_alignments(refs):
 
 
 def test_dense_and_sparse_kmer_counts_agree(monkeypatch):
-    from msa_gpu import distance
+    from msa_gpu.distances import kmer as distance
 
     rng = np.random.default_rng(9)
     raw = ["".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), int(rng.integers(10, 80)))).encode() for _ in range(30)]
@@ -145,10 +145,10 @@ def test_one_short_sequence_leaves_the_others_distances_alone(refs):
 
 
 def test_batches_never_exceed_the_launch_limit(monkeypatch):
-    from msa_gpu import progressive
+    from msa_gpu.progressive import driver as progressive
 
     monkeypatch.setattr(progressive, "MAX_BATCH_PAIRS", 3)
-    chunks = progressive._chunks(np.ones(8, dtype=np.int64), np.zeros(8, bool), 1 << 30)
+    chunks = progressive.batch_chunks(np.ones(8, dtype=np.int64), np.zeros(8, bool), 1 << 30)
     assert [len(c) for c in chunks] == [3, 3, 2] and np.array_equal(np.concatenate(chunks), np.arange(8))
 
 
@@ -171,7 +171,7 @@ def test_kmer_distances_on_the_device_path_match_the_host_path():
     """The GPU path's k-mer distances (the large path's k-mer sets and dense
     block products, run here with NumPy) equal the per-sequence host path,
     bit for bit; sequences shorter than k share nothing."""
-    from msa_gpu import distance
+    from msa_gpu.distances import kmer as distance
 
     rng = np.random.default_rng(13)
     raw = ["".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), int(rng.integers(3, 90)))).encode() for _ in range(40)]

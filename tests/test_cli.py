@@ -1,9 +1,8 @@
 import json
-
-import numpy as np
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -135,8 +134,8 @@ def test_alignment_distances_option(refs, tmp_path):
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
     from msa_gpu.config import AlignerConfig
+    from msa_gpu.distances import pairwise_distance
     from msa_gpu.io import read_sequences
-    from msa_gpu.pairwise import pairwise_distance
 
     seqs = read_sequences(refs / "BB11001.tfa")
     result = Aligner(AlignerConfig(distance="align", retree=0, mode="fast"), backend=cpu_backend()).align(seqs)

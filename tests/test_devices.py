@@ -1,4 +1,4 @@
-"""Several GPUs of one machine (`msa_gpu.devices`): the output is one GPU's."""
+"""Several GPUs of one machine (`msa_gpu.distributed.gpus`): the output is one GPU's."""
 
 from contextlib import nullcontext
 
@@ -9,7 +9,7 @@ from benchmarks.synthetic import evolve_family
 from msa_gpu.aligner import Aligner
 from msa_gpu.cli import app
 from msa_gpu.config import AlignerConfig
-from msa_gpu.devices import DeviceRunner, align_many_gpus, parse_gpus
+from msa_gpu.distributed.gpus import DeviceRunner, align_many_gpus, parse_gpus
 from msa_gpu.errors import BackendError, InputError
 from msa_gpu.io import make_sequences
 

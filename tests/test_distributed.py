@@ -64,9 +64,9 @@ def test_large_family_cut_into_subtrees_gives_the_same_alignment():
 
 def test_pivot_distances_in_row_blocks_give_the_same_tree_and_alignment(monkeypatch):
     from benchmarks.synthetic import evolve_family
-    from msa_gpu import large_tree
-    from msa_gpu.distributed import _pivot_rows, align_large
+    from msa_gpu.distributed.spread import _pivot_rows, align_large
     from msa_gpu.io import make_sequences
+    from msa_gpu.tree import partition as large_tree
 
     fam = evolve_family(400, 80, seed=5)
     seqs = make_sequences(fam.names, fam.sequences, "protein")
@@ -89,8 +89,8 @@ def test_pivot_distances_in_row_blocks_give_the_same_tree_and_alignment(monkeypa
 @pytest.mark.slow
 def test_large_family_over_a_local_cluster(tmp_path, monkeypatch):
     from benchmarks.synthetic import evolve_family
-    from msa_gpu import large_tree
     from msa_gpu.io import make_sequences
+    from msa_gpu.tree import partition as large_tree
 
     monkeypatch.setattr(large_tree, "MAP_MIN_ROWS", 100)  # the pivot distances too go to the workers (scattered k-mers)
 

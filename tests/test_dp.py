@@ -1,13 +1,13 @@
 """The numba DP twin against an independent pure-Python oracle."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
-
-from msa_gpu.backend.cpu import align_batch
-from msa_gpu.profile import offsets as _offsets
-from msa_gpu.progressive import PairBatch
-
 from dp_reference import best_score, rescore
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msa_gpu.arrays import offsets as _offsets
+from msa_gpu.backend.cpu import align_batch
+from msa_gpu.progressive.driver import PairBatch
 
 
 def random_batch(rng, sizes):

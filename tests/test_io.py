@@ -2,8 +2,7 @@ import gzip
 import io
 
 import pytest
-from Bio import AlignIO
-from Bio import Align
+from Bio import Align, AlignIO
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.errors import InputError

@@ -5,18 +5,27 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.synthetic import evolve_family, write_family
 from msa_gpu.aligner import Aligner
+from msa_gpu.alphabet import DAYHOFF6
 from msa_gpu.backend import cpu_backend
 from msa_gpu.config import AlignerConfig, Mode
-from msa_gpu.distance import kmer_distance, kmer_ids, _DAYHOFF
-from msa_gpu.embed import kmer_sets, pivot_distances
-from msa_gpu.io import OutFormat, make_sequences, read_aligned, read_core, read_sequences, render_alignment, stream_fasta
-from msa_gpu.large_tree import cluster_distances, partition_tree
+from msa_gpu.distances import kmer_distance, kmer_ids, kmer_sets, pivot_distances
+from msa_gpu.io import (
+    OutFormat,
+    make_sequences,
+    read_aligned,
+    read_core,
+    read_sequences,
+    render_alignment,
+    stream_fasta,
+)
 from msa_gpu.score import sp_tc
 from msa_gpu.tree import mixed_linkage, sequence_weights, weight_top
+from msa_gpu.tree.partition import cluster_distances, partition_tree
 
 CPU = cpu_backend()
 protein = st.text("ACDEFGHIKLMNPQRSTVWY", min_size=1, max_size=40)
@@ -33,7 +42,7 @@ def test_kmer_sets_are_each_sequences_distinct_kmers(texts):
     seqs = make_sequences([f"s{i}" for i in range(len(texts))], [t.encode() for t in texts], "protein")
     km = kmer_sets(seqs)
     for i, codes in enumerate(seqs.codes):
-        want = np.unique(kmer_ids(codes.astype(np.int64), _DAYHOFF, km.k))
+        want = np.unique(kmer_ids(codes.astype(np.int64), DAYHOFF6, km.k))
         assert km.ids[km.offsets[i]: km.offsets[i + 1]].tolist() == want.tolist()
 
 
@@ -160,7 +169,7 @@ def test_large_mode_gpu_equals_cpu():
 
 
 def test_kmer_sets_in_chunks_equal_one_pass(monkeypatch):
-    import msa_gpu.embed as embed
+    from msa_gpu.distances import kmer_index as embed
 
     _, seqs = _family(200, 90)
     whole = kmer_sets(seqs)
@@ -198,7 +207,7 @@ def test_auto_tree_is_mixed_for_small_and_upgma_for_large_families():
 
 
 def test_kmer_sets_with_a_last_chunk_shorter_than_k(monkeypatch):
-    import msa_gpu.embed as embed
+    from msa_gpu.distances import kmer_index as embed
 
     seqs = make_sequences(["a", "b", "c"], [b"MKVLAWTRESQWERTYIPAS", b"MKVLAWTRESQWERTYIPAD", b"MKVL"], "protein")
     whole = kmer_sets(seqs)
@@ -226,7 +235,7 @@ def test_refinement_builds_no_cuts_for_a_large_family_in_a_batch(monkeypatch):
     """A large family beside small accurate ones: refinement cuts only the
     small ones (the cuts of a 30,000-sequence family are 60,000 x 30,000 and
     took a 30k + 200 batch past 24 GB)."""
-    from msa_gpu import refine
+    from msa_gpu.refine import bipartitions as refine
 
     sizes = []
     real = refine.tree_splits

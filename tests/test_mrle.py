@@ -1,4 +1,4 @@
-"""MRLE (msa_gpu/mrle.py): the paper's worked example, exact round trips,
+"""MRLE (msa_gpu/backend/mrle.py): the paper's worked example, exact round trips,
 the numba twin against a plain-Python encoder, range errors, and the CUDA
 kernels against the twin (GPU only)."""
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msa_gpu.backend import probe_gpu
-from msa_gpu.mrle import INT32_MAX, INT32_MIN, MRLEMatrix, compare, decode, encode, packed4_bytes
+from msa_gpu.backend.mrle import INT32_MAX, INT32_MIN, MRLEMatrix, compare, decode, encode, packed4_bytes
 
 # Zhu et al., matrix (6) and its vectors (7) and (8); localstop = 21
 PAPER_M = [
@@ -39,7 +39,7 @@ PAPER_AV = [
 
 
 def reference_encode(M, ls):
-    """The rules of msa_gpu/mrle.py, one cell at a time in plain Python."""
+    """The rules of msa_gpu/backend/mrle.py, one cell at a time in plain Python."""
     ar, av = [0], []
     for row in np.asarray(M, dtype=np.int64).tolist():
         j = 0

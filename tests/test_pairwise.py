@@ -9,10 +9,11 @@ import pytest
 from Bio.Align import PairwiseAligner, substitution_matrices
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
-from msa_gpu.io import make_sequences, read_sequences
-from msa_gpu.pairwise import PairScoring, align_pairs, all_pairs, pairwise_distance, _packed
 from msa_gpu.backend import pairwise_cpu
+from msa_gpu.backend.pairwise import PairScoring, _packed, align_pairs, all_pairs
+from msa_gpu.cli import app
+from msa_gpu.distances import pairwise_distance
+from msa_gpu.io import make_sequences, read_sequences
 
 MODES = ["global", "semiglobal", "local"]
 PROTEIN = "ARNDCQEGHILKMFPSTWYVBZX"
@@ -324,7 +325,7 @@ def test_gpu_twin_pairs_in_one_device_range_only():
     in the second device's range: the first places its runs on the device
     before the one synchronisation, and the host places the second's around
     the twin's. The runs and offsets are the twin's."""
-    from msa_gpu.backend import pairwise_gpu
+    from msa_gpu.backend import pairwise_device, pairwise_gpu
 
     rng = np.random.default_rng(31)
     short = ["".join(rng.choice(list(PROTEIN[:20]), int(rng.integers(30, 50)))).encode() for _ in range(40)]
@@ -340,7 +341,7 @@ def test_gpu_twin_pairs_in_one_device_range_only():
     got = pairwise_gpu.align_batch(seq, off, pa, pb, S, gof, gef, 0, True, devices=[0, 0], batch_bytes=150_000,
                                    stats=stats)
     assert 80 <= stats["pairs_cpu_twin"] < 200, stats  # (groups holding a long pair)
-    bounds = pairwise_gpu._Run(seq, off, pa, pb, S, gof, gef, 0, True, {}).split(2, False)
+    bounds = pairwise_device._Run(seq, off, pa, pb, S, gof, gef, 0, True, {}).split(2, False)
     assert 0 < bounds[1] < 780, bounds  # (the first range: short pairs only)
     for x, y in zip(twin, got):
         assert np.array_equal(x, y)
@@ -428,7 +429,7 @@ def test_gpu_split_16bit_kernel_equals_twin(mode):
 
 
 def test_guessed_run_memory_keeps_its_first_words_or_is_dropped():
-    from msa_gpu.backend import pairwise_gpu as pg
+    from msa_gpu.backend import pairwise_host as pg
 
     g = pg._Guess(1 << 22)
     assert g.size == int((1 << 22) * pg.RUNS_GUESS) > 5000
@@ -455,10 +456,10 @@ def test_gpu_runs_land_in_a_guess_or_beside_it(monkeypatch, share):
     grows and the rest is faulted in as the runs copy (a device's part may
     straddle the two); on one device, on a split, and with pairs of the CPU
     twin (the guess is dropped)."""
-    from msa_gpu.backend import pairwise_gpu
+    from msa_gpu.backend import pairwise_gpu, pairwise_host
 
-    monkeypatch.setattr(pairwise_gpu, "RUNS_GUESS_MIN", 0)
-    monkeypatch.setattr(pairwise_gpu, "RUNS_GUESS", share)
+    monkeypatch.setattr(pairwise_host, "RUNS_GUESS_MIN", 0)
+    monkeypatch.setattr(pairwise_host, "RUNS_GUESS", share)
     made = []
 
     class Guess(pairwise_gpu._Guess):
@@ -494,7 +495,9 @@ def test_gpu_runs_land_in_a_guess_or_beside_it(monkeypatch, share):
 
 
 def test_gpu_schedule_helpers_without_a_gpu():
-    from msa_gpu.backend import pairwise_gpu as pg
+    from msa_gpu.backend import pairwise_device as device
+    from msa_gpu.backend import pairwise_host as host
+    from msa_gpu.backend import pairwise_plan as pg
 
     S, go, ge, _ = PairScoring("global", "BLOSUM62", 11, 1).fixed(PROTEIN)
     u = pg.cost_unit(S, go, ge)
@@ -526,7 +529,7 @@ def test_gpu_schedule_helpers_without_a_gpu():
     pa = rng.integers(0, 300, 200_000)
     pb = rng.integers(0, 300, 200_000)
     pa[:50_000] = np.argmax(lens)  # the first quarter is the heaviest
-    run = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa, pb, S, go, ge, 0, False, {})
+    run = device._Run(np.zeros(int(off[-1]), np.uint8), off, pa, pb, S, go, ge, 0, False, {})
     full = (lens[pa] * lens[pb]).astype(np.float64)
     for k in (1, 2, 3, 4):
         b = run.split(k, False)
@@ -537,10 +540,10 @@ def test_gpu_schedule_helpers_without_a_gpu():
     rows = np.stack([pa, pb], axis=1)
     for a, b in ((rows[:, 0], rows[:, 1]), (pa, pb), (pa[:3], pb[:3]), (pa[:0], pb[:0])):
         out = np.full(2 * len(a), -1, np.int32)
-        pg._cast_columns(a, b, out)
+        host._cast_columns(a, b, out)
         assert np.array_equal(out, np.concatenate([a, b]))
     for P in (0, 1, 3, 5):  # fewer pairs than spans, or than devices: every pair in exactly one range
-        b = pg._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
+        b = device._Run(np.zeros(int(off[-1]), np.uint8), off, pa[:P], pb[:P], S, go, ge, 0, False, {}).split(4, False)
         assert len(b) == 5 and b[0] == 0 and b[-1] == P and (np.diff(b) >= 0).all()
 
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from msa_gpu import pairwise
+from msa_gpu.backend import pairwise
+from msa_gpu.backend.pairwise import PairAlignments, PairMode, PairScoring, align_pairs, all_pairs
 from msa_gpu.cli import app
-from msa_gpu.io import make_sequences, read_sequences, write_text
-from msa_gpu.pairwise import PairAlignments, PairMode, PairScoring, align_pairs, all_pairs, write_pairs_tsv
+from msa_gpu.io import make_sequences, read_sequences, tables, write_pairs_tsv, write_text
 
 MODES = ["global", "semiglobal", "local"]
 
@@ -88,7 +88,7 @@ def test_chunk_boundaries(tmp_path, monkeypatch, rows):
     rng = np.random.default_rng(3)
     seqs = random_sequences(rng, 9)
     res = all_pairs(seqs, PairScoring("local", "NUC.4.4", 1.0, 1.0), traceback=True, backend="cpu")
-    monkeypatch.setattr(pairwise, "TSV_CHUNK_ROWS", rows)
+    monkeypatch.setattr(tables, "TSV_CHUNK_ROWS", rows)
     assert_same_bytes(tmp_path, res, seqs, True)
 
 
@@ -107,7 +107,7 @@ def test_synthetic_numbers(tmp_path, monkeypatch):
     start = rng.integers(0, 10**7, (P, 2))
     res = PairAlignments(rng.integers(0, n, (P, 2)), PairMode.global_, score, start + rng.integers(0, 99, (P, 2)),
                          start, runs, off, rng.integers(0, aligned + 1), aligned, rng.integers(0, 10**6, P))
-    monkeypatch.setattr(pairwise, "TSV_CHUNK_ROWS", 1000)
+    monkeypatch.setattr(tables, "TSV_CHUNK_ROWS", 1000)
     assert_same_bytes(tmp_path, res, seqs, True)
 
 

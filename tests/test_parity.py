@@ -5,13 +5,12 @@ failure instead of a skip)."""
 
 import numpy as np
 import pytest
+from test_dp import random_batch
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend, gpu_backend, probe_gpu
 from msa_gpu.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
-
-from test_dp import random_batch
 
 pytestmark = pytest.mark.gpu
 
@@ -132,14 +131,14 @@ def test_distances_identical_on_both_array_modules(refs, monkeypatch):
     with NumPy (forced past the small-input threshold)."""
     import cupy
 
-    from msa_gpu import distance
+    from msa_gpu.distances import alignment_distance, kmer
     from msa_gpu.progressive import alignment_codes
 
     seqs = read_sequences(refs / "BB20001.tfa")
     aln = Aligner(AlignerConfig(), backend=cpu_backend()).align(seqs).alignment
-    want = distance.kmer_distance(seqs, np).values, distance.alignment_distance(alignment_codes(seqs, aln), 23, np).values
-    monkeypatch.setattr(distance, "GPU_MIN_SEQS", 1)
-    got = distance.kmer_distance(seqs, cupy).values, distance.alignment_distance(alignment_codes(seqs, aln), 23, cupy).values
+    want = kmer.kmer_distance(seqs, np).values, alignment_distance(alignment_codes(seqs, aln), 23, np).values
+    monkeypatch.setattr(kmer, "GPU_MIN_SEQS", 1)  # (alignment_distance takes the same threshold)
+    got = kmer.kmer_distance(seqs, cupy).values, alignment_distance(alignment_codes(seqs, aln), 23, cupy).values
     assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
 
 

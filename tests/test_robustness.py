@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from benchmarks.synthetic import evolve_family, write_family
@@ -198,11 +199,11 @@ def test_out_of_memory_batches_are_halved_and_retried(refs, monkeypatch):
     """A batch over 3 pairs 'runs out of memory' (as CuPy would raise): halved until
     it fits; a pair refused on the short path goes through the checkpointed one.
     The alignments are those of an unconstrained run."""
-    import msa_gpu.progressive as progressive
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
     from msa_gpu.config import AlignerConfig
     from msa_gpu.io import read_sequences
+    from msa_gpu.progressive import driver as progressive
 
     families = [read_sequences(p) for p in sorted(refs.glob("*.tfa"))]
     cfg = AlignerConfig(backend="cpu", mode="fast")
@@ -233,11 +234,11 @@ def test_gpu_out_of_memory_in_a_merge_is_recovered(refs, monkeypatch):
     import cupy
     from cupy.cuda import memory
 
-    from msa_gpu import progressive
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import gpu_backend
     from msa_gpu.config import AlignerConfig
     from msa_gpu.io import read_sequences
+    from msa_gpu.progressive import driver as progressive
 
     families = [read_sequences(p) for p in sorted(refs.glob("*.tfa"))]
     # eight more copies of the 16-sequence family: its first level is then 72

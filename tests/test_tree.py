@@ -1,11 +1,13 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import squareform
 
-from msa_gpu.schedule import merge_schedule
-from msa_gpu.tree import leaf_order, nj, sequence_weights, to_newick, upgma
+from msa_gpu.io import to_newick
+from msa_gpu.progressive import merge_schedule
+from msa_gpu.tree import leaf_order, nj, sequence_weights, upgma
 from msa_gpu.types import DistanceMatrix, GuideTree
 
 
@@ -135,8 +137,8 @@ def test_mixed_linkage_matches_brute_force(n, seed, coarse):
     t = mixed_linkage(DistanceMatrix(d, "t"))
     assert np.array_equal(t.children, _naive_mixed(d))
     assert (t.lengths >= 0).all()
-    from msa_gpu._linkage import mixed_linkage_rowmin
-    from msa_gpu.tree import _mixed_linkage_dense
+    from msa_gpu.tree._linkage import mixed_linkage_rowmin
+    from msa_gpu.tree.linkage import _mixed_linkage_dense
 
     rows, lengths = mixed_linkage_rowmin(d.copy(), 0.1)
     rows2, lengths2 = _mixed_linkage_dense(d.copy(), 0.1)
@@ -174,7 +176,7 @@ def test_numba_upgma_merges_as_scipy_does(monkeypatch):
     without ties it merges the same pairs in the same order as SciPy's."""
     from scipy.spatial.distance import pdist, squareform
 
-    from msa_gpu import tree as tree_mod
+    from msa_gpu.tree import linkage as tree_mod
 
     rng = np.random.default_rng(2)
     d = DistanceMatrix(squareform(pdist(rng.random((300, 6)))), "x")

@@ -1,5 +1,15 @@
-"""Backend selection: ``auto`` (GPU if usable, else CPU with a warning),
-``cpu`` or ``gpu`` (an error with the reason when no GPU is usable)."""
+"""The engines, and backend selection: ``auto`` (GPU if usable, else CPU with
+a warning), ``cpu`` or ``gpu`` (an error with the reason when no GPU is usable).
+
+Each kernel family of `msa_gpu.kernels` has its numba CPU twin and its GPU
+runtime side by side here: ``profile_cpu``/``profile_gpu`` (stage 3's DP and
+merges), ``consistency_cpu``/``consistency_gpu``, ``refine_cpu``/``refine_gpu``,
+``mrle_cpu``/``mrle_gpu`` (behind ``mrle``) and ``pairwise_cpu``/``pairwise_gpu``
+(behind ``pairwise``, the pairwise engine; the GPU side split into
+``pairwise_plan``, ``pairwise_device`` and ``pairwise_host``). `Backend.ops`
+is ``cpu`` or ``gpu``, one namespace of a backend's stage kernels.
+The engines import no stage: the stages hand them arrays.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +19,8 @@ from types import ModuleType
 
 import numpy as np
 
-from ..config import BackendChoice
-from ..errors import BackendError
+from msa_gpu.config import BackendChoice
+from msa_gpu.errors import BackendError
 
 
 def to_host(a) -> np.ndarray:
@@ -56,7 +66,7 @@ def probe_gpu() -> tuple[bool, str]:
 
 
 def cpu_backend(reason: str = "") -> Backend:
-    from . import cpu
+    from msa_gpu.backend import cpu
 
     return Backend("cpu", np, cpu, reason)
 
@@ -64,7 +74,7 @@ def cpu_backend(reason: str = "") -> Backend:
 def gpu_backend(reason: str = "") -> Backend:
     import cupy
 
-    from . import gpu
+    from msa_gpu.backend import gpu
 
     return Backend("gpu", cupy, gpu, reason)
 

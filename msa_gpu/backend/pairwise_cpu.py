@@ -38,7 +38,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .cpu import pick_h
+from msa_gpu.backend.profile_cpu import pick_h
 
 NEG = -(1 << 29)
 GLOBAL, SEMIGLOBAL, LOCAL = 0, 1, 2

@@ -1,4 +1,4 @@
-// Consistency kernels of accurate mode (msa_gpu/consistency.py): the
+// Consistency kernels of accurate mode (msa_gpu/consistency/library.py): the
 // library's extension through third sequences, and its share of the
 // column-pair scores of a batch of merges.
 //

@@ -1,5 +1,5 @@
 // MRLE: modified run-length encoding of an int32 matrix, row by row
-// (msa_gpu/mrle.py states the rules; msa_gpu/backend/mrle_cpu.py is the
+// (msa_gpu/backend/mrle.py states the rules; msa_gpu/backend/mrle_cpu.py is the
 // sequential twin, and both give the same Ar / Av integers).
 //
 // One warp per row, 32 columns (or 32 entries of Av) at a time.

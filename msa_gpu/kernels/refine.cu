@@ -1,4 +1,4 @@
-// Refinement (msa_gpu/refine.py): the score of a given path through a pair's
+// Refinement (msa_gpu/refine/bipartitions.py): the score of a given path through a pair's
 // DP under the very recurrences of profile_dp (kernels/profile.cu), so that
 // a realignment's gain is its DP score less the score of the path the
 // alignment already has.

@@ -1,0 +1,351 @@
+"""CPU twin (numba) of kernels/profile.cu: the profile-profile DP, profile
+statistics, column scores and merges of stage 3. It is the test oracle: the
+GPU kernels must give the same integers, ties included."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NEG_INF = -1_000_000_000
+VEC = 24
+FRAC = 1024
+
+
+@numba.njit(cache=True, inline="always")
+def pick_h(h, e, f, bits):
+    """H = max(diag + s (given as ``h``), E, F), ties to the diagonal, then E,
+    then F, the source in bits 0-1 of the direction nibble ``bits``. Shared by
+    the profile twin and the pairwise twin (`pairwise_cpu`)."""
+    if e > h:
+        h = e
+        bits |= 1
+    if f > h:
+        h = f
+        bits = (bits & 12) | 2
+    return h, bits
+
+
+@numba.njit(cache=True, inline="always")
+def _gap(opened, prev, ext):
+    """A gap state from opening (ties open) or extending: (value, whether it opened)."""
+    if opened >= prev:
+        return opened - ext, True
+    return prev - ext, False
+
+
+@numba.njit(cache=True, inline="always")
+def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
+    """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, e, f, bits)."""
+    bits = 0
+    e = NEG_INF
+    f = NEG_INF
+    if i > 0:
+        e, opened = _gap(h_up - (cp[j, 0] * rp[i, 3]) // 1024, e_up, rp[i, 2] if (j == 0 or j == n) else rp[i, 1])
+        if opened:
+            bits |= 4
+    if j > 0:
+        f, opened = _gap(h_left - (rp[i, 0] * cp[j, 3]) // 1024, f_left, cp[j, 2] if (i == 0 or i == m) else cp[j, 1])
+        if opened:
+            bits |= 8
+    if i > 0 and j > 0:
+        h, bits = pick_h(h_diag + s, e, f, bits)
+    elif i > 0:
+        h = e
+        bits |= 1
+    elif j > 0:
+        h = f
+        bits |= 2
+    else:
+        h = 0
+    return h, e, f, bits
+
+
+@numba.njit(cache=True, inline="always")
+def _trace_step(bits, i, j, st):
+    """Twin of trace_step: returns (move, i, j, state)."""
+    if st == 0:
+        st = bits & 3
+    if st == 0:
+        return 0, i - 1, j - 1, st
+    if st == 1:
+        return 1, i - 1, j, 0 if (bits & 4) else 1
+    return 2, i, j - 1, 0 if (bits & 8) else 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _row(i, m, n, rp, cp, Hrow, Erow, S, va, vb, ra, rb, denom, gp, D, drow):
+    """Row i of the DP in place over (Hrow, Erow), holding row i-1 on entry.
+    Scores come from S (row-major m x n) when it is non-empty, else from the
+    profile vectors. Direction bits go to D[drow * (n+1) + j] when D is non-empty."""
+    hdiag = 0
+    f = NEG_INF
+    hleft = 0
+    for j in range(n + 1):
+        s = 0
+        if i > 0 and j > 0:
+            if S.shape[0] > 0:
+                s = S[(i - 1) * n + (j - 1)]
+            else:
+                s = _col_score(va, vb, ra, rb, i - 1, j - 1, denom, gp)
+        h, e, fj, bits = _cell(i, j, m, n, rp, cp, Hrow[j], Erow[j], hleft, f, hdiag, s)
+        hdiag = Hrow[j]
+        Hrow[j] = h
+        Erow[j] = e
+        f = fj
+        hleft = h
+        if D.shape[0] > 0:
+            D[drow * (n + 1) + j] = bits
+
+
+@numba.njit(cache=True, nogil=True)
+def _align_one(S, rp, cp, m, n, D, out):
+    """Gotoh DP for one pair, row by row; see kernels/profile.cu:profile_dp."""
+    Hrow = np.empty(n + 1, np.int64)
+    Erow = np.empty(n + 1, np.int64)
+    nothing = np.zeros((0, VEC), np.int64)
+    none_i = np.zeros(0, np.int32)
+    for i in range(m + 1):
+        _row(i, m, n, rp, cp, Hrow, Erow, S, nothing, nothing, none_i, none_i, 1, 0, D, i)
+    score = Hrow[n]
+    i, j, st, length = m, n, 0, 0
+    while i > 0 or j > 0:
+        mv, i, j, st = _trace_step(D[i * (n + 1) + j], i, j, st)
+        out[length] = mv
+        length += 1
+    return score, length
+
+
+@numba.njit(cache=True, nogil=True)
+def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, gp, R, out):
+    """Twin of long_dp: rows instead of anti-diagonals, the state saved before
+    every R-th row, the traceback recomputing one band of R rows at a time."""
+    Hrow = np.empty(n + 1, np.int64)
+    Erow = np.empty(n + 1, np.int64)
+    nb = m // R + 1
+    ckH = np.empty((nb, n + 1), np.int64)
+    ckE = np.empty((nb, n + 1), np.int64)
+    D = np.empty(R * (n + 1), np.uint8)
+    noS = np.zeros(0, np.int32)
+    noD = np.zeros(0, np.uint8)
+    for i in range(m + 1):
+        if i > 0 and i % R == 0:
+            ckH[i // R] = Hrow
+            ckE[i // R] = Erow
+        _row(i, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, gp, noD, 0)
+    score = Hrow[n]
+    i, j, st, length = m, n, 0, 0
+    for b in range(nb - 1, -1, -1):
+        r0 = b * R
+        r1 = min(r0 + R - 1, m)
+        if b > 0:
+            Hrow[:] = ckH[b]
+            Erow[:] = ckE[b]
+        for r in range(r0, r1 + 1):
+            _row(r, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, gp, D, r - r0)
+        while (i > 0 or j > 0) and i >= r0:
+            mv, i, j, st = _trace_step(D[(i - r0) * (n + 1) + j], i, j, st)
+            out[length] = mv
+            length += 1
+    return score, length
+
+
+@numba.njit(cache=True, parallel=True)
+def _align_batch(S, s_off, rowp, row_off, colp, col_off, dims, dir_off, path, path_off, path_len, score):
+    for p in numba.prange(dims.shape[0]):
+        m, n = dims[p, 0], dims[p, 1]
+        if dir_off[p + 1] == dir_off[p]:  # a long pair: align_long's
+            continue
+        D = np.empty((m + 1) * (n + 1), np.uint8)
+        sc, ln = _align_one(
+            S[s_off[p]: s_off[p] + m * n],
+            rowp[row_off[p]: row_off[p] + m + 1],
+            colp[col_off[p]: col_off[p] + n + 1],
+            m, n, D, path[path_off[p]: path_off[p] + m + n],
+        )
+        score[p] = sc
+        path_len[p] = ln
+
+
+def align_batch(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Align every pair of a `PairBatch`; returns (path, path_len, score)."""
+    npairs = batch.dims.shape[0]
+    path = np.empty(int(batch.path_off[-1]), np.uint8)
+    path_len = np.empty(npairs, np.int32)
+    score = np.empty(npairs, np.int32)
+    _align_batch(
+        batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off,
+        batch.dims, batch.dir_off, path, batch.path_off, path_len, score,
+    )
+    return path, path_len, score
+
+
+@numba.njit(cache=True, parallel=True)
+def _align_long(vec, resid, pcol_off, W, gap_pair, rowp, row_off, colp, col_off, dims, long_idx,
+                path, path_off, path_len, score):
+    for t in numba.prange(long_idx.shape[0]):
+        p = long_idx[t]
+        m, n = dims[p, 0], dims[p, 1]
+        qa, qb = 2 * p, 2 * p + 1
+        R = max(64, 2 * int((m + n) ** 0.5) + 1)
+        sc, ln = _align_long_one(
+            rowp[row_off[p]: row_off[p] + m + 1], colp[col_off[p]: col_off[p] + n + 1], m, n,
+            vec[pcol_off[qa]: pcol_off[qa] + m], vec[pcol_off[qb]: pcol_off[qb] + n],
+            resid[pcol_off[qa]: pcol_off[qa] + m], resid[pcol_off[qb]: pcol_off[qb] + n],
+            W[qa] * W[qb], np.int64(gap_pair[p]), R, path[path_off[p]: path_off[p] + m + n],
+        )
+        score[t] = sc
+        path_len[p] = ln
+
+
+def align_long(batch, lv, vec, resid, long_idx, path, path_len):
+    """Align the long pairs ``long_idx`` with checkpointed bands, writing into
+    ``path``/``path_len`` beside the short pairs; returns their scores."""
+    score = np.empty(len(long_idx), np.int32)
+    _align_long(vec, resid, lv.col_off, lv.W, lv.gap_pair, batch.rowp, batch.row_off, batch.colp, batch.col_off,
+                batch.dims, np.asarray(long_idx, dtype=np.int64), path, batch.path_off, path_len, score)
+    return score
+
+
+
+@numba.njit(cache=True, parallel=True)
+def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, mat, mats,
+                   col_off, bnd_off, vec, resid, rowp):
+    """Twin of kernels/profile_ops.cu:profile_stats."""
+    for q in numba.prange(k.shape[0]):
+        kq, Lq, g = k[q], L[q], gap[q]
+        Wq = W[q]
+        go, ge, tgo, tge = np.int64(gaps[q, 0]), np.int64(gaps[q, 1]), np.int64(gaps[q, 2]), np.int64(gaps[q, 3])
+        b_side = (q & 1) == 1
+        M = mats[mat[q]]
+        acc = np.zeros(VEC, np.int64)
+        base = code_off[q]
+        for c in range(Lq + 1):
+            acc[:] = 0
+            res_c = np.int64(0)
+            res_prev = np.int64(0)
+            both = np.int64(0)
+            for s in range(kq):
+                w = weights[w_off[q] + s]
+                here = c < Lq and codes[base + s * Lq + c] != g
+                prev = c > 0 and codes[base + s * Lq + c - 1] != g
+                if here:
+                    acc[codes[base + s * Lq + c]] += w
+                    res_c += w
+                if prev:
+                    res_prev += w
+                if here and prev:
+                    both += w
+            fc = res_c * FRAC // Wq
+            fp = res_prev * FRAC // Wq
+            if c < Lq:
+                row = col_off[q] + c
+                if b_side:
+                    for x in range(VEC):
+                        t = np.int64(0)
+                        for y in range(VEC):
+                            t += M[x, y] * acc[y]
+                        vec[row, x] = t
+                else:
+                    vec[row, :] = acc
+                resid[row] = fc
+            if c == 0:
+                op = go * fc * tgo // FRAC
+            elif c == Lq:
+                op = go * fp * tgo // FRAC
+            else:
+                op = go * (both * FRAC // Wq)
+            r = bnd_off[q] + c
+            rowp[r, 0] = op // FRAC
+            rowp[r, 1] = ge * fp // FRAC if c > 0 else 0
+            rowp[r, 2] = ge * fp * tge // (FRAC * FRAC) if c > 0 else 0
+            rowp[r, 3] = fp if c > 0 else 0
+
+
+@numba.njit(cache=True, inline="always")
+def _col_score(va, vb, ra, rb, i, j, denom, gp):
+    """Twin of col_score in kernels/profile.cu."""
+    num = np.int64(0)
+    for x in range(VEC):
+        num += va[i, x] * vb[j, x]
+    s = num // denom
+    fa = np.int64(ra[i])
+    fb = np.int64(rb[j])
+    return s - ((FRAC - fa) * fb + fa * (FRAC - fb)) * gp // (FRAC * FRAC)
+
+
+@numba.njit(cache=True, parallel=True)
+def _column_scores(vec, resid, col_off, L, W, gap_pair, S, s_off):
+    """Twin of kernels/profile.cu:column_scores (long pairs have no S)."""
+    for p in numba.prange(gap_pair.shape[0]):
+        if s_off[p + 1] == s_off[p]:
+            continue
+        qa, qb = 2 * p, 2 * p + 1
+        m, n = L[qa], L[qb]
+        va, vb = vec[col_off[qa]: col_off[qa] + m], vec[col_off[qb]: col_off[qb] + n]
+        ra, rb = resid[col_off[qa]: col_off[qa] + m], resid[col_off[qb]: col_off[qb] + n]
+        denom = W[qa] * W[qb]
+        gp = np.int64(gap_pair[p])
+        for i in range(m):
+            for j in range(n):
+                S[s_off[p] + i * n + j] = _col_score(va, vb, ra, rb, i, j, denom, gp)
+
+
+@numba.njit(cache=True, parallel=True)
+def _merge_profiles(codes, code_off, k, L, gap, path, path_off, path_len, out, out_off):
+    """Twin of kernels/profile_ops.cu:merge_profiles."""
+    for p in numba.prange(path_len.shape[0]):
+        qa, qb = 2 * p, 2 * p + 1
+        ln = path_len[p]
+        ka, kb, la, lb = k[qa], k[qb], L[qa], L[qb]
+        ca = np.empty(ln, np.int64)
+        cb = np.empty(ln, np.int64)
+        ia = 0
+        ib = 0
+        for t in range(ln):
+            mv = path[path_off[p] + ln - 1 - t]
+            if mv != 2:
+                ca[t] = ia
+                ia += 1
+            else:
+                ca[t] = -1
+            if mv != 1:
+                cb[t] = ib
+                ib += 1
+            else:
+                cb[t] = -1
+        o = out_off[p]
+        for s in range(ka + kb):
+            for t in range(ln):
+                if s < ka:
+                    v = codes[code_off[qa] + s * la + ca[t]] if ca[t] >= 0 else gap[qa]
+                else:
+                    v = codes[code_off[qb] + (s - ka) * lb + cb[t]] if cb[t] >= 0 else gap[qb]
+                out[o + s * ln + t] = v
+
+
+def memory_budget() -> int:
+    """Bytes of score matrices and direction arrays one batch may take."""
+    return 2 << 30
+
+
+def profile_stats(lv, codes, weights, mats):
+    """Statistics and gap rows of every profile of a level (`LevelMeta` lv)."""
+    vec = np.empty((lv.n_cols, VEC), np.int64)
+    resid = np.empty(lv.n_cols, np.int32)
+    rowp = np.empty((lv.n_bnd, 4), np.int32)
+    _profile_stats(codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps,
+                   lv.mat, mats, lv.col_off, lv.bnd_off, vec, resid, rowp)
+    return vec, resid, rowp
+
+
+def column_scores(lv, vec, resid):
+    S = np.empty(lv.n_cells, np.int32)
+    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, lv.gap_pair, S, lv.s_off)
+    return S
+
+
+def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
+    out = np.empty(n_out, np.uint8)
+    _merge_profiles(codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, out, out_off)
+    return out

@@ -1,0 +1,14 @@
+"""Stage 1: pairwise distances (``Sequences -> DistanceMatrix``).
+
+``kmer`` (shared k-mers on a reduced alphabet: the default), ``kmer_index``
+(every sequence's distinct k-mers, and distances to pivots without an
+N x N matrix: the large path) and ``alignment`` (identity of an alignment's
+rows, or of all-pairs alignments by the pairwise engine).
+"""
+
+from msa_gpu.distances.alignment import alignment_distance, kimura_protein, pairwise_distance
+from msa_gpu.distances.kmer import kmer_distance, kmer_ids
+from msa_gpu.distances.kmer_index import kmer_sets, pivot_distances
+
+__all__ = ["alignment_distance", "kimura_protein", "kmer_distance", "kmer_ids", "kmer_sets", "pairwise_distance",
+           "pivot_distances"]

@@ -1,0 +1,69 @@
+"""Stage 1: distances from alignments (identity of an alignment's rows, or of all-pairs alignments)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msa_gpu.backend import to_host
+from msa_gpu.backend.pairwise import PairScoring, all_pairs, default_scoring
+from msa_gpu.distances.kmer import _array_module
+from msa_gpu.errors import InputError
+from msa_gpu.types import DistanceMatrix, Sequences
+
+
+def alignment_distance(codes: np.ndarray, gap: int, xp=np) -> DistanceMatrix:
+    """Distances from an alignment: 1 - identities / aligned residue pairs.
+
+    ``codes`` is an (n_seqs, n_cols) code matrix with ``gap`` for gaps.
+    """
+    xp = _array_module(codes.shape[0], xp)
+    c = xp.asarray(codes)
+    n = c.shape[0]
+    onehot = xp.zeros((n, c.shape[1], gap + 1), dtype=xp.float32)
+    onehot[xp.arange(n)[:, None], xp.arange(c.shape[1])[None, :], c] = 1.0
+    resid = 1.0 - onehot[:, :, gap]
+    onehot = onehot[:, :, :gap].reshape(n, -1)
+    ident = np.rint(to_host(onehot @ onehot.T)).astype(np.int64)
+    pairs = np.rint(to_host(resid @ resid.T)).astype(np.int64)
+    d = 1.0 - ident / np.maximum(pairs, 1)
+    d[pairs == 0] = 1.0
+    np.fill_diagonal(d, 0.0)
+    return DistanceMatrix(np.minimum(d, d.T), "identity")
+
+
+def kimura_protein(p: np.ndarray) -> np.ndarray:
+    """Kimura's protein correction ``-ln(1 - p - 0.2 p^2)`` of the fraction of
+    differences ``p``, capped at 10 where the logarithm diverges (p >= ~0.85).
+
+    >>> [round(float(x), 4) for x in kimura_protein(np.array([0.0, 0.5, 0.99]))]
+    [0.0, 0.7985, 10.0]
+    """
+    arg = 1.0 - p - 0.2 * p * p
+    return np.where(arg > np.exp(-10.0), -np.log(np.maximum(arg, np.exp(-10.0))), 10.0) + 0.0
+
+
+def pairwise_distance(
+    seqs: Sequences,
+    backend: str = "auto",
+    kimura: bool = False,
+    scoring: PairScoring | None = None,
+) -> DistanceMatrix:
+    """Distances from all-pairs alignments: ``1 - identity`` (identical
+    residues over aligned residue pairs, ClustalW style), optionally with
+    Kimura's protein correction. ``scoring`` defaults to `default_scoring`
+    (global mode). Pairs with no aligned residue pair get distance 1.
+    """
+    if kimura and seqs.alphabet.name != "protein":
+        raise InputError("the Kimura correction is for protein sequences")
+    scoring = scoring or default_scoring(seqs)
+    n = len(seqs)
+    values = np.zeros((n, n), np.float64)
+    if n > 1:
+        res = all_pairs(seqs, scoring, identities=True, backend=backend)
+        d = 1.0 - res.identity
+        d = np.where(res.aligned_pairs > 0, d, 1.0)
+        if kimura:
+            d = kimura_protein(d)
+        values[res.pairs[:, 0], res.pairs[:, 1]] = d
+        values[res.pairs[:, 1], res.pairs[:, 0]] = d
+    return DistanceMatrix(values, "align-kimura" if kimura else "align")

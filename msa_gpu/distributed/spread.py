@@ -1,0 +1,171 @@
+"""Batch runs beyond one device: a batch's families spread over Dask workers
+(or, through `msa_gpu.distributed.gpus`, this machine's GPUs).
+
+The families are cut into one contiguous group per worker, balanced by their
+residues, and each group is one `Aligner.align_many` call on a worker (so a
+worker with a GPU batches its group's merges as one machine does). A family
+on the large path is spread itself: its tree is built here, its subtrees
+are aligned on the workers and the merges above them here (`align_large`). A
+family's alignment does not depend on which families share its batch, so
+the output is byte-identical to a run on one machine. ``address`` is a
+scheduler's address, or ``local`` for a cluster of worker processes on this
+machine (dask-cuda's, one worker a GPU, where it is installed and GPUs are
+visible).
+
+Needs ``dask[distributed]`` (``pip install 'msagpu[dask]'``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from msa_gpu.config import AlignerConfig
+from msa_gpu.errors import BackendError
+from msa_gpu.result import AlignResult
+from msa_gpu.types import Sequences
+
+
+def groups(weights: list[int], parts: int) -> list[list[int]]:
+    """Contiguous groups of indices with about equal total weight (none empty).
+
+    >>> groups([5, 1, 1, 1, 5, 1], 2)
+    [[0, 1, 2], [3, 4, 5]]
+    >>> groups([1, 1], 5)
+    [[0], [1]]
+    """
+    parts = max(1, min(parts, len(weights)))
+    cum = np.cumsum(weights, dtype=np.float64)
+    cuts = [int(np.searchsorted(cum, cum[-1] * k / parts, side="left")) + 1 for k in range(1, parts)]
+    bounds = sorted(set([0] + [min(max(c, 1), len(weights) - 1) for c in cuts] + [len(weights)]))
+    return [list(range(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _align_subtree(seqs: Sequences, tree, config: AlignerConfig) -> tuple[np.ndarray, str]:
+    """One subtree of a large family, aligned as a family of its own (equal
+    weights, its tree given): its code matrix, rows in input order."""
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.progressive import alignment_codes
+
+    res = Aligner(replace(config, mode="large", dedupe=False)).align(seqs, guide_tree=tree)
+    return alignment_codes(seqs, res.alignment), res.backend
+
+
+def _pivot_rows(km, members: np.ndarray, pivots: np.ndarray, backend: str) -> np.ndarray:
+    """Rows of `msa_gpu.distances.pivot_distances`, on a worker (its GPU if it has one)."""
+    from msa_gpu.backend import select_backend
+    from msa_gpu.distances import pivot_distances
+
+    return pivot_distances(km, members, pivots, select_backend(backend).xp)
+
+
+def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None) -> AlignResult:
+    """The large path with its pivot distances cut into ``parts`` row blocks
+    and its progressive stage into ``parts`` subtrees (`msa_gpu.distributed.subtrees`):
+    ``run_all(fn, [args, ...])`` runs them (on Dask workers, or in process;
+    ``share(x)`` hands data every task reads to the workers once: the k-mer
+    sets), the merges above the subtrees run here. The alignment is the one
+    `Aligner.align` gives."""
+    import time
+
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.distributed.subtrees import cut, profile_of, subtrees, top_schedule
+    from msa_gpu.progressive import FamilyJob, merge_schedule, progressive_align
+
+    aligner = Aligner(config)
+    if not config.is_large(len(seqs)):  # deduplicated below the large path's size: as one machine does
+        return aligner.align_many([seqs])[0]
+    clock = time.perf_counter()
+    backend = config.backend.value
+
+    def rows_map(km):
+        shared = share(km) if share is not None else km
+
+        def rows(members, pivots):
+            blocks = [b for b in np.array_split(members, parts) if len(b)]
+            return np.concatenate(run_all(_pivot_rows, [(shared, b, pivots, backend) for b in blocks]))
+        return rows
+
+    tree = aligner._large_tree(seqs, rows_map)
+    roots = cut(tree, parts)
+    pieces = subtrees(tree, roots)
+    timings = {"large_tree": time.perf_counter() - clock}
+    clock = time.perf_counter()
+    made = run_all(_align_subtree, [(_subset(seqs, members), sub, config) for members, sub in pieces])
+    xp = aligner.backend.xp
+    initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
+    job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),
+                    aligner._scoring(seqs))
+    aln = progressive_align([job], aligner.backend, config.long_cells, initial=[initial])[0]
+    timings["progressive"] = time.perf_counter() - clock
+    return AlignResult(seqs, aln, None, tree, merge_schedule(tree), aligner.backend.name, timings, None)
+
+
+def _subset(seqs: Sequences, members: np.ndarray) -> Sequences:
+    return Sequences(tuple(seqs.names[i] for i in members), tuple(seqs.raw[i] for i in members),
+                     tuple(seqs.codes[i] for i in members), seqs.seqtype, seqs.alphabet)
+
+
+def _align_group(families: list[Sequences], config: AlignerConfig) -> list[AlignResult]:
+    from msa_gpu.aligner import Aligner
+
+    return [replace(r, library=None) for r in Aligner(config).align_many(families)]
+
+
+def _client(address: str, workers: int | None):
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise BackendError("--dask needs dask.distributed (pip install 'msagpu[dask]')") from exc
+    if address != "local":
+        return Client(address), None
+    try:
+        from dask_cuda import LocalCUDACluster  # one worker a visible GPU
+
+        cluster = LocalCUDACluster()
+    except Exception:  # not installed, or no GPU: CPU worker processes
+        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def align_spread(families: list[Sequences], config: AlignerConfig, workers: int, submit,
+                 share=None) -> list[AlignResult]:
+    """`Aligner.align_many` with the work spread by ``submit(fn, *args)``
+    (a future with ``.result()``) over ``workers`` workers: Dask's, or one
+    host thread a GPU (`msa_gpu.distributed.gpus`). Large families are spread
+    themselves (`align_large`; ``share`` as there), the others go in one
+    contiguous group a worker, balanced by residues."""
+    out: list[AlignResult | None] = [None] * len(families)
+    big = [f for f, s in enumerate(families) if config.is_large(len(s))]
+    if big:  # their pivot distances and subtrees over the workers, the merges above them here
+        from msa_gpu.aligner import Aligner
+
+        def run_all(fn, args):
+            return [fut.result() for fut in [submit(fn, *a) for a in args]]
+
+        aligner = Aligner(config)
+        for f in big:
+            out[f] = aligner.with_dedupe([families[f]],
+                                         lambda w: [align_large(w[0], config, run_all, 4 * workers, share)])[0]
+    rest = [f for f in range(len(families)) if f not in big]
+    parts = groups([int(families[f].lengths.sum()) for f in rest], workers) if rest else []
+    futures = [submit(_align_group, [families[rest[i]] for i in g], config) for g in parts]
+    for g, fut in zip(parts, futures):
+        for i, r in zip(g, fut.result()):
+            out[rest[i]] = r
+    return out  # type: ignore[return-value]
+
+
+def align_many_dask(families: list[Sequences], config: AlignerConfig, address: str = "local",
+                    workers: int | None = None) -> list[AlignResult]:
+    """`Aligner.align_many` with the families spread over Dask workers."""
+    client, cluster = _client(address, workers)
+    try:
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
+        return align_spread(families, config, n_workers, lambda fn, *a: client.submit(fn, *a, pure=False),
+                            lambda x: client.scatter(x, broadcast=True))
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

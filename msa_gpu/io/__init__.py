@@ -1,0 +1,36 @@
+"""The only package that reads or writes files (Biopython underneath).
+
+``formats`` (output formats, extensions, output names), ``readers``
+(sequences, aligned FASTA, core masks, batch inputs), ``writers``
+(alignments in every format; a temporary file renamed into place, so a
+failure never leaves a partial file), ``newick`` (guide trees) and
+``tables`` (pairwise alignments as TSV, distances as PHYLIP).
+"""
+
+from msa_gpu.io.formats import (
+                                ENCODING,
+                                ERRORS,
+                                EXTENSIONS,
+                                FASTA_SUFFIXES,
+                                NAME_LIMIT,
+                                OutFormat,
+                                format_for,
+                                output_name,
+)
+from msa_gpu.io.newick import from_newick, to_newick
+from msa_gpu.io.readers import (
+                                expand_inputs,
+                                make_sequences,
+                                parse_fasta,
+                                read_aligned,
+                                read_core,
+                                read_new,
+                                read_sequences,
+)
+from msa_gpu.io.tables import write_pairs_tsv, write_phylip_distances
+from msa_gpu.io.writers import FASTA_WIDTH, render_alignment, stream_fasta, strict_names, write_alignment, write_text
+
+__all__ = ["ENCODING", "ERRORS", "EXTENSIONS", "FASTA_SUFFIXES", "FASTA_WIDTH", "NAME_LIMIT", "OutFormat",
+           "expand_inputs", "format_for", "from_newick", "make_sequences", "output_name", "parse_fasta",
+           "read_aligned", "read_core", "read_new", "read_sequences", "render_alignment", "stream_fasta",
+           "strict_names", "to_newick", "write_alignment", "write_pairs_tsv", "write_phylip_distances", "write_text"]

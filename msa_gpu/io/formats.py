@@ -1,0 +1,79 @@
+"""Output formats and file names: the format a path's extension names, and
+the name of a family's output in a folder."""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+
+ENCODING = "utf-8"
+
+
+ERRORS = "surrogateescape"  # names round-trip byte for byte
+
+
+class OutFormat(str, enum.Enum):
+    fasta = "fasta"
+    clustal = "clustal"
+    phylip = "phylip"
+    stockholm = "stockholm"
+    msf = "msf"
+    nexus = "nexus"
+    phylip_strict = "phylip-strict"  # 10-character names, made unique; the map goes beside the file
+
+
+EXTENSIONS = {
+    ".fa": OutFormat.fasta, ".fasta": OutFormat.fasta, ".fas": OutFormat.fasta,
+    ".afa": OutFormat.fasta, ".fna": OutFormat.fasta, ".faa": OutFormat.fasta,
+    ".aln": OutFormat.clustal, ".clustal": OutFormat.clustal,
+    ".phy": OutFormat.phylip, ".phylip": OutFormat.phylip,
+    ".sto": OutFormat.stockholm, ".stk": OutFormat.stockholm,
+    ".msf": OutFormat.msf,
+    ".nex": OutFormat.nexus, ".nexus": OutFormat.nexus, ".nxs": OutFormat.nexus,
+}
+
+
+def format_for(path: str | os.PathLike | None, outfmt: OutFormat | None) -> OutFormat:
+    """The output format: ``outfmt`` if given, else from the file extension,
+    else FASTA.
+
+    >>> format_for("x.aln", None).value
+    'clustal'
+    >>> format_for("x.txt", None).value
+    'fasta'
+    """
+    if outfmt is not None:
+        return OutFormat(outfmt)
+    if path is None or str(path) == "-":
+        return OutFormat.fasta
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return EXTENSIONS.get(suffixes[-1] if suffixes else "", OutFormat.fasta)
+
+
+def output_name(path: str, fmt: OutFormat) -> str:
+    """File name for ``path``'s alignment in an output folder.
+
+    >>> output_name("data/BB11001.tfa.gz", OutFormat.clustal)
+    'BB11001.aln'
+    """
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    for suffix in FASTA_SUFFIXES:
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    ext = {OutFormat.fasta: ".fa", OutFormat.clustal: ".aln", OutFormat.phylip: ".phy",
+           OutFormat.stockholm: ".sto", OutFormat.msf: ".msf", OutFormat.nexus: ".nex",
+           OutFormat.phylip_strict: ".phy"}[OutFormat(fmt)]
+    return name + ext
+
+
+#: Longest name each format keeps (Biopython's Clustal writer cuts at 30).
+NAME_LIMIT = {OutFormat.clustal: 30}
+
+
+FASTA_SUFFIXES = (".fa", ".fasta", ".fas", ".afa", ".faa", ".fna", ".tfa", ".seq")

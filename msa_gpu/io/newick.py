@@ -1,0 +1,72 @@
+"""Newick text of guide trees, with the sequences' names (Bio.Phylo underneath)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msa_gpu.types import GuideTree
+
+
+def to_newick(tree: GuideTree, names: list[str]) -> str:
+    """The tree in Newick, names quoted where Newick needs it."""
+
+    def label(name: str) -> str:
+        if any(c in name for c in " ():;,[]'\t"):
+            return "'" + name.replace("'", "''") + "'"
+        return name
+
+    n = tree.n_leaves
+    text = [label(nm) for nm in names] + [""] * (n - 1)
+    for k, (a, b) in enumerate(tree.children):
+        la, lb = tree.lengths[k]
+        text[n + k] = f"({text[a]}:{la:.6g},{text[b]}:{lb:.6g})"
+    return text[2 * n - 2] + ";"
+
+
+def from_newick(text: str, names: list[str]) -> GuideTree:
+    """A guide tree from Newick (Biopython's parser), its leaves matched to
+    ``names`` (input order). Multifurcations are joined left to right and a
+    missing branch length counts as 0.
+
+    >>> t = from_newick("((b:1,c:2):0.5,a:1);", ["a", "b", "c"])
+    >>> t.children.tolist(), t.lengths.tolist()
+    ([[1, 2], [3, 0]], [[1.0, 2.0], [0.5, 1.0]])
+    """
+    from io import StringIO
+
+    from Bio import Phylo
+
+    index = {name: i for i, name in enumerate(names)}
+    root = Phylo.read(StringIO(text), "newick").root
+    n = len(names)
+    children: list[tuple[int, int]] = []
+    lengths: list[tuple[float, float]] = []
+    seen: set[int] = set()
+
+    def visit(clade) -> tuple[int, float]:
+        stack = [(clade, False)]
+        out: dict[int, tuple[int, float]] = {}
+        while stack:
+            c, ready = stack.pop()
+            if not c.clades:
+                if c.name not in index or index[c.name] in seen:
+                    raise ValueError(f"tree leaf {c.name!r} is not a sequence name, or is repeated")
+                seen.add(index[c.name])
+                out[id(c)] = (index[c.name], c.branch_length or 0.0)
+            elif not ready:
+                stack.append((c, True))
+                stack.extend((k, False) for k in reversed(c.clades))
+            else:
+                node, length = out[id(c.clades[0])]
+                for k in c.clades[1:]:
+                    other, other_len = out[id(k)]
+                    children.append((node, other))
+                    lengths.append((length, other_len))
+                    node, length = n + len(children) - 1, 0.0
+                out[id(c)] = (node, c.branch_length or 0.0)
+        return out[id(clade)]
+
+    visit(root)
+    if len(seen) != n:
+        raise ValueError(f"the tree has {len(seen)} of the {n} sequences")
+    return GuideTree(n, np.array(children, dtype=np.int64).reshape(-1, 2), np.array(lengths).reshape(-1, 2))

@@ -1,0 +1,148 @@
+"""Readers: sequences (FASTA, gzip or standard input) checked and encoded,
+aligned FASTA, core masks, and the list of inputs a batch names."""
+
+from __future__ import annotations
+
+import gzip
+import io as _io
+import os
+import sys
+import zlib
+from pathlib import Path
+
+from Bio import SeqIO
+
+from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode
+from msa_gpu.errors import InputError
+from msa_gpu.io.formats import ENCODING, ERRORS, FASTA_SUFFIXES
+from msa_gpu.types import Sequences
+
+
+def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False) -> Sequences:
+    """The sequences to add, typed as the existing alignment and they are
+    together (a protein fragment of A, C, G and T letters stays protein)."""
+    new_names, new_raw = parse_fasta(_read_text(path), str(path))
+    if SeqType(seqtype) is SeqType.auto:
+        seqtype = detect([r.translate(None, b"-.") for r in rows] + new_raw)
+    return make_sequences(new_names, new_raw, seqtype, any_symbol)
+
+
+def _read_text(path: str | os.PathLike) -> str:
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{path}: corrupt gzip data ({exc})") from None
+    return data.decode(ENCODING, ERRORS)
+
+
+def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes]]:
+    """Titles (everything after '>') and residues (gaps and whitespace
+    removed) of a FASTA text."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(f"{source}: no sequences found")
+    if not stripped.startswith(">"):
+        first = stripped.splitlines()[0][:40]
+        raise InputError(f"{source}: not FASTA (first line {first!r} does not start with '>')")
+    # titles exactly as written (Biopython strips trailing whitespace); one per record
+    titles = [line[1:].rstrip("\r") for line in stripped.split("\n") if line.startswith(">")]
+    names, raw = [], []
+    seen: dict[str, int] = {}
+    gapped = 0
+    for k, (title, rec) in enumerate(zip(titles, SeqIO.parse(_io.StringIO(stripped), "fasta")), start=1):
+        if not title.strip():
+            raise InputError(f"{source}: record {k} has no name after '>'")
+        if title in seen:
+            raise InputError(f"{source}: sequence name {title!r} is used twice (records {seen[title]} and {k})")
+        seen[title] = k
+        text = str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r")
+        residues = text.translate(None, GAP_CHARS)
+        if not residues:
+            raise InputError(f"{source}: sequence {title!r} is empty (record {k})")
+        gapped += len(residues) != len(text)
+        names.append(title)
+        raw.append(residues)
+    if gapped:
+        import warnings
+
+        warnings.warn(f"{source}: gaps ('-', '.') removed from {gapped} sequence(s); they are aligned afresh",
+                      stacklevel=2)
+    return names, raw
+
+
+def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqType.auto,
+                   any_symbol: bool = False) -> Sequences:
+    """Validate and encode named residues into `Sequences` (``any_symbol``:
+    characters outside the alphabet are scored as its wildcard)."""
+    if not names:
+        raise InputError("no sequences found")
+    seqtype = SeqType(seqtype)
+    if seqtype is SeqType.auto:
+        seqtype = detect(raw)
+    alphabet = alphabet_for(seqtype)
+    codes = encode(names, raw, alphabet, any_symbol)
+    return Sequences(tuple(names), tuple(raw), tuple(codes), seqtype, alphabet)
+
+
+def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto, any_symbol: bool = False) -> Sequences:
+    """Read unaligned FASTA from a path, ``-`` (stdin) or a gzip file."""
+    names, raw = parse_fasta(_read_text(path), str(path))
+    try:
+        return make_sequences(names, raw, seqtype, any_symbol)
+    except InputError as exc:  # name the file too: batch mode reads many
+        raise InputError(f"{path}: {exc}") from None
+
+
+def expand_inputs(inputs: list[str]) -> list[str]:
+    """Paths to align: a folder stands for its FASTA files (sorted), a
+    ``.txt``/``.list`` file that is not FASTA for the paths it lists one per
+    line (relative to it)."""
+    out: list[str] = []
+    if inputs.count("-") > 1:
+        raise InputError("standard input ('-') can be given only once")
+    for item in inputs:
+        p = Path(item)
+        if item != "-" and p.is_dir():
+            found = sorted(str(f) for f in p.iterdir()
+                           if f.is_file() and f.name.lower().removesuffix(".gz").endswith(FASTA_SUFFIXES))
+            if not found:
+                raise InputError(f"{item}: no FASTA files in this folder")
+            out.extend(found)
+        elif p.suffix.lower() in (".txt", ".list") and not _read_text(p).lstrip().startswith(">"):
+            lines = [line.strip() for line in _read_text(p).splitlines()]
+            out.extend(str(p.parent / line) for line in lines if line and not line.startswith("#"))
+        else:
+            out.append(item)
+    if not out:
+        raise InputError("no input files")
+    return out
+
+
+def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
+    """Read an aligned FASTA file: titles and gapped rows (as bytes)."""
+    text = _read_text(path)
+    if not text.lstrip().startswith(">"):
+        raise InputError(f"{path}: not FASTA")
+    names, rows = [], []
+    for rec in SeqIO.parse(_io.StringIO(text.lstrip()), "fasta"):
+        names.append(rec.description)
+        rows.append(str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r"))
+    if not names:
+        raise InputError(f"{path}: no sequences found")
+    return names, rows
+
+
+def read_core(path: str | os.PathLike) -> str:
+    """A core mask: one line of 0/1."""
+    text = _read_text(path).strip()
+    if not text or set(text) - {"0", "1"}:
+        raise InputError(f"{path}: a core mask must be one line of 0 and 1")
+    return text

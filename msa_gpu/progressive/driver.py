@@ -1,0 +1,317 @@
+"""Stage 3: progressive profile-profile alignment, one tree level per batch.
+
+The driver knows nothing of the device: it builds each level's `PairBatch`
+with ``xp`` and hands it to the backend's ``align_batch`` kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from msa_gpu.arrays import offsets
+from msa_gpu.errors import ResourceError
+from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays
+from msa_gpu.progressive.scoring import Scoring
+from msa_gpu.types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
+
+VEC = 24  # residue slots per column in the kernels
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """The flat arrays of one level's merges, as the DP kernels take them."""
+
+    S: object
+    s_off: object
+    rowp: object
+    row_off: object
+    colp: object
+    col_off: object
+    dims: object
+    dir_off: object
+    path_off: object
+
+
+@dataclass(frozen=True)
+class FamilyJob:
+    """One family's progressive run: its sequences, tree, schedule and weights."""
+
+    seqs: Sequences
+    tree: GuideTree
+    schedule: MergeSchedule
+    weights: np.ndarray
+    scoring: Scoring
+    library: int | None = None  # run-wide id of its first sequence in the `LibraryStack`, if any
+    consistency: int = 0  # weight of the library's scores (fixed point)
+
+
+def stack_matrices(jobs: list[FamilyJob], xp):
+    """The distinct matrices, zero-padded to VEC x VEC, and each job's index."""
+    distinct: dict[bytes, int] = {}
+    index = []
+    for job in jobs:
+        key = job.scoring.matrix.tobytes() + bytes(job.scoring.matrix.shape)
+        index.append(distinct.setdefault(key, len(distinct)))
+    mats = np.zeros((len(distinct), VEC, VEC), dtype=np.int64)
+    for job, i in zip(jobs, index):
+        a = job.scoring.matrix.shape[0]
+        mats[i, :a, :a] = job.scoring.matrix
+    return xp.asarray(mats), index
+
+
+def _leaves(job: FamilyJob, xp) -> dict[int, Profile]:
+    """Leaf profiles: one upload per family, each leaf a view of it."""
+    lengths = [len(c) for c in job.seqs.codes]
+    flat = xp.asarray(np.concatenate(job.seqs.codes).astype(np.uint8))
+    offs = offsets(lengths)
+    return {i: Profile(np.array([i]), flat[offs[i]: offs[i + 1]].reshape(1, -1), job.weights[i: i + 1].astype(np.int64))
+            for i in range(len(lengths))}
+
+
+#: Pairs with more DP cells than this align in checkpointed bands (memory
+#: O((m + n)^1.5) instead of an m x n score matrix and direction array).
+LONG_CELLS = 1 << 26
+
+
+#: Device bytes per DP cell of a short pair: its column score and direction
+#: bits, plus the library's 64-bit sums when the pair has a library.
+BYTES_PER_CELL = 5
+BYTES_PER_LIBRARY_CELL = 8
+
+
+#: Most pairs one batch may hold (the column-score launch puts pairs on grid y).
+MAX_BATCH_PAIRS = 65535
+
+
+def batch_chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int, per_cell=BYTES_PER_CELL) -> list[np.ndarray]:
+    """Split a level's pairs (in order) into batches whose score matrices and
+    direction arrays fit in ``budget`` bytes and that hold at most
+    `MAX_BATCH_PAIRS` pairs; a pair larger than the budget alone is a batch.
+
+    >>> [c.tolist() for c in batch_chunks(np.array([4, 4, 4]), np.zeros(3, bool), 40)]
+    [[0, 1], [2]]
+    """
+    cost = np.where(long_mask, 0, sizes) * per_cell
+    out, start, used = [], 0, 0
+    for p, c in enumerate(cost):
+        if p > start and (used + c > budget or p - start == MAX_BATCH_PAIRS):
+            out.append(np.arange(start, p))
+            start, used = p, 0
+        used += int(c)
+    out.append(np.arange(start, len(cost)))
+    return out
+
+
+def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS,
+                      memory_budget: int | None = None, stack=None, initial: list | None = None) -> list[Alignment]:
+    """Align every family along its tree. Level h of every family is one
+    batch (or a few, when ``memory_budget`` bytes bound it; default: the
+    backend's): one launch each for profile statistics, column scores, the DP
+    and the merge, whatever the number of pairs (plus one per long pair).
+    Families with a library (``job.library``, rows of ``stack``) add its
+    consistency scores to their column scores. ``initial[f]`` may give
+    profiles of family f's subtrees made elsewhere (node id -> `Profile`);
+    its schedule then holds only the merges above them."""
+    xp = backend.xp
+    budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
+    mats, mat_of = stack_matrices(jobs, xp)
+    ctx = BatchContext(backend, mats, stack)
+    nodes = [_leaves(job, xp) for job in jobs]
+    for f, made in enumerate(initial or []):  # profiles of subtrees aligned elsewhere (node id -> Profile)
+        nodes[f].update(made or {})
+    depth = max(len(job.schedule.levels) for job in jobs)
+    for h in range(depth):
+        # this level's merges, across every family that still has one
+        owners = [(f, int(k)) for f, job in enumerate(jobs) if h < len(job.schedule.levels)
+                  for k in job.schedule.levels[h]]
+        pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
+                 for f, k in owners]
+        sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in pairs], dtype=np.int64)
+        long_mask = sizes > long_cells
+        for chunk in batch_chunks(sizes, long_mask, budget, _cell_bytes(jobs)):
+            fams = [jobs[owners[i][0]] for i in chunk]
+            sides = [side_info(fam, mat_of[owners[i][0]]) for i, fam in zip(chunk, fams)]
+            merged = merge_resilient([pairs[i] for i in chunk], sides, long_mask[chunk], ctx)
+            for i, profile in zip(chunk, merged):
+                f, k = owners[i]
+                nodes[f][len(jobs[f].seqs) + k] = profile
+    return [codes_to_alignment(nodes[f][2 * len(job.seqs) - 2], job.scoring.gap_code, backend)
+            for f, job in enumerate(jobs)]
+
+
+def merge_resilient(pairs, sides, long_mask, ctx) -> list:
+    """`merge_batch`'s profiles; a batch that runs out of device memory is
+    halved and retried (the pool's cached blocks freed first), and a single
+    pair that still does not fit is retried through the checkpointed kernel,
+    whose memory grows as (m + n)^1.5. Each pair's alignment does not depend
+    on its batch, so the result is the same."""
+    try:
+        return merge_batch(pairs, sides, long_mask, ctx).profiles
+    except MemoryError:
+        free = getattr(ctx.backend.ops, "free_cached", None)
+        if free is not None:
+            free()
+        if len(pairs) > 1:
+            h = len(pairs) // 2
+            return (merge_resilient(pairs[:h], sides[:h], long_mask[:h], ctx)
+                    + merge_resilient(pairs[h:], sides[h:], long_mask[h:], ctx))
+        if not long_mask[0]:
+            return merge_resilient(pairs, sides, np.ones(1, dtype=bool), ctx)
+        a, b = pairs[0]
+        raise ResourceError(f"one merge of profiles of {a.size} x {a.length} and {b.size} x {b.length} "
+                            "does not fit in device memory even in checkpointed bands") from None
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """What every batch of a run shares: the backend, the stacked matrices and
+    the libraries (`msa_gpu.consistency.LibraryStack`, or None)."""
+
+    backend: object
+    mats: object
+    stack: object = None
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    """A pair's scoring: its family's `Scoring`, matrix index, library base
+    (or None), library weight and family size."""
+
+    scoring: Scoring
+    mat: int
+    library: int | None
+    consistency: int
+    n_seqs: int
+
+
+def side_info(job: FamilyJob, mat: int) -> SideInfo:
+    return SideInfo(job.scoring, mat, job.library, job.consistency, len(job.seqs))
+
+
+def _cell_bytes(jobs: list[FamilyJob]) -> int:
+    return BYTES_PER_CELL + BYTES_PER_LIBRARY_CELL * any(j.library is not None for j in jobs)
+
+
+@dataclass(frozen=True)
+class ScoredBatch:
+    """A batch's column scores and gap rows, ready for the DP."""
+
+    lv: LevelMeta
+    codes: object
+    vec: object
+    resid: object
+    batch: PairBatch
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    """Merged profiles, and what refinement needs: the scores and DP scores."""
+
+    profiles: list
+    scored: ScoredBatch
+    score: np.ndarray  # host int64 (P,): the DP's best score
+
+
+@dataclass(frozen=True)
+class ProfileBlock:
+    """A batch's profiles as flat arrays, A, B, A, B, ...: profile q has
+    ``k[q]`` rows of ``L[q]`` codes at ``offsets(k * L)[q]`` in ``codes``
+    (xp), its rows' members (leaf indices) and weights at ``offsets(k)[q]``."""
+
+    codes: object
+    k: np.ndarray
+    L: np.ndarray
+    members: np.ndarray
+    weights: np.ndarray
+
+    @staticmethod
+    def of(pairs, xp) -> "ProfileBlock":
+        profiles = [p for pair in pairs for p in pair]
+        return ProfileBlock(xp.concatenate([p.codes.ravel() for p in profiles]),
+                            np.array([p.size for p in profiles], dtype=np.int64),
+                            np.array([p.length for p in profiles], dtype=np.int64),
+                            np.concatenate([p.members for p in profiles]),
+                            np.concatenate([p.weights for p in profiles]).astype(np.int64))
+
+
+def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: BatchContext) -> ScoredBatch:
+    """Profile statistics, column scores (plus the libraries' consistency
+    scores) and gap rows of a batch of pairs."""
+    backend, xp = ctx.backend, ctx.backend.xp
+    w_off = offsets(block.k)
+    W = np.add.reduceat(block.weights, w_off[:-1]) if len(block.weights) else np.zeros(len(block.k), np.int64)
+    lv = level_meta_arrays(block.k, block.L, W, [s.scoring for s in sides], [s.mat for s in sides], long_mask, xp)
+    weights = xp.asarray(block.weights)
+    vec, resid, rowp = backend.ops.profile_stats(lv, block.codes, weights, ctx.mats)
+    S = backend.ops.column_scores(lv, vec, resid)
+    lp = np.array([p for p, s in enumerate(sides) if s.library is not None and not long_mask[p]
+                   and s.consistency > 0], dtype=np.int64)
+    if len(lp):
+        base = np.array([s.library or 0 for s in sides], dtype=np.int64)
+        members = block.members + np.repeat(np.repeat(base, 2), block.k)
+        lp_n = np.array([sides[p].n_seqs for p in lp], dtype=np.int32)
+        lam = {sides[p].consistency for p in lp}
+        if len(lam) != 1:
+            raise ValueError("one batch takes one library weight")
+        backend.ops.consistency_scores(lv, block.codes, weights, xp.asarray(members.astype(np.int32)), lp, lp_n,
+                                       ctx.stack, S, lam.pop(), LIBRARY_ONE)
+    dims = np.stack([block.L[0::2], block.L[1::2]], axis=1)
+    return ScoredBatch(lv, block.codes, vec, resid, _pair_batch(dims, S, lv, rowp, long_mask, xp))
+
+
+def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> MergeOutcome:
+    """Align and merge one batch of pairs."""
+    backend, xp = ctx.backend, ctx.backend.xp
+    sb = score_batch(ProfileBlock.of(pairs, xp), sides, long_mask, ctx)
+    path, path_len, score = backend.ops.align_batch(sb.batch)
+    score = backend.to_host(score).astype(np.int64)
+    if long_mask.any():
+        idx = np.flatnonzero(long_mask)
+        score[idx] = backend.to_host(backend.ops.align_long(sb.batch, sb.lv, sb.vec, sb.resid, idx.tolist(),
+                                                            path, path_len))
+    # merged profiles from the paths
+    lens = backend.to_host(path_len).astype(np.int64)
+    rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
+    out_off = offsets(rows * lens)
+    out = backend.ops.merge_profiles(sb.lv, sb.codes, path, sb.batch.path_off, path_len, xp.asarray(out_off),
+                                     int(out_off[-1]))
+    merged = [Profile(np.concatenate([a.members, b.members]),
+                      out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p])),
+                      np.concatenate([a.weights, b.weights])) for p, (a, b) in enumerate(pairs)]
+    return MergeOutcome(merged, sb, score)
+
+
+def _pair_batch(dims, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
+    """The DP kernel's view of a level (``dims``: host (P, 2) A and B
+    columns): rows from the A profiles' gap rows, columns from the B
+    profiles'."""
+    dims = np.asarray(dims, dtype=np.int32).reshape(-1, 2)
+    m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
+    bnd = offsets(np.stack([m + 1, n + 1], axis=1).ravel())[:-1]
+    return PairBatch(
+        S=S, s_off=lv.s_off, rowp=rowp, row_off=xp.asarray(bnd[0::2].copy()), colp=rowp,
+        col_off=xp.asarray(bnd[1::2].copy()), dims=xp.asarray(dims),
+        dir_off=xp.asarray(offsets((m + 1) * (n + 1) * ~long_mask)), path_off=xp.asarray(offsets(m + n)),
+    )
+
+
+def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:
+    """Reorder rows to input order and turn codes into a residue-index trace."""
+    codes = backend.to_host(root.codes)
+    order = np.argsort(root.members)
+    codes = codes[order]
+    isres = codes != gap
+    trace = np.where(isres, np.cumsum(isres, axis=1, dtype=np.int32) - 1, np.int32(-1))
+    return Alignment(trace)
+
+
+def alignment_codes(seqs: Sequences, aln: Alignment) -> np.ndarray:
+    """The code matrix of an alignment (gap = alphabet size)."""
+    gap = seqs.alphabet.gap
+    out = np.full(aln.trace.shape, gap, dtype=np.uint8)
+    for s, c in enumerate(seqs.codes):
+        row = aln.trace[s]
+        out[s, row >= 0] = c
+    return out

@@ -1,0 +1,38 @@
+"""A family's stage-3 scoring in fixed point: its matrix, gaps and gap-pair cost, from the run's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from msa_gpu.config import DEFAULTS, AlignerConfig
+from msa_gpu.scoring import SCALE, GapScheme, matrix_fixed
+from msa_gpu.types import Sequences
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """One family's scoring in fixed point."""
+
+    alphabet_size: int
+    gap_code: int
+    matrix: np.ndarray  # host int64 (A, A)
+    gaps: tuple[int, int, int, int]
+    gap_pair: int
+
+
+def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = None) -> Scoring:
+    """A family's scoring; a large-path family (``large``, default: by its
+    size) takes ``large_matrix_offset`` unless ``matrix_offset`` is set."""
+    matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
+    if config.is_large(len(seqs)) if large is None else large:
+        offset = config.large_matrix_offset
+    gaps = GapScheme(
+        config.gap_open if config.gap_open is not None else go,
+        config.gap_extend if config.gap_extend is not None else ge,
+        config.terminal_open, config.terminal_extend,
+    )
+    off = config.matrix_offset if config.matrix_offset is not None else offset
+    m = matrix_fixed(config.matrix or matrix, seqs.alphabet.letters, off)
+    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(config.gap_pair * SCALE)))

@@ -1,0 +1,63 @@
+"""AlignResult: what one alignment run returns, with its Biopython conversions and writer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from msa_gpu.types import Alignment, DistanceMatrix, GuideTree, MergeSchedule, Sequences
+
+
+@dataclass(frozen=True)
+class AlignResult:
+    """Everything one alignment produced, stages included for inspection."""
+
+    sequences: Sequences
+    alignment: Alignment
+    distances: DistanceMatrix | None  # None where none was computed (an injected tree, the large path)
+    guide_tree: GuideTree
+    schedule: MergeSchedule
+    backend: str
+    timings: dict = field(default_factory=dict)
+    library: object = None  # the ConsistencyLibrary of accurate mode, else None
+
+    def rows(self) -> list[bytes]:
+        return self.alignment.rows(self.sequences)
+
+    def to_msa(self):
+        """The alignment as a Biopython ``MultipleSeqAlignment`` (whole titles as ids)."""
+        from Bio.Align import MultipleSeqAlignment
+        from Bio.Seq import Seq
+        from Bio.SeqRecord import SeqRecord
+
+        return MultipleSeqAlignment([SeqRecord(Seq(r.decode("ascii")), id=n, description="")
+                                     for n, r in zip(self.sequences.names, self.rows())])
+
+    def to_alignment(self):
+        """The alignment as a Biopython ``Bio.Align.Alignment`` (gaps as coordinates)."""
+        from io import StringIO
+
+        from Bio import Align
+
+        from msa_gpu.io import OutFormat, render_alignment
+
+        text = render_alignment(list(self.sequences.names), self.rows(), OutFormat.fasta, self.sequences.seqtype)
+        return Align.read(StringIO(text), "fasta")
+
+    @property
+    def tree(self):
+        """The guide tree as a ``Bio.Phylo`` tree, leaves named by sequence."""
+        from io import StringIO
+
+        from Bio import Phylo
+
+        from msa_gpu.io import to_newick
+
+        return Phylo.read(StringIO(to_newick(self.guide_tree, list(self.sequences.names))), "newick")
+
+    def write(self, path, fmt=None) -> None:
+        """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""
+        from msa_gpu.io import format_for, render_alignment, write_text
+
+        text = render_alignment(list(self.sequences.names), self.rows(), format_for(path, fmt),
+                                self.sequences.seqtype)
+        write_text(path, lambda h: h.write(text))
