@@ -168,18 +168,58 @@ def test_accurate_mode_is_deterministic_and_valid():
     assert a.rows() == b.rows() and a.distances.method == "library"
 
 
-def test_accurate_mode_beats_fast_mode_on_the_bundled_references(refs):
-    """The point of the mode, on the three bundled BAliBASE families."""
-    fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
-    totals = {}
-    for mode in ("fast", "accurate"):
-        res = Aligner(AlignerConfig(mode=mode), backend=CPU).align_many(fams)
-        tcs = []
-        for tfa, seqs, r in zip(sorted(refs.glob("*.tfa")), fams, res):
-            names, ref = read_aligned(tfa.with_suffix(".ref.fa"))
-            tcs.append(sp_tc(list(seqs.names), r.rows(), names, ref, read_core(tfa.with_suffix(".core"))).tc)
-        totals[mode] = np.mean(tcs)
-    assert totals["accurate"] > totals["fast"]
+#: Families of references/balibase12 where accurate mode is known to lose more
+#: than 0.10 TC to fast mode (measured 2026-11-25, CPU, defaults): kept out of the
+#: per-family bar, and checked to still lose, so a fix shows here.
+KNOWN_REGRESSIONS = {"BB50013": "TC 0.882 fast, 0.748 accurate"}
+
+
+def check_accurate_beats_fast(fast: dict[str, float], accurate: dict[str, float], margin: float = 0.10) -> None:
+    """Accurate mode's mean TC is at least fast mode's, and no family (but the
+    known regressions) is more than ``margin`` below its fast-mode TC."""
+    assert np.mean(list(accurate.values())) >= np.mean(list(fast.values())), (fast, accurate)
+    worse = {f: (fast[f], accurate[f]) for f in fast
+             if accurate[f] < fast[f] - margin and f not in KNOWN_REGRESSIONS}
+    assert not worse, worse
+
+
+def test_accurate_mode_beats_fast_mode_on_twelve_families(refs):
+    """The point of the mode, on references/balibase12 (two families a
+    BAliBASE reference set, chosen by size alone)."""
+    from conftest import BALIBASE12, reference_score
+
+    fams = [read_sequences(refs / "balibase12" / f"{f}.tfa") for f in BALIBASE12]
+    tc, accepted = {}, {}
+    for name, kw in (("fast", {"mode": "fast"}), ("accurate", {"mode": "accurate"}),
+                     ("unrefined", {"mode": "accurate", "maxiterate": 0})):
+        res = Aligner(AlignerConfig(**kw), backend=CPU).align_many(fams)
+        tc[name] = {f: reference_score(refs, f, r.sequences.names, r.rows()).tc for f, r in zip(BALIBASE12, res)}
+        accepted[name] = res[0].timings.get("refine_accepted", 0.0)
+    check_accurate_beats_fast(tc["fast"], tc["accurate"])
+    check_refinement_gains(tc["unrefined"], tc["accurate"], accepted["accurate"])
+    for f in KNOWN_REGRESSIONS:  # (still a regression: when it is not, drop it from the list)
+        assert tc["accurate"][f] < tc["fast"][f] - 0.10, (f, tc["fast"][f], tc["accurate"][f])
+
+
+def check_refinement_gains(before: dict[str, float], after: dict[str, float], accepted: float) -> None:
+    """Refinement accepted cuts and did not lower the mean TC (on balibase12
+    it raised it from 0.500 to 0.588, 2026-11-25)."""
+    assert accepted > 0
+    assert np.mean(list(after.values())) >= np.mean(list(before.values())), (before, after)
+
+
+def test_the_accurate_bar_rejects_a_mode_that_loses():
+    """(The bar can fail: a lower mean, or one family far below, is refused.)"""
+    fast = {"a": 0.5, "b": 0.5, "c": 0.5}
+    with pytest.raises(AssertionError):
+        check_accurate_beats_fast(fast, {"a": 0.45, "b": 0.5, "c": 0.5})
+    with pytest.raises(AssertionError):
+        check_accurate_beats_fast(fast, {"a": 0.9, "b": 0.35, "c": 0.5})
+    check_accurate_beats_fast(fast, {"a": 0.9, "b": 0.45, "c": 0.5})
+    with pytest.raises(AssertionError):  # a refinement that accepts nothing
+        check_refinement_gains(fast, fast, 0)
+    with pytest.raises(AssertionError):  # one that makes things worse
+        check_refinement_gains(fast, {"a": 0.4, "b": 0.5, "c": 0.5}, 3)
 
 
 def test_auto_mode_chooses_by_size():

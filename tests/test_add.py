@@ -55,6 +55,98 @@ def test_existing_columns_never_change_and_new_rows_hold_their_residues():
     assert [r.replace(b"-", b"") for r in out_rows[len(rows):]] == list(new.raw)
 
 
+def residue_columns(row: bytes) -> np.ndarray:
+    """The columns holding a gapped row's residues, in order."""
+    a = np.frombuffer(row, dtype=np.uint8)
+    return np.flatnonzero((a != ord("-")) & (a != ord(".")))
+
+
+def origin_share(out_rows: list[bytes], new_row: int, origin_row: int, start: int) -> float:
+    """Share of an added row's residues in the column of the residue it was
+    copied from (residues ``start...`` of the existing row ``origin_row``)."""
+    new_cols = residue_columns(out_rows[new_row])
+    origin_cols = residue_columns(out_rows[origin_row])[start:start + len(new_cols)]
+    if len(new_cols) == 0 or len(origin_cols) != len(new_cols):
+        return 0.0
+    return float(np.mean(new_cols == origin_cols))
+
+
+def _copies_and_fragments(rows, seed):
+    """Every existing row's residues as a new sequence, and a fragment of each
+    (a third of it, from a random start), with their origins."""
+    raw = [r.replace(b"-", b"") for r in rows]
+    rng = np.random.default_rng(seed)
+    starts = [int(rng.integers(0, len(r) // 2)) for r in raw]
+    frags = [r[a:a + max(10, len(r) // 3)] for r, a in zip(raw, starts)]
+    copies = make_sequences([f"copy{i}" for i in range(len(raw))], raw, "protein")
+    fragments = make_sequences([f"frag{i}" for i in range(len(raw))], frags, "protein")
+    return copies, fragments, starts
+
+
+def check_copies_land_on_their_rows(rows, out_rows):
+    """A new sequence that copies an existing row lands in that row's columns
+    (98-99% of residues on synthetic families; gappy stretches may shift) and
+    needs no new column."""
+    k = len(rows)
+    shares = [origin_share(out_rows, k + i, i, 0) for i in range(k)]
+    assert len(out_rows[0]) == len(rows[0]), "a copy of a row opened new columns"
+    assert np.mean(shares) >= 0.95 and min(shares) >= 0.8, shares
+
+
+def check_fragments_land_on_their_origin(rows, out_rows, starts):
+    """A fragment cut from a row lands on the columns it was cut from."""
+    k = len(rows)
+    shares = [origin_share(out_rows, k + i, i, a) for i, a in enumerate(starts)]
+    assert np.mean(shares) >= 0.9 and min(shares) >= 0.7, shares
+
+
+@pytest.mark.parametrize("seed", [4, 11])
+@pytest.mark.parametrize("keeplength", [False, True])
+def test_copies_and_fragments_of_rows_land_on_their_origin_columns(seed, keeplength):
+    names, rows, _ = _existing(seed=seed)
+    copies, fragments, starts = _copies_and_fragments(rows, seed)
+    check_copies_land_on_their_rows(rows, add_sequences(names, rows, copies, CFG, CPU, keeplength=keeplength)[1])
+    check_fragments_land_on_their_origin(rows, add_sequences(names, rows, fragments, CFG, CPU,
+                                                             keeplength=keeplength)[1], starts)
+
+
+def _own_columns(rows, new):
+    """A broken adder: every new residue in a column of its own."""
+    width, extra = len(rows[0]), sum(len(r) for r in new.raw)
+    out, at = [r + b"-" * extra for r in rows], width
+    for r in new.raw:
+        out.append(b"-" * at + r + b"-" * (width + extra - at - len(r)))
+        at += len(r)
+    return out
+
+
+def _dropped(rows, new):
+    """A broken keep-length adder: the new residues dropped."""
+    return list(rows) + [b"-" * len(rows[0]) for _ in new.raw]
+
+
+def _shifted(rows, new):
+    """A broken adder: each new residue one column right of its origin's."""
+    out = list(rows)
+    for i, r in enumerate(new.raw):
+        row = bytearray(b"-" * len(rows[0]))
+        for res, col in zip(r, residue_columns(rows[i % len(rows)])[1:]):
+            row[col] = res
+        out.append(bytes(row))
+    return out
+
+
+@pytest.mark.parametrize("broken", [_own_columns, _dropped, _shifted])
+def test_the_origin_checks_reject_broken_adders(broken):
+    """(The placement checks above can fail: three broken adders fail them.)"""
+    names, rows, _ = _existing(seed=4)
+    copies, fragments, starts = _copies_and_fragments(rows, 4)
+    with pytest.raises(AssertionError):
+        check_copies_land_on_their_rows(rows, broken(rows, copies))
+    with pytest.raises(AssertionError):
+        check_fragments_land_on_their_origin(rows, broken(rows, fragments), starts)
+
+
 def test_keeplength_keeps_the_width():
     names, rows, new = _existing(seed=9)
     _, out_rows = add_sequences(names, rows, new, CFG, CPU, keeplength=True)

@@ -8,6 +8,7 @@ from msa_gpu.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
 
 CPU = cpu_backend()
+ALIGN_MANY = Aligner._align_many
 
 
 def test_copies_get_their_representatives_row(refs):
@@ -32,10 +33,24 @@ def test_many_identical_sequences_are_one_alignment():
     assert res.guide_tree.n_leaves == 5000
 
 
-def test_dedupe_off_aligns_every_copy():
+def _aligned(monkeypatch, config, seqs):
+    """The result, and the family sizes the aligner's stages were given."""
+    sizes, real = [], ALIGN_MANY
+
+    def spy(self, families, *args, **kwargs):
+        sizes.extend(len(f) for f in families)
+        return real(self, families, *args, **kwargs)
+
+    monkeypatch.setattr(Aligner, "_align_many", spy)
+    return Aligner(config, backend=CPU).align(seqs), sizes
+
+
+def test_dedupe_off_aligns_every_copy(monkeypatch):
     seqs = make_sequences(["a", "b", "c"], [b"MKVLAW", b"MKVLAW", b"MKAW"], "protein")
-    on = Aligner(AlignerConfig(backend="cpu"), backend=CPU).align(seqs)
-    off = Aligner(AlignerConfig(backend="cpu", dedupe=False), backend=CPU).align(seqs)
+    on, on_sizes = _aligned(monkeypatch, AlignerConfig(backend="cpu"), seqs)
+    off, off_sizes = _aligned(monkeypatch, AlignerConfig(backend="cpu", dedupe=False), seqs)
+    assert on_sizes == [2] and off_sizes == [3]  # the copy aligned once, or aligned as itself
     assert np.array_equal(on.alignment.trace[0], on.alignment.trace[1])
+    assert off.distances.values.shape == (3, 3)
     on.alignment.check(seqs)
     off.alignment.check(seqs)
