@@ -39,7 +39,7 @@ test: $(VENV)/.installed-test
 
 # at least 10,000 malformed inputs through the parser and the CLI (tests/fuzz_cli.py)
 fuzz: $(VENV)/.installed-test
-	$(PY) tests/fuzz_cli.py --cases $${CASES:-10000} --seed $${SEED:-0}
+	$(PY) tests/fuzz_cli.py --cases $${CASES:-10000} --seed $${SEED:-0} --counts benchmarks/results/fuzz.json
 
 clean:
 	rm -rf $(VENV) out

@@ -5,6 +5,7 @@ failure instead of a skip)."""
 
 import numpy as np
 import pytest
+from conftest import reached_gpu_path
 from test_dp import random_batch
 
 from msa_gpu.aligner import Aligner
@@ -51,6 +52,7 @@ def test_dp_kernel_matches_cpu_twin(seed):
     assert np.array_equal(want[1], got[1])  # path lengths
     for off, ln in zip(batch.path_off, want[1]):
         assert np.array_equal(want[0][off: off + ln], got[0][off: off + ln])
+    reached_gpu_path("profile DP")
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -85,6 +87,8 @@ def test_accurate_libraries_identical(refs):
     for x, y in zip(a, b):
         for name in ("pair_off", "x", "y", "w"):
             assert np.array_equal(getattr(x, name), getattr(y, name).get()), name
+    reached_gpu_path("consistency library")
+    reached_gpu_path("pairwise engine")
 
 
 def test_accurate_batch_identical(refs):
@@ -101,6 +105,8 @@ def test_accurate_batch_identical(refs):
         a = Aligner(cfg, backend=cpu_backend()).align_many(fams)
         b = Aligner(cfg, backend=_gpu()).align_many(fams)
         assert [r.rows() for r in a] == [r.rows() for r in b]
+        assert b[0].timings["refine_rounds"] > 0
+    reached_gpu_path("refinement")
 
 
 def test_batch_mode_identical(refs):
@@ -124,22 +130,67 @@ def test_long_kernel_matches_cpu(refs):
     a = Aligner(AlignerConfig(mode="fast"), backend=cpu_backend()).align_many(fams)
     b = Aligner(AlignerConfig(long_cells=0, mode="fast"), backend=_gpu()).align_many(fams)
     assert [r.rows() for r in a] == [r.rows() for r in b]
+    reached_gpu_path("checkpointed DP")
+
+
+def _device_arrays_seen(monkeypatch, module) -> list:
+    """Spy on ``module.to_host``: the CuPy arrays its GPU path hands back."""
+    seen, real = [], module.to_host
+
+    def spy(a):
+        if type(a).__module__.startswith("cupy"):
+            seen.append(a.shape)
+        return real(a)
+
+    monkeypatch.setattr(module, "to_host", spy)
+    return seen
 
 
 def test_distances_identical_on_both_array_modules(refs, monkeypatch):
     """The k-mer and identity counts give the same distances with CuPy as
-    with NumPy (forced past the small-input threshold)."""
+    with NumPy, the k-mer sort included (every threshold forced down)."""
     import cupy
 
-    from msa_gpu.distances import alignment_distance, kmer
+    from msa_gpu.distances import alignment, kmer, kmer_index
     from msa_gpu.progressive import alignment_codes
 
     seqs = read_sequences(refs / "BB20001.tfa")
     aln = Aligner(AlignerConfig(), backend=cpu_backend()).align(seqs).alignment
-    want = kmer.kmer_distance(seqs, np).values, alignment_distance(alignment_codes(seqs, aln), 23, np).values
+    codes = alignment_codes(seqs, aln)
+    want = kmer.kmer_distance(seqs, np).values, alignment.alignment_distance(codes, 23, np).values
+    sets = kmer_index.kmer_sets(seqs, xp=np)
     monkeypatch.setattr(kmer, "GPU_MIN_SEQS", 1)  # (alignment_distance takes the same threshold)
-    got = kmer.kmer_distance(seqs, cupy).values, alignment_distance(alignment_codes(seqs, aln), 23, cupy).values
+    monkeypatch.setattr(kmer_index, "GPU_MIN_RESIDUES", 0)
+    on_device = {m.__name__: _device_arrays_seen(monkeypatch, m) for m in (kmer, alignment, kmer_index)}
+    got_sets = kmer_index.kmer_sets(seqs, xp=cupy)
+    assert on_device[kmer_index.__name__], "the k-mer sort stayed on the host"
+    reached_gpu_path("k-mer sort")
+    got = kmer.kmer_distance(seqs, cupy).values, alignment.alignment_distance(codes, 23, cupy).values
+    assert on_device[kmer.__name__] and on_device[alignment.__name__], on_device
+    assert np.array_equal(sets.ids, got_sets.ids) and np.array_equal(sets.offsets, got_sets.offsets)
     assert np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])
+    reached_gpu_path("k-mer distances")
+    reached_gpu_path("identity distances")
+
+
+def test_pivot_distances_identical_on_both_array_modules(refs, monkeypatch):
+    """The large path's distances to pivots (cuSPARSE products) equal SciPy's,
+    forced past the threshold that keeps small sets on the host."""
+    import cupy
+
+    from msa_gpu.distances import kmer_index
+
+    seqs = read_sequences(refs / "BB20001.tfa")
+    km = kmer_index.kmer_sets(seqs, xp=np)
+    members, pivots = np.arange(len(seqs)), np.array([0, 5, 11])
+    want = kmer_index.pivot_distances(km, members, pivots, np)
+    monkeypatch.setattr(kmer_index, "GPU_MIN_SEQS", 1)
+    monkeypatch.setattr(kmer_index, "CHUNK", 5)  # several chunks
+    seen = _device_arrays_seen(monkeypatch, kmer_index)
+    got = kmer_index.pivot_distances(km, members, pivots, cupy)
+    assert seen, "the pivot product stayed on the host"
+    assert np.array_equal(want, got)
+    reached_gpu_path("pivot distances")
 
 
 def test_wide_profiles_use_global_scratch_identically():
@@ -150,3 +201,4 @@ def test_wide_profiles_use_global_scratch_identically():
     a = Aligner(AlignerConfig(retree=0), backend=cpu_backend()).align(seqs)
     b = Aligner(AlignerConfig(retree=0), backend=_gpu()).align(seqs)
     assert a.rows() == b.rows()
+    reached_gpu_path("wide-profile DP")

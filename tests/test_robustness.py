@@ -187,12 +187,34 @@ def test_fuzz_regressions_are_refused_cleanly(tmp_path, path):
 
 
 def test_fuzz_campaign_in_small(tmp_path):
+    """500 mutated inputs through the CLI: every accepted one a valid alignment
+    of its input (``make fuzz`` runs 10,000)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from fuzz_cli import run
 
-    counts = run(60, seed=11, keep=None)
-    assert counts["cases"] == 60 and counts["ok"] > 0 and counts["rejected"] > 0
+    counts = run(500, seed=11, keep=None)
+    assert counts["cases"] == 500 and counts["ok"] > 100 and counts["rejected"] > 100
     assert counts["tracebacks"] == counts["partial_files"] == counts["bad_exit"] == counts["invalid_output"] == 0
+
+
+@pytest.mark.parametrize("broken, why", [
+    (b">s0 desc\nMKV-A\n>s1\nMK-VA-\n", "rows differ in length"),
+    (b">s0 desc\nMKV-A\n>s1\nMK-WA\n", "residues differ"),
+    (b">s0\nMKV-A\n>s1\nMK-VA\n", "names differ"),
+    (b">s1\nMK-VA\n>s0 desc\nMKV-A\n", "names differ"),
+    (b">s0 desc\nMKVA-\n>s1\nMK-VA\n", None),
+])
+def test_the_fuzz_check_rejects_a_wrong_alignment(tmp_path, broken, why):
+    """(The fuzz campaign's check can fail: outputs that change a residue,
+    drop or reorder a name, or leave ragged rows are refused.)"""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fuzz_cli import alignment_problem
+
+    src, out = tmp_path / "in.fa", tmp_path / "out.fa"
+    src.write_bytes(b">s0 desc\nMKVA\n>s1\nMKVA\n")
+    out.write_bytes(broken)
+    problem = alignment_problem(src, out)
+    assert (problem is None) if why is None else (why in problem), problem
 
 
 def test_out_of_memory_batches_are_halved_and_retried(refs, monkeypatch):

@@ -1,0 +1,58 @@
+"""The README's figures name their results files, and those files exist."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+README = (ROOT / "README.md").read_text()
+#: A results file as the README names it: a dated file under benchmarks/results.
+RESULT_FILE = re.compile(r"(?:benchmarks/results/)?(20\d\d-\d\d-\d\d-[\w.-]+?\.(?:md|json|txt|png|sha))\b")
+#: A measured figure: a decimal number, or a number with a unit of time or rate.
+FIGURE = re.compile(r"\b\d+\.\d+\b|\b\d[\d,]*\s*(?:s|ms|GCUPS|MB|GB)\b")
+
+
+def section(text: str, title: str) -> str:
+    start = text.index(title)
+    end = text.find("\n## ", start + len(title))
+    return text[start:] if end < 0 else text[start:end]
+
+
+def figure_blocks(text: str) -> list[str]:
+    """Table rows, bullets and paragraphs that state a figure (code blocks,
+    headings and table headers left out)."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    blocks = []
+    for para in re.split(r"\n\s*\n", text):
+        lines = para.splitlines()
+        if lines and lines[0].startswith("|"):
+            blocks += [line for line in lines[2:]]  # (a header and its rule first)
+        else:
+            blocks += re.split(r"\n(?=- )", para)
+    return [b for b in blocks if FIGURE.search(b) and not b.lstrip().startswith("#")]
+
+
+def missing_files(text: str) -> list[str]:
+    names = {m.group(1) for m in RESULT_FILE.finditer(text)}
+    return sorted(n for n in names if not list(RESULTS.rglob(n)))
+
+
+def unsourced(text: str) -> list[str]:
+    return [b for b in figure_blocks(text) if not RESULT_FILE.search(b) and "targets.md" not in b
+            and "tests/test_" not in b]
+
+
+def test_every_results_file_the_readme_names_exists():
+    assert RESULT_FILE.search(README)
+    assert missing_files(README) == []
+
+
+def test_every_figure_of_accuracy_and_speed_names_its_file():
+    assert unsourced(section(README, "## Accuracy and speed")) == []
+
+
+def test_the_checks_catch_a_missing_file_and_an_unsourced_figure():
+    """(The checks can fail.)"""
+    assert missing_files("see `2026-01-01-nowhere-balibase3.md`") == ["2026-01-01-nowhere-balibase3.md"]
+    text = "## Accuracy and speed\n\nmsagpu aligns it in 1.3 s.\n\n- FAMSA 0.828 (`2026-11-25-h100-tradeoff-balibase3.md`)\n"
+    assert unsourced(text) == ["msagpu aligns it in 1.3 s."]
