@@ -7,7 +7,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 README = (ROOT / "README.md").read_text()
 #: A results file as the README names it: a dated file under benchmarks/results.
-RESULT_FILE = re.compile(r"(?:benchmarks/results/)?(20\d\d-\d\d-\d\d-[\w.-]+?\.(?:md|json|txt|png|sha))\b")
+RESULT_FILE = re.compile(r"benchmarks/results/([\w./-]+?\.(?:md|json|txt|png|sha))\b"
+                         r"|\b(20\d\d-\d\d-\d\d-[\w.-]+?\.(?:md|json|txt|png|sha))\b")
 #: A measured figure: a decimal number, or a number with a unit of time or rate.
 FIGURE = re.compile(r"\b\d+\.\d+\b|\b\d[\d,]*\s*(?:s|ms|GCUPS|MB|GB)\b")
 
@@ -33,8 +34,8 @@ def figure_blocks(text: str) -> list[str]:
 
 
 def missing_files(text: str) -> list[str]:
-    names = {m.group(1) for m in RESULT_FILE.finditer(text)}
-    return sorted(n for n in names if not list(RESULTS.rglob(n)))
+    names = {m.group(1) or m.group(2) for m in RESULT_FILE.finditer(text)}
+    return sorted(n for n in names if not (RESULTS / n).exists() and not list(RESULTS.rglob(n)))
 
 
 def unsourced(text: str) -> list[str]:
@@ -54,5 +55,6 @@ def test_every_figure_of_accuracy_and_speed_names_its_file():
 def test_the_checks_catch_a_missing_file_and_an_unsourced_figure():
     """(The checks can fail.)"""
     assert missing_files("see `2026-01-01-nowhere-balibase3.md`") == ["2026-01-01-nowhere-balibase3.md"]
+    assert missing_files("counts in benchmarks/results/nowhere.json") == ["nowhere.json"]
     text = "## Accuracy and speed\n\nmsagpu aligns it in 1.3 s.\n\n- FAMSA 0.828 (`2026-11-25-h100-tradeoff-balibase3.md`)\n"
     assert unsourced(text) == ["msagpu aligns it in 1.3 s."]
