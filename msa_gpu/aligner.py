@@ -109,6 +109,43 @@ class Aligner:
         with ThreadPoolExecutor(workers) as pool:
             return iter(list(pool.map(self._tree, dms)))
 
+    def _streamed(self, seqs: Sequences, accurate: bool, lib) -> bool:
+        """Whether a family's matrix can be dropped once its tree is built: not
+        kept, not a library's, and not needed again to rebuild the tree."""
+        cfg = self.config
+        from_library = lib is not None and cfg.accurate_tree == "library"
+        return not cfg.keep_distances and not from_library and (
+            cfg.retree == 0 or not self._rebuilds(seqs, None, accurate))
+
+    def _stream_trees(self, families: list[Sequences], todo: list[int], timings: dict) -> dict[int, GuideTree]:
+        """Distances and guide trees of the families ``todo``, each matrix held
+        only until its tree is built: the matrices are computed here one at a
+        time (on the device where there is one) while host threads build the
+        trees of the previous ones: ``w`` builders, each holding a matrix and
+        its working copy, beside the matrix just computed, (2w + 1) matrices
+        within ``tree_memory`` bytes (w at least one)."""
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        largest = max(len(families[f]) for f in todo)
+        matrix = 8 * largest * largest
+        workers = max(1, min((self.config.tree_memory - matrix) // (2 * matrix),
+                             self.config.threads or os.cpu_count() or 1, 8))
+        trees: dict[int, GuideTree] = {}
+        with ThreadPoolExecutor(workers) as pool:
+            pending: deque = deque()
+            for f in todo:
+                with _timed(timings, "distance"):
+                    dm = self._distance(families[f])
+                while len(pending) >= workers:  # (a free builder first: the memory stays in the budget)
+                    g, job = pending.popleft()
+                    trees[g] = job.result()
+                pending.append((f, pool.submit(self._tree, dm)))
+                del dm
+            for g, job in pending:
+                trees[g] = job.result()
+        return trees
+
     def align(self, seqs: Sequences, distances: DistanceMatrix | None = None,
               guide_tree: GuideTree | None = None) -> AlignResult:
         """Align ``seqs``; precomputed ``distances`` or ``guide_tree`` skip stages."""
@@ -148,7 +185,8 @@ class Aligner:
                 continue
             tree = expand_tree(res.guide_tree, inv)
             # no N x N matrix for a family the size of the large path's
-            dm = expand_distances(res.distances, inv) if len(seqs) < self.config.large_min_seqs else None
+            dm = (expand_distances(res.distances, inv)
+                  if res.distances is not None and len(seqs) < self.config.large_min_seqs else None)
             out.append(AlignResult(seqs, expand_alignment(res.alignment, inv), dm,
                                    tree, merge_schedule(tree), res.backend, res.timings, None))
         return out
@@ -164,6 +202,7 @@ class Aligner:
         large = [self.config.is_large(len(s)) for s in families]
         accurate = [self._accurate(s) and not big for s, big in zip(families, large)]
         lam = int(round(self.config.consistency * SCALE))
+        trees_streamed: dict[int, GuideTree] = {}
 
         # stage 1: consistency libraries (accurate mode) and distances where
         # neither distances nor a tree were given
@@ -175,11 +214,19 @@ class Aligner:
             for f in range(n):
                 if large[f] and dms[f] is None and fixed[f] is None:
                     fixed[f] = self._large_tree(families[f])
+        # families whose matrix serves only their tree: matrix and tree in one pass, the matrix dropped
+        streamed = [f for f in range(n) if dms[f] is None and fixed[f] is None
+                    and self._streamed(families[f], accurate[f], libs[f])]
         with _timed(timings, "distance", self.reporter):
-            dms = [d if d is not None or t is not None else
+            dms = [d if d is not None or t is not None or f in streamed else
                    library_distance(lib) if lib is not None and self.config.accurate_tree == "library"
                    else self._distance(s)
-                   for s, d, t, lib in zip(families, dms, fixed, libs)]
+                   for f, (s, d, t, lib) in enumerate(zip(families, dms, fixed, libs))]
+        if streamed:  # (its "tree" time is the stream's less its distances)
+            before = timings.get("distance", 0.0)
+            with _timed(timings, "tree", self.reporter):
+                trees_streamed.update(self._stream_trees(families, streamed, timings))
+            timings["tree"] -= timings["distance"] - before
         lib_base = [int(stack.family_base[f]) if lib is not None else None for f, lib in enumerate(libs)]
         trees, schedules, alignments, jobs = list(fixed), [None] * n, [None] * n, [None] * n
         for rnd in range(1 + self.config.retree):
@@ -189,9 +236,10 @@ class Aligner:
                 break
             # stage 2: guide trees, weights and level schedules (host)
             with _timed(timings, "tree", self.reporter):
-                built = self._trees([dms[f] for f in todo if fixed[f] is None])
+                built = self._trees([dms[f] for f in todo if fixed[f] is None and f not in trees_streamed])
                 for f in todo:
-                    trees[f] = fixed[f] if fixed[f] is not None else next(built)
+                    trees[f] = (fixed[f] if fixed[f] is not None else trees_streamed[f] if f in trees_streamed
+                                else next(built))
                     schedules[f] = merge_schedule(trees[f])
                 for f in todo:
                     weights = (np.ones(len(families[f]), dtype=np.int64)

@@ -258,7 +258,7 @@ def align(
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
-                               library_mode=library)
+                               library_mode=library, keep_distances=distmat_out is not None)
         if not quiet:
             typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
             for s in families:

@@ -65,6 +65,15 @@ class AlignerConfig:
     progressive alignment of 1M synthetic proteins of 300 residues grew past
     25,000 columns). Merges of more than ``long_cells`` DP cells use
     the checkpointed kernel, whose memory grows as (m + n)^1.5.
+
+    With ``keep_distances`` False (the command line's batch mode), a family
+    whose matrix serves only its guide tree (no rebuild, none given) gets its
+    matrix and tree one after the other, and the matrix is dropped once the
+    tree is built (its result's ``distances`` is None): the trees are built on
+    host threads while the next matrices are computed, as many matrices in
+    flight as ``tree_memory`` bytes hold (at least one), so a batch of large
+    families never holds all its N x N matrices at once. The alignments are
+    the same either way.
     """
 
     seqtype: SeqType = SeqType.auto
@@ -101,6 +110,8 @@ class AlignerConfig:
     large_cluster: int = 300
     large_matrix_offset: float = 3.0  # matrix units added to every entry on the large path
     dedupe: bool = True  # identical sequences aligned once and copied
+    keep_distances: bool = True  # False: a matrix lives only until its tree is built (results carry None)
+    tree_memory: int = 2 << 30  # bytes of distance matrices in flight while trees are built (keep_distances=False)
 
     def __post_init__(self) -> None:
         for name in ("seqtype", "backend", "tree", "distance", "mode"):
@@ -128,6 +139,8 @@ class AlignerConfig:
             raise ValueError("accurate_tree must be 'library' or 'kmer'")
         if self.large_pivots < 0 or self.large_cluster < 2 or self.large_min_seqs < 1:
             raise ValueError("large_pivots must be >= 0, large_min_seqs >= 1, large_cluster >= 2")
+        if self.tree_memory < 1:
+            raise ValueError("tree_memory must be >= 1 byte")
         if not 0.0 <= self.consistency <= MAX_COST:
             raise ValueError(f"consistency must lie in [0, {MAX_COST:g}] (matrix units)")
 

@@ -182,3 +182,32 @@ def test_kmer_distances_on_the_device_path_match_the_host_path():
     assert np.array_equal(want, got) and got[5, 6] < 1.0
     nuc = make_sequences(["a", "b", "c"], [b"ACGTACGTAC", b"ACGTACG", b"TTTT"])
     assert np.array_equal(distance.kmer_distance(nuc).values, distance._kmer_distances_on(nuc, 6, np))
+
+
+def test_dropped_distances_give_the_same_alignments_and_hold_few_matrices(monkeypatch):
+    """keep_distances=False (the CLI's batch mode): the same alignments, no
+    matrices in the results, and with a one-matrix budget no more than two
+    matrices alive at once (one being built into a tree, one just computed)."""
+    import gc
+    import weakref
+
+    from benchmarks.synthetic import evolve_family
+
+    fams = [make_sequences(f.names, f.sequences, "protein")
+            for f in (evolve_family(n, 40, seed=60 + n) for n in (40, 55, 30, 48))]
+    cfg = dict(backend="cpu", mode="fast", retree=0)
+    kept = Aligner(AlignerConfig(**cfg), backend=CPU).align_many(fams)
+    made, most, real = [], [0], Aligner._distance
+
+    def counted(self, seqs):
+        gc.collect()
+        dm = real(self, seqs)
+        made.append(weakref.ref(dm))
+        most[0] = max(most[0], sum(r() is not None for r in made))
+        return dm
+
+    monkeypatch.setattr(Aligner, "_distance", counted)
+    dropped = Aligner(AlignerConfig(**cfg, keep_distances=False, tree_memory=1), backend=CPU).align_many(fams)
+    assert [r.rows() for r in dropped] == [r.rows() for r in kept]
+    assert all(r.distances is None for r in dropped) and all(r.distances is not None for r in kept)
+    assert 1 <= most[0] <= 2, most
