@@ -384,8 +384,8 @@ def mafft(ctx: typer.Context) -> None:
 
 @app.command()
 def score(
-    test: Annotated[str, typer.Argument(help="Test alignment (aligned FASTA)")],
-    reference: Annotated[str, typer.Argument(help="Reference alignment (aligned FASTA)")],
+    test: Annotated[str, typer.Argument(help="Test alignment (any format msagpu writes)")],
+    reference: Annotated[str, typer.Argument(help="Reference alignment (any format msagpu writes)")],
     core: Annotated[Optional[str], typer.Option("--core", help="Core mask: one line of 0/1")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:

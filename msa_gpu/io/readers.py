@@ -10,7 +10,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from Bio import SeqIO
+from Bio import AlignIO, SeqIO
 
 from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode
 from msa_gpu.errors import InputError
@@ -126,17 +126,65 @@ def expand_inputs(inputs: list[str]) -> list[str]:
     return out
 
 
+def sniff_format(text: str) -> str:
+    """The alignment format of a text by its first line: ``fasta``,
+    ``clustal``, ``nexus``, ``stockholm``, ``msf`` or ``phylip`` (a count of
+    sequences and of columns).
+
+    >>> sniff_format("CLUSTAL W (1.83) multiple sequence alignment\\n"), sniff_format(" 2 5\\na ACGT-")
+    ('clustal', 'phylip')
+    """
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    upper = first.upper()
+    if first.startswith(">"):
+        return "fasta"
+    if upper.startswith(("CLUSTAL", "MUSCLE", "PROBCONS")):
+        return "clustal"
+    if upper.startswith("#NEXUS"):
+        return "nexus"
+    if upper.startswith("# STOCKHOLM"):
+        return "stockholm"
+    if upper.startswith(("!!AA_MULTIPLE_ALIGNMENT", "!!NA_MULTIPLE_ALIGNMENT", "PILEUP")) or " MSF:" in upper:
+        return "msf"
+    if len(first.split()) == 2 and all(x.isdigit() for x in first.split()):
+        return "phylip"
+    return "fasta"
+
+
 def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
-    """Read an aligned FASTA file: titles and gapped rows (as bytes)."""
+    """Read an aligned file in any format msagpu writes (FASTA, Clustal,
+    PHYLIP relaxed or strict, NEXUS, Stockholm, MSF; told by its first line):
+    titles (FASTA) or names (the other formats) and gapped rows (as bytes,
+    gaps ``-``; FASTA rows as written)."""
     text = _read_text(path)
-    if not text.lstrip().startswith(">"):
-        raise InputError(f"{path}: not FASTA")
-    names, rows = [], []
-    for rec in SeqIO.parse(_io.StringIO(text.lstrip()), "fasta"):
-        names.append(rec.description)
-        rows.append(str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r"))
+    fmt = sniff_format(text)
+    if fmt == "fasta":
+        if not text.lstrip().startswith(">"):
+            raise InputError(f"{path}: not an alignment (FASTA, Clustal, PHYLIP, NEXUS, Stockholm or MSF)")
+        names, rows = [], []
+        for rec in SeqIO.parse(_io.StringIO(text.lstrip()), "fasta"):
+            names.append(rec.description)
+            rows.append(str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r"))
+    else:
+        names, rows = _read_other(text, fmt, path)
     if not names:
         raise InputError(f"{path}: no sequences found")
+    return names, rows
+
+
+def _read_other(text: str, fmt: str, path) -> tuple[list[str], list[bytes]]:
+    """Names and rows of a non-FASTA alignment, by Biopython's readers
+    (PHYLIP: relaxed names first, then strict 10-character ones)."""
+    tries = ["phylip-relaxed", "phylip"] if fmt == "phylip" else [fmt]
+    for k, bio in enumerate(tries):
+        try:
+            aln = AlignIO.read(_io.StringIO(text), bio)
+            break
+        except Exception as exc:  # Biopython raises ValueError and others on malformed input
+            if k == len(tries) - 1:
+                raise InputError(f"{path}: not a readable {fmt} alignment: {exc}") from None
+    names = [rec.id for rec in aln]
+    rows = [str(rec.seq).encode(ENCODING, ERRORS).replace(b".", b"-") for rec in aln]
     return names, rows
 
 
