@@ -81,8 +81,8 @@ def alignment_problem(src: Path, out: Path) -> str | None:
     try:
         _, rows = read_aligned(out)
         # titles byte for byte, as msagpu reads them (Biopython's parser strips trailing blanks)
-        names = [line[1:] for line in out.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
-                 if line.startswith(">")]
+        text = out.read_bytes().decode("utf-8", errors="surrogateescape")  # (no newline translation)
+        names = [line[1:].rstrip("\r") for line in text.split("\n") if line.startswith(">")]
     except Exception as exc:
         return f"output unreadable: {exc}"
     if len({len(r) for r in rows}) != 1:

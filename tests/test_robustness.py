@@ -203,6 +203,7 @@ def test_fuzz_campaign_in_small(tmp_path):
     (b">s0\nMKV-A\n>s1\nMK-VA\n", "names differ"),
     (b">s1\nMK-VA\n>s0 desc\nMKV-A\n", "names differ"),
     (b">s0 desc\nMKVA-\n>s1\nMK-VA\n", None),
+    (b">s0 de\rsc\nMKVA-\n>s1\nMK-VA\n", None),  # a bare CR inside a title is kept, byte for byte
 ])
 def test_the_fuzz_check_rejects_a_wrong_alignment(tmp_path, broken, why):
     """(The fuzz campaign's check can fail: outputs that change a residue,
@@ -211,7 +212,7 @@ def test_the_fuzz_check_rejects_a_wrong_alignment(tmp_path, broken, why):
     from fuzz_cli import alignment_problem
 
     src, out = tmp_path / "in.fa", tmp_path / "out.fa"
-    src.write_bytes(b">s0 desc\nMKVA\n>s1\nMKVA\n")
+    src.write_bytes(b">s0 de\rsc\nMKVA\n>s1\nMKVA\n" if b"\r" in broken else b">s0 desc\nMKVA\n>s1\nMKVA\n")
     out.write_bytes(broken)
     problem = alignment_problem(src, out)
     assert (problem is None) if why is None else (why in problem), problem
