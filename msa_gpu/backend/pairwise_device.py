@@ -1,4 +1,5 @@
-"""Device runtime of the GPU pairwise engine: the kernels of kernels/pairwise.cu and their launches, one host thread and stream per device, each device's range of pairs and its batches."""
+"""Device runtime of the GPU pairwise engine: the kernels of kernels/pairwise.cu and their
+launches, one host thread and stream per device, each device's range of pairs and its batches."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Host side of the GPU pairwise engine: the kept page-locked staging buffer, the casts of the pairs by numba's threads, and the result arrays the devices land in (page-locked, or faulted in ahead while the kernels run)."""
+"""Host side of the GPU pairwise engine: the kept page-locked staging buffer, the casts of the
+pairs by numba's threads, and the result arrays the devices land in (page-locked, or faulted in
+ahead while the kernels run)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Planning of the GPU pairwise engine: pairs sorted by length and cut into warp groups, their kernel (16 or 32 bits, split, wide) and batches; pure NumPy, no device."""
+"""Planning of the GPU pairwise engine: pairs sorted by length and cut into warp groups, their
+kernel (16 or 32 bits, split, wide) and batches; pure NumPy, no device."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Stage 1: distances from alignments (identity of an alignment's rows, or of all-pairs alignments)."""
+"""Stage 1: distances from alignments (identity of an alignment's rows, or of all-pairs
+alignments)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A family's stage-3 scoring in fixed point: its matrix, gaps and gap-pair cost, from the run's settings."""
+"""A family's stage-3 scoring in fixed point: its matrix, gaps and gap-pair cost, from the run's
+settings."""
 
 from __future__ import annotations
 
