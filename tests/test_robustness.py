@@ -145,7 +145,7 @@ def test_a_signal_a_library_turns_into_another_error_still_exits_as_the_signal(t
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signals_leave_no_partial_file(tmp_path, sig, code):
-    fam = evolve_family(3000, 200, seed=1)
+    fam = evolve_family(8000, 300, seed=1)  # (about 15 s on 2 cores: 3,000 x 200 took 3.4 s, done before the signal)
     src = write_family(fam, tmp_path, "big", ref_size=10)
     out = tmp_path / "out.fa"
     proc = subprocess.Popen([sys.executable, "-c", "from msa_gpu.cli import main; main()", "align", str(src),
