@@ -17,6 +17,7 @@ from msa_gpu.progressive import (
     Scoring,
     alignment_codes,
     distinct,
+    distinct_tree,
     expand_alignment,
     expand_distances,
     expand_tree,
@@ -157,12 +158,20 @@ class Aligner:
         is merged in the same backend batch. ``timings`` in each result are
         those of the whole run. ``libraries`` (accurate mode) may be injected
         too; each result returns its family's. Identical sequences are aligned
-        once and copied (`msa_gpu.progressive.dedupe`; not where anything was injected)."""
+        once and copied (`msa_gpu.progressive.dedupe`; not where distances or a
+        library were injected; an injected tree is cut down to the distinct
+        sequences)."""
         n = len(families)
-        given = [list(x or [None] * n) for x in (distances, guide_trees, libraries)]
-        may = [all(g[f] is None for g in given) for f in range(n)]
-        return self.with_dedupe(families, lambda work: self._align_many(work, distances, guide_trees, libraries),
-                                may)
+        dms, trees, libs = (list(x or [None] * n) for x in (distances, guide_trees, libraries))
+        may = [dms[f] is None and libs[f] is None for f in range(n)]
+
+        def run(work: list[Sequences]) -> list[AlignResult]:
+            # an injected tree over every sequence, cut down to the distinct ones where repeats were dropped
+            cut = [t if t is None or len(w) == len(s) else distinct_tree(t, distinct(s)[1])
+                   for t, w, s in zip(trees, work, families)]
+            return self._align_many(work, distances, cut, libraries)
+
+        return self.with_dedupe(families, run, may)
 
     def with_dedupe(self, families: list[Sequences], run, allowed: list[bool] | None = None) -> list[AlignResult]:
         """``run`` (families -> results) on the families' distinct sequences

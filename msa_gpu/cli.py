@@ -54,6 +54,9 @@ TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (
                                                               "sequences, UPGMA from 500)")]
 DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast) or all-pairs alignments")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
+TreeIn = Annotated[Optional[Path], typer.Option("--guidetree-in", "--tree-in", help="Align along this guide tree "
+                                                "(Newick, leaves named as the input's sequences; --tree-out "
+                                                "writes one)")]
 InOpt = Annotated[Optional[list[str]], typer.Option("-i", "--in", "--infile", help="Input (Clustal Omega's spelling; "
                                                     "the same as a positional input)")]
 DistmatOut = Annotated[Optional[Path], typer.Option("--distmat-out", help="Write the guide-tree distances as a "
@@ -186,6 +189,7 @@ def align(
     tree: TreeOpt = TreeMethod.auto,
     distance: DistanceOpt = DistanceMethod.kmer,
     tree_out: TreeOut = None,
+    tree_in: TreeIn = None,
     threads: Threads = None,
     gap_open: GapOpen = None,
     gap_extend: GapExtend = None,
@@ -228,8 +232,10 @@ def align(
         batch = outdir is not None
         if not batch and (len(paths) > 1 or paths != inputs):
             raise InputError("several inputs, a folder or a list file need --outdir DIR")
-        if batch and (output is not None or tree_out is not None or distmat_out is not None):
-            raise InputError("--outdir cannot be combined with -o, --tree-out or --distmat-out")
+        if batch and (output is not None or tree_out is not None or distmat_out is not None or tree_in is not None):
+            raise InputError("--outdir cannot be combined with -o, --tree-out, --guidetree-in or --distmat-out")
+        if tree_in is not None and (dask or (gpus is not None and gpus.strip() != "1")):
+            raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
         for target in (output, tree_out, distmat_out):  # fail before the work, not after it
             if target is not None and str(target) != "-" and not Path(target).resolve().parent.is_dir():
@@ -278,7 +284,8 @@ def align(
             from msa_gpu.progress import StageReporter
 
             reporter = None if quiet else StageReporter(min_seconds=0.05)
-            results = Aligner(config, reporter=reporter).align_many(families)
+            given = [_read_tree(tree_in, families[0])] if tree_in is not None else None
+            results = Aligner(config, reporter=reporter).align_many(families, guide_trees=given)
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
@@ -322,6 +329,18 @@ def align(
         if failed:
             typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
             raise typer.Exit(EXIT_INPUT)
+
+
+def _read_tree(path: Path, seqs):
+    """The guide tree of ``--guidetree-in``, its leaves matched to the sequences' names."""
+    from msa_gpu.io import from_newick, read_text
+
+    try:
+        return from_newick(read_text(path), list(seqs.names))
+    except InputError:
+        raise
+    except Exception as exc:  # Biopython's parser and the leaf checks raise several kinds
+        raise InputError(f"{path}: not a guide tree for this input: {exc}") from None
 
 
 def _devices(gpus: str | None, backend: BackendChoice, dask: str | None) -> list[int]:

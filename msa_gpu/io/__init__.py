@@ -26,11 +26,12 @@ from msa_gpu.io.readers import (
                                 read_core,
                                 read_new,
                                 read_sequences,
+    read_text,
 )
 from msa_gpu.io.tables import write_pairs_tsv, write_phylip_distances
 from msa_gpu.io.writers import FASTA_WIDTH, render_alignment, stream_fasta, strict_names, write_alignment, write_text
 
 __all__ = ["ENCODING", "ERRORS", "EXTENSIONS", "FASTA_SUFFIXES", "FASTA_WIDTH", "NAME_LIMIT", "OutFormat",
            "expand_inputs", "format_for", "from_newick", "make_sequences", "output_name", "parse_fasta",
-           "read_aligned", "read_core", "read_new", "read_sequences", "render_alignment", "stream_fasta",
+           "read_aligned", "read_core", "read_new", "read_sequences", "read_text", "render_alignment", "stream_fasta",
            "strict_names", "to_newick", "write_alignment", "write_pairs_tsv", "write_phylip_distances", "write_text"]

@@ -21,13 +21,14 @@ from msa_gpu.types import Sequences
 def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False) -> Sequences:
     """The sequences to add, typed as the existing alignment and they are
     together (a protein fragment of A, C, G and T letters stays protein)."""
-    new_names, new_raw = parse_fasta(_read_text(path), str(path))
+    new_names, new_raw = parse_fasta(read_text(path), str(path))
     if SeqType(seqtype) is SeqType.auto:
         seqtype = detect([r.translate(None, b"-.") for r in rows] + new_raw)
     return make_sequences(new_names, new_raw, seqtype, any_symbol)
 
 
-def _read_text(path: str | os.PathLike) -> str:
+def read_text(path: str | os.PathLike) -> str:
+    """A text file's contents (gzip-compressed, or standard input for ``-``)."""
     if str(path) == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -94,7 +95,7 @@ def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqTyp
 
 def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto, any_symbol: bool = False) -> Sequences:
     """Read unaligned FASTA from a path, ``-`` (stdin) or a gzip file."""
-    names, raw = parse_fasta(_read_text(path), str(path))
+    names, raw = parse_fasta(read_text(path), str(path))
     try:
         return make_sequences(names, raw, seqtype, any_symbol)
     except InputError as exc:  # name the file too: batch mode reads many
@@ -116,8 +117,8 @@ def expand_inputs(inputs: list[str]) -> list[str]:
             if not found:
                 raise InputError(f"{item}: no FASTA files in this folder")
             out.extend(found)
-        elif p.suffix.lower() in (".txt", ".list") and not _read_text(p).lstrip().startswith(">"):
-            lines = [line.strip() for line in _read_text(p).splitlines()]
+        elif p.suffix.lower() in (".txt", ".list") and not read_text(p).lstrip().startswith(">"):
+            lines = [line.strip() for line in read_text(p).splitlines()]
             out.extend(str(p.parent / line) for line in lines if line and not line.startswith("#"))
         else:
             out.append(item)
@@ -156,7 +157,7 @@ def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
     PHYLIP relaxed or strict, NEXUS, Stockholm, MSF; told by its first line):
     titles (FASTA) or names (the other formats) and gapped rows (as bytes,
     gaps ``-``; FASTA rows as written)."""
-    text = _read_text(path)
+    text = read_text(path)
     fmt = sniff_format(text)
     if fmt == "fasta":
         if not text.lstrip().startswith(">"):
@@ -190,7 +191,7 @@ def _read_other(text: str, fmt: str, path) -> tuple[list[str], list[bytes]]:
 
 def read_core(path: str | os.PathLike) -> str:
     """A core mask: one line of 0/1."""
-    text = _read_text(path).strip()
+    text = read_text(path).strip()
     if not text or set(text) - {"0", "1"}:
         raise InputError(f"{path}: a core mask must be one line of 0 and 1")
     return text

@@ -8,7 +8,7 @@ alignment) and ``dedupe`` (identical sequences aligned once).
 """
 
 from msa_gpu.progressive.add import add_sequences, batch_size
-from msa_gpu.progressive.dedupe import distinct, expand_alignment, expand_distances, expand_tree
+from msa_gpu.progressive.dedupe import distinct, distinct_tree, expand_alignment, expand_distances, expand_tree
 from msa_gpu.progressive.driver import (
                                         BYTES_PER_CELL,
                                         BYTES_PER_LIBRARY_CELL,
@@ -32,6 +32,6 @@ from msa_gpu.progressive.scoring import Scoring, family_scoring
 
 __all__ = ["BYTES_PER_CELL", "BYTES_PER_LIBRARY_CELL", "BatchContext", "FamilyJob", "LevelMeta", "Profile",
            "ProfileBlock", "Scoring", "SideInfo", "add_sequences", "alignment_codes", "batch_chunks", "batch_size",
-           "codes_to_alignment", "distinct", "expand_alignment", "expand_distances", "expand_tree", "family_scoring",
+           "codes_to_alignment", "distinct", "distinct_tree", "expand_alignment", "expand_distances", "expand_tree", "family_scoring",
            "level_meta", "level_meta_arrays", "merge_batch", "merge_resilient", "merge_schedule",
            "progressive_align", "score_batch", "side_info", "stack_matrices"]
