@@ -52,6 +52,15 @@ MAPPING = {
     "--add FILE": "add FILE's sequences to the input alignment, whose columns never change (msagpu align --add)",
     "--addfragments FILE": "the same as --add (each fragment is aligned to the whole alignment)",
     "--keeplength": "with --add: insertions dropped, the alignment keeps its width",
+    "--6merpair": "--mode fast (6-mer distances, as msagpu's default tree)",
+    "--parttree": "--mode large (k-mer pivots and a partition tree, MAFFT's PartTree idea)",
+    "--dpparttree": "--mode large",
+    "--fastaparttree": "--mode large",
+    "--large": "--mode large (no N x N matrix)",
+    "--memsave": "accepted (long merges always run in msagpu's checkpointed kernel, memory ~ (m + n)^1.5)",
+    "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90)",
+    "--lop X": "library gap opening 11 X / -2.00 (L-INS-i's local pairs; proportional to MAFFT's default)",
+    "--lep X": "library gap extension 1.0 X / 0.1 (proportional to MAFFT's default)",
 }
 #: Options MAFFT has that msagpu-mafft refuses, with the reason.
 UNSUPPORTED = {
@@ -59,10 +68,20 @@ UNSUPPORTED = {
     "--addlong": "use --add (msagpu aligns every added sequence to the whole alignment)",
     "--merge": "merging subalignments is not built yet",
     "--seed": "seed alignments are not built yet",
+    "--leavegappyregion": "msagpu aligns every region; gappy regions are not left unaligned",
+    "--unalignlevel": "msagpu has no unaligned-region model (MAFFT's --unalignlevel); drop the option",
+    "--jtt": "msagpu has no JTT matrix covering B, Z and X (Biopython's JONES lacks them); use --bl N",
+    "--tm": "msagpu has no transmembrane matrix; use --bl N",
+    "--adjustdirection": "reverse-complement detection is not built yet (orient the sequences first)",
+    "--adjustdirectionaccurately": "reverse-complement detection is not built yet (orient the sequences first)",
 }
-_VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments"}
+_VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments",
+           "--bl", "--lop", "--lep"}
 _FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
-          "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength"}
+          "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength",
+          "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave"}
+_LARGE = ("--parttree", "--dpparttree", "--fastaparttree", "--large")
+MAFFT_LOP, MAFFT_LEP = -2.0, 0.1  # MAFFT's defaults of --lop and --lep
 
 
 @dataclass(frozen=True)
@@ -137,8 +156,15 @@ def parse(argv: list[str]) -> MafftOptions:
     maxiterate = int(_number("--maxiterate", given["--maxiterate"], int)) if "--maxiterate" in given else None
     if maxiterate is not None and maxiterate < 0:
         raise InputError("--maxiterate must be >= 0")
+    large = [o for o in _LARGE if o in given]
+    if pair and large:
+        raise InputError(f"{pair[0]} and {large[0]} exclude each other")
     if pair:
         mode = Mode.accurate
+    elif large:
+        mode = Mode.large
+    elif "--6merpair" in given:
+        mode = Mode.fast
     elif "--auto" in given:
         mode = Mode.auto
     else:  # MAFFT's default: FFT-NS-2 (FFT-NS-i with --maxiterate)
@@ -148,11 +174,25 @@ def parse(argv: list[str]) -> MafftOptions:
     seqtype = SeqType.protein if "--amino" in given else SeqType.dna if "--nuc" in given else SeqType.auto
     threads = int(_number("--thread", given["--thread"], int)) if "--thread" in given else None
     retree = int(_number("--retree", given["--retree"], int)) if "--retree" in given else None
+    matrix = None
+    if "--bl" in given:
+        bl = int(_number("--bl", given["--bl"], int))
+        if bl not in (45, 50, 62, 80, 90):
+            raise InputError(f"--bl {bl}: msagpu has BLOSUM45, 50, 62, 80 and 90")
+        matrix = f"BLOSUM{bl}"
+    library_open, library_extend = 11.0, 1.0
+    if "--lop" in given:
+        library_open = 11.0 * _number("--lop", given["--lop"]) / MAFFT_LOP
+    if "--lep" in given:
+        library_extend = 1.0 * _number("--lep", given["--lep"]) / MAFFT_LEP
+    if not (library_open > 0 and library_extend >= 0):
+        raise InputError("--lop must be negative and --lep not negative (MAFFT's signs)")
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
         library_mode="global" if "--globalpair" in pair else "local",
         retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
-        threads=threads if threads and threads > 0 else None,
+        threads=threads if threads and threads > 0 else None, matrix=matrix,
+        library_gap_open=library_open, library_gap_extend=library_extend,
     )
     name_length = int(_number("--namelength", given["--namelength"], int)) if "--namelength" in given else None
     if name_length is not None and name_length < 1:

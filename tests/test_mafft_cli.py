@@ -33,6 +33,13 @@ def _run(*args, stdin=None):
     (["--thread", "-1", "in.fa"], dict(threads=None)),
     (["--amino", "--op", "1.53", "--ep", "0.123", "in.fa"], dict(seqtype="protein", gap_open=13.0, gap_extend=0.8)),
     (["--nuc", "--op", "3.06", "in.fa"], dict(seqtype="dna", gap_open=24.0)),
+    (["--6merpair", "in.fa"], dict(mode="fast")),
+    (["--parttree", "in.fa"], dict(mode="large")),
+    (["--dpparttree", "in.fa"], dict(mode="large")),
+    (["--large", "--memsave", "in.fa"], dict(mode="large")),
+    (["--memsave", "in.fa"], dict(mode="fast")),
+    (["--bl", "45", "in.fa"], dict(matrix="BLOSUM45")),
+    (["--localpair", "--lop", "-1.0", "--lep", "0.2", "in.fa"], dict(library_gap_open=5.5, library_gap_extend=2.0)),
 ])
 def test_options_map_onto_msagpu(argv, want):
     from msa_gpu.alphabet import SeqType
@@ -58,6 +65,12 @@ def test_options_map_onto_msagpu(argv, want):
     (["--namelength", "0", "in.fa"], "--namelength must be >= 1"),
     (["--add", "new.fa", "--reorder", "in.fa"], "--reorder does not apply with --add"),
     (["--add", "new.fa", "--treeout", "in.fa"], "--treeout does not apply with --add"),
+    (["--bl", "30", "in.fa"], "BLOSUM45, 50, 62, 80 and 90"),
+    (["--jtt", "200", "in.fa"], "no JTT matrix"),
+    (["--lop", "2.0", "in.fa"], "--lop must be negative"),
+    (["--localpair", "--parttree", "in.fa"], "exclude each other"),
+    (["--leavegappyregion", "in.fa"], "not left unaligned"),
+    (["--adjustdirection", "in.fa"], "reverse-complement detection is not built yet"),
 ])
 def test_bad_command_lines_name_the_problem(argv, message):
     with pytest.raises(InputError, match=message):
@@ -67,7 +80,7 @@ def test_bad_command_lines_name_the_problem(argv, message):
 def test_every_documented_option_parses():
     for option in MAPPING:
         name, _, value = option.partition(" ")
-        argv = [name] + (["2"] if value else []) + ["in.fa"]
+        argv = [name] + ([{"--bl": "62", "--lop": "-2.0", "--lep": "0.1"}.get(name, "2")] if value else []) + ["in.fa"]
         if name in ("--localpair", "--genafpair", "--globalpair", "--auto"):
             argv = [name, "in.fa"]
         if name == "--keeplength":
@@ -197,3 +210,11 @@ def test_op_and_ep_scale_with_the_detected_type(tmp_path):
     plain = _run("--quiet", src).stdout
     assert _run("--quiet", "--op", "1.53", "--ep", "0.123", src).stdout == plain
     assert _run("--quiet", "--nuc", "--op", "1.53", "--ep", "0.123", src).stdout == plain
+
+
+def test_the_pipelines_page_lists_every_option_as_the_code_maps_it():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "pipelines.md").read_text()
+    for option, meaning in {**MAPPING, **UNSUPPORTED}.items():
+        assert f"| `{option}` | {meaning} |" in page, option
