@@ -47,8 +47,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 Inputs = Annotated[Optional[list[str]], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]
 OutDir = Annotated[Optional[Path], typer.Option("--outdir", help="Batch mode: align every input in one run, writing DIR/<name>.<ext>")]
 Output = Annotated[Optional[Path], typer.Option("-o", "--output", "--out", help="Output file (default: stdout)")]
-OutFmt = Annotated[Optional[OutFormat], typer.Option("--outfmt", help="Output format (default: from the extension, else FASTA)")]
-SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", help="Sequence type")]
+OutFmt = Annotated[Optional[str], typer.Option("--outfmt", help="Output format: fasta, clustal, phylip, "
+                                               "phylip-strict, nexus, stockholm, msf (also Clustal Omega's fa, "
+                                               "clu, phy, st; any case). Default: from the extension, else FASTA")]
+SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences, UPGMA from 500)")]
@@ -69,7 +71,11 @@ KeepLength = Annotated[bool, typer.Option("--keeplength", help="With --add: drop
                                           "keeps its width (as MAFFT's --keeplength)")]
 Force = Annotated[bool, typer.Option("--force", help="Accepted for Clustal Omega command lines: msagpu always "
                                      "replaces an existing output, atomically, once the run succeeds")]
-Threads = Annotated[Optional[int], typer.Option("--threads", min=1, help="Cap on CPU threads")]
+Threads = Annotated[Optional[int], typer.Option("--threads", "--thread", min=1, help="Cap on CPU threads")]
+AutoFlag = Annotated[bool, typer.Option("--auto", help="Clustal Omega's and MAFFT's spelling of --mode auto "
+                                        "(the default)")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Accepted for Clustal Omega command lines: "
+                                       "progress goes to stderr unless --quiet")]
 GapOpen = Annotated[Optional[float], typer.Option("--gap-open", min=0.0, help="Gap open cost (matrix units)")]
 GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, help="Gap extension cost (matrix units)")]
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
@@ -86,7 +92,7 @@ GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs of this mac
                                                  "the same as on one GPU. Default: one")]
 DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Spread a batch's families over Dask workers: a scheduler "
                                                 "address, or 'local' for worker processes on this machine")]
-MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", min=0, max=100000,
+MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", "--iter", min=0, max=100000,
                                                    help="Refinement rounds (default: 10 in accurate mode, 0 in fast)")]
 
 
@@ -206,6 +212,8 @@ def align(
     existing: ExistingOpt = None,
     keeplength: KeepLength = False,
     force: Force = False,
+    auto: AutoFlag = False,
+    verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).

@@ -16,6 +16,7 @@ from msa_gpu.io.formats import (
                                 OutFormat,
                                 format_for,
                                 output_name,
+    parse_format,
 )
 from msa_gpu.io.newick import from_newick, to_newick
 from msa_gpu.io.readers import (
@@ -32,6 +33,6 @@ from msa_gpu.io.tables import write_pairs_tsv, write_phylip_distances
 from msa_gpu.io.writers import FASTA_WIDTH, render_alignment, stream_fasta, strict_names, write_alignment, write_text
 
 __all__ = ["ENCODING", "ERRORS", "EXTENSIONS", "FASTA_SUFFIXES", "FASTA_WIDTH", "NAME_LIMIT", "OutFormat",
-           "expand_inputs", "format_for", "from_newick", "make_sequences", "output_name", "parse_fasta",
+           "expand_inputs", "format_for", "from_newick", "make_sequences", "output_name", "parse_fasta", "parse_format",
            "read_aligned", "read_core", "read_new", "read_sequences", "read_text", "render_alignment", "stream_fasta",
            "strict_names", "to_newick", "write_alignment", "write_pairs_tsv", "write_phylip_distances", "write_text"]

@@ -7,6 +7,8 @@ import enum
 import os
 from pathlib import Path
 
+from msa_gpu.errors import InputError
+
 ENCODING = "utf-8"
 
 
@@ -34,7 +36,31 @@ EXTENSIONS = {
 }
 
 
-def format_for(path: str | os.PathLike | None, outfmt: OutFormat | None) -> OutFormat:
+#: Other spellings of the formats (Clustal Omega's --outfmt, extensions), lower case.
+FORMAT_ALIASES = {"fa": OutFormat.fasta, "fas": OutFormat.fasta, "afa": OutFormat.fasta, "clu": OutFormat.clustal,
+                  "aln": OutFormat.clustal, "phy": OutFormat.phylip, "st": OutFormat.stockholm,
+                  "sto": OutFormat.stockholm, "nex": OutFormat.nexus, "phylip-relaxed": OutFormat.phylip,
+                  "gcg": OutFormat.msf}
+
+
+def parse_format(text: str) -> OutFormat:
+    """An output format by any of its spellings, in any case.
+
+    >>> parse_format("CLU").value, parse_format("fa").value, parse_format("Phylip-Strict").value
+    ('clustal', 'fasta', 'phylip-strict')
+    """
+    key = text.strip().lower()
+    try:
+        return OutFormat(key)
+    except ValueError:
+        pass
+    if key in FORMAT_ALIASES:
+        return FORMAT_ALIASES[key]
+    known = ", ".join(f.value for f in OutFormat)
+    raise InputError(f"output format {text!r} is not one msagpu writes ({known})")
+
+
+def format_for(path: str | os.PathLike | None, outfmt: OutFormat | str | None) -> OutFormat:
     """The output format: ``outfmt`` if given, else from the file extension,
     else FASTA.
 
@@ -44,7 +70,7 @@ def format_for(path: str | os.PathLike | None, outfmt: OutFormat | None) -> OutF
     'fasta'
     """
     if outfmt is not None:
-        return OutFormat(outfmt)
+        return parse_format(outfmt.value if isinstance(outfmt, OutFormat) else outfmt)
     if path is None or str(path) == "-":
         return OutFormat.fasta
     suffixes = [s.lower() for s in Path(path).suffixes]
