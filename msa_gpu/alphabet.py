@@ -141,3 +141,39 @@ def kmer_groups(alphabet: Alphabet) -> np.ndarray:
 
 
 MOVE_LETTERS = "MID"  # 0 both residues, 1 A residue only, 2 B residue only
+
+
+#: Characters each alphabet scores as its wildcard though they are not its letters.
+STAND_INS = {"protein": b"JUOjuo*", "nucleotide": b"EFIJLOPQXZefijlopqxz"}
+
+
+def input_warnings(names, raw: list[bytes], alphabet: Alphabet) -> list[str]:
+    """What about an input is probably a mistake, as sentences (none when
+    nothing is): a single sequence, a sequence with no residue letter, and
+    characters scored as the wildcard because the alphabet lacks them.
+
+    >>> input_warnings(["a", "b"], [b"MKUV", b"**"], PROTEIN)  # doctest: +NORMALIZE_WHITESPACE
+    ["sequence 'b' has no residue letters (only '*')",
+     "'U' (1 sequence; first in 'a' at position 3) scored as X: the protein alphabet has no such letter"]
+    """
+    out = []
+    if len(raw) == 1:
+        out.append("one sequence: nothing to align, it is written as it is")
+    for name, seq in zip(names, raw):
+        if seq and not seq.strip(b"*"):
+            out.append(f"sequence {name!r} has no residue letters (only '*')")
+    stand_ins = STAND_INS.get(alphabet.name, b"")
+    wildcard = "X" if alphabet.name == "protein" else "N"
+    found: dict[str, list] = {}
+    for name, seq in zip(names, raw):
+        if not seq.strip(b"*"):
+            continue
+        for ch in sorted(set(seq) & set(stand_ins)):
+            if ch == ord("*"):
+                continue  # (a stop codon mark in a protein sequence: scored as X without a word)
+            entry = found.setdefault(chr(ch).upper(), [0, name, seq.index(bytes([ch])) + 1])
+            entry[0] += 1
+    for letter, (count, name, pos) in sorted(found.items()):
+        out.append(f"{letter!r} ({count} sequence{'s' if count > 1 else ''}; first in {name!r} at position {pos}) "
+                   f"scored as {wildcard}: the {alphabet.name} alphabet has no such letter")
+    return out

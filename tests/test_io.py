@@ -96,3 +96,21 @@ def test_failed_write_leaves_no_file(tmp_path):
     with pytest.raises(InputError):
         write_alignment(["a x", "a y"], [b"AC", b"AC"], out, OutFormat.phylip)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_probable_mistakes_are_warned_not_silent(tmp_path):
+    """A single sequence, a sequence of '*' only and letters the alphabet
+    lacks each get a warning (the CLI prints it unless --quiet)."""
+    import warnings
+
+    from msa_gpu.io import make_sequences
+
+    cases = [(["a"], [b"MKVL"], "one sequence"), (["a", "b"], [b"MKVL", b"***"], "no residue letters"),
+             (["a", "b"], [b"MKUVL", b"MKVL"], "'U' (1 sequence; first in 'a' at position 3) scored as X"),
+             (["a", "b"], [b"MKVL", b"MKIL"], None)]
+    for names, raw, said in cases:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            make_sequences(names, raw, "protein")
+        messages = [str(w.message) for w in caught]
+        assert any(said in m for m in messages) if said else not messages, messages

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from Bio import AlignIO, SeqIO
 
-from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode
+from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode, input_warnings
 from msa_gpu.errors import InputError
 from msa_gpu.io.formats import ENCODING, ERRORS, FASTA_SUFFIXES
 from msa_gpu.types import Sequences
@@ -90,6 +90,10 @@ def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqTyp
         seqtype = detect(raw)
     alphabet = alphabet_for(seqtype)
     codes = encode(names, raw, alphabet, any_symbol)
+    import warnings
+
+    for message in input_warnings(names, raw, alphabet):
+        warnings.warn(message, UserWarning, stacklevel=2)
     return Sequences(tuple(names), tuple(raw), tuple(codes), seqtype, alphabet)
 
 
