@@ -41,7 +41,7 @@ from msa_gpu.io import (
 )
 from msa_gpu.plan import memory_plan
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
 
 Inputs = Annotated[Optional[list[str]], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]

@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from conftest import gpu_available
@@ -232,3 +233,20 @@ def test_version():
 
     res = run("--version")
     assert res.exit_code == 0 and res.stdout.strip() == f"msagpu {__version__}"
+
+
+def test_help_fits_a_terminal_with_every_name_whole():
+    """At 80 columns no option name is cut and flags show as flags (no '<bool>')."""
+    import click
+
+    for command in ([], ["align"], ["score"], ["pairwise"], ["distmat"]):
+        r = CliRunner().invoke(app, [*command, "--help"], terminal_width=80, env={"COLUMNS": "80"})
+        assert r.exit_code == 0, r.output
+        assert "…" not in r.stdout and "<bool>" not in r.stdout, r.stdout
+        assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    align = typer.main.get_command(app).commands["align"]
+    r = CliRunner().invoke(app, ["align", "--help"], terminal_width=80)
+    for param in align.params:
+        if isinstance(param, click.Option):
+            for name in param.opts:
+                assert name in r.stdout, name
