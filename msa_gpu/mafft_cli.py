@@ -61,6 +61,9 @@ MAPPING = {
     "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90)",
     "--lop X": "library gap opening 11 X / -2.00 (L-INS-i's local pairs; proportional to MAFFT's default)",
     "--lep X": "library gap extension 1.0 X / 0.1 (proportional to MAFFT's default)",
+    "--adjustdirection": "nucleotide sequences whose reverse complement shares more 6-mers with the first sequence "
+                         "are turned and named _R_<name>, as MAFFT names them",
+    "--adjustdirectionaccurately": "the same as --adjustdirection (msagpu compares k-mers, not alignments)",
 }
 #: Options MAFFT has that msagpu-mafft refuses, with the reason.
 UNSUPPORTED = {
@@ -72,14 +75,13 @@ UNSUPPORTED = {
     "--unalignlevel": "msagpu has no unaligned-region model (MAFFT's --unalignlevel); drop the option",
     "--jtt": "msagpu has no JTT matrix covering B, Z and X (Biopython's JONES lacks them); use --bl N",
     "--tm": "msagpu has no transmembrane matrix; use --bl N",
-    "--adjustdirection": "reverse-complement detection is not built yet (orient the sequences first)",
-    "--adjustdirectionaccurately": "reverse-complement detection is not built yet (orient the sequences first)",
 }
 _VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments",
            "--bl", "--lop", "--lep"}
 _FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
           "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength",
-          "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave"}
+          "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave", "--adjustdirection",
+          "--adjustdirectionaccurately"}
 _LARGE = ("--parttree", "--dpparttree", "--fastaparttree", "--large")
 MAFFT_LOP, MAFFT_LEP = -2.0, 0.1  # MAFFT's defaults of --lop and --lep
 
@@ -225,6 +227,8 @@ def run(argv: list[str]) -> int:
     if opts.add:
         return _run_add(opts)
     seqs = read_sequences(opts.input, opts.config.seqtype, opts.any_symbol)
+    if "--adjustdirection" in opts.given or "--adjustdirectionaccurately" in opts.given:
+        seqs = _adjust_direction(seqs, opts)
     config = opts.config_for(seqs.seqtype)
     if not opts.quiet:
         mode = config.mode_for(len(seqs), int(seqs.lengths.max()))
@@ -239,6 +243,22 @@ def run(argv: list[str]) -> int:
         newick = to_newick(result.guide_tree, list(seqs.names))
         write_text(f"{opts.input}.tree", lambda h: h.write(newick + "\n"))
     return 0
+
+
+def _adjust_direction(seqs, opts: MafftOptions):
+    """The sequences with those that read better reverse-complemented turned
+    and renamed ``_R_<name>`` (MAFFT's --adjustdirection); protein input as is."""
+    from msa_gpu.distances import orientations, reverse_complement
+    from msa_gpu.io import make_sequences
+
+    if seqs.seqtype is SeqType.protein:
+        return seqs
+    turn = orientations(seqs)
+    if not turn.any():
+        return seqs
+    names = [f"_R_{n}" if t else n for n, t in zip(seqs.names, turn)]
+    raw = [reverse_complement(r) if t else r for r, t in zip(seqs.raw, turn)]
+    return make_sequences(names, raw, seqs.seqtype, opts.any_symbol)
 
 
 def _run_add(opts: MafftOptions) -> int:

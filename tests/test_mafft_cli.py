@@ -70,7 +70,6 @@ def test_options_map_onto_msagpu(argv, want):
     (["--lop", "2.0", "in.fa"], "--lop must be negative"),
     (["--localpair", "--parttree", "in.fa"], "exclude each other"),
     (["--leavegappyregion", "in.fa"], "not left unaligned"),
-    (["--adjustdirection", "in.fa"], "reverse-complement detection is not built yet"),
 ])
 def test_bad_command_lines_name_the_problem(argv, message):
     with pytest.raises(InputError, match=message):
@@ -218,3 +217,46 @@ def test_the_pipelines_page_lists_every_option_as_the_code_maps_it():
     page = (Path(__file__).resolve().parent.parent / "docs" / "pipelines.md").read_text()
     for option, meaning in {**MAPPING, **UNSUPPORTED}.items():
         assert f"| `{option}` | {meaning} |" in page, option
+
+
+CODON = dict(A="GCT", R="CGT", N="AAC", D="GAC", C="TGC", Q="CAG", E="GAA", G="GGT", H="CAC", I="ATC", L="CTG",
+             K="AAA", M="ATG", F="TTC", P="CCG", S="TCT", T="ACC", W="TGG", Y="TAC", V="GTT")
+
+
+def _turned_family(refs, folder):
+    """50 BB20006 sequences as DNA, 20 of them reverse-complemented; returns the file and those indices."""
+    from msa_gpu.distances import reverse_complement
+
+    seqs = read_sequences(refs / "adjustdirection" / "BB20006.tfa")
+    turned = [i for i in range(50) if i % 5 in (1, 3)]
+    lines = []
+    for i, (name, raw) in enumerate(zip(seqs.names[:50], seqs.raw[:50])):
+        dna = "".join(CODON.get(c, "NNN") for c in raw.decode().upper()).encode()
+        lines.append(b">" + name.encode() + b"\n" + (reverse_complement(dna) if i in turned else dna) + b"\n")
+    path = folder / "dna50.fa"
+    path.write_bytes(b"".join(lines))
+    return path, turned
+
+
+def test_adjustdirection_turns_the_reverse_complemented(refs, tmp_path):
+    path, turned = _turned_family(refs, tmp_path)
+    r = _run("--adjustdirection", "--quiet", path)
+    assert r.returncode == 0, r.stderr
+    names, rows = _fasta(r.stdout)
+    assert [i for i, n in enumerate(names) if n.startswith("_R_")] == turned
+    assert len({len(x) for x in rows}) == 1
+    r2 = _run("--adjustdirectionaccurately", "--quiet", path)
+    assert _fasta(r2.stdout)[0] == names
+
+
+@pytest.mark.skipif(shutil.which("mafft") is None, reason="MAFFT is not installed")
+def test_adjustdirection_turns_what_mafft_turns(refs, tmp_path):
+    path, _ = _turned_family(refs, tmp_path)
+    theirs = _fasta(subprocess.run(["mafft", "--quiet", "--adjustdirection", str(path)], capture_output=True,
+                                   check=True).stdout)[0]
+    assert _fasta(_run("--adjustdirection", "--quiet", path).stdout)[0] == theirs
+
+
+def test_adjustdirection_leaves_protein_alone(refs):
+    r = _run("--adjustdirection", "--quiet", refs / "BB11001.tfa")
+    assert r.returncode == 0 and not any(n.startswith("_R_") for n in _fasta(r.stdout)[0])
