@@ -220,13 +220,22 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.io import read_sequences, to_newick, write_text
+    from msa_gpu.io import make_sequences, parse_fasta, read_text, to_newick, write_text
     from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
     if opts.add:
         return _run_add(opts)
-    seqs = read_sequences(opts.input, opts.config.seqtype, opts.any_symbol)
+    text = read_text(opts.input)
+    if not text.strip():  # as MAFFT: an empty input gives an empty output and exit 0
+        if not opts.quiet:
+            print(f"msagpu-mafft: {opts.input}: no sequences; nothing written", file=sys.stderr)
+        return 0
+    names, raw = parse_fasta(text, str(opts.input), unique_names=False)  # MAFFT keeps repeated names
+    if len(set(names)) < len(names) and not opts.quiet:
+        print("msagpu-mafft: some sequence names are used more than once; kept as they are, as MAFFT does",
+              file=sys.stderr)
+    seqs = make_sequences(names, raw, opts.config.seqtype, opts.any_symbol)
     if "--adjustdirection" in opts.given or "--adjustdirectionaccurately" in opts.given:
         seqs = _adjust_direction(seqs, opts)
     config = opts.config_for(seqs.seqtype)

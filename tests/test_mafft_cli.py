@@ -260,3 +260,19 @@ def test_adjustdirection_turns_what_mafft_turns(refs, tmp_path):
 def test_adjustdirection_leaves_protein_alone(refs):
     r = _run("--adjustdirection", "--quiet", refs / "BB11001.tfa")
     assert r.returncode == 0 and not any(n.startswith("_R_") for n in _fasta(r.stdout)[0])
+
+
+def test_repeated_names_and_empty_input_as_mafft(tmp_path):
+    """MAFFT aligns inputs whose names repeat (keeping them) and answers an
+    empty input with an empty output and exit 0; msagpu-mafft does the same."""
+    dup, empty = tmp_path / "dup.fa", tmp_path / "empty.fa"
+    dup.write_bytes(b">a\nMKVLA\n>a\nMKVA\n>b\nMKLA\n")
+    empty.write_bytes(b"")
+    r = _run("--quiet", dup)
+    assert r.returncode == 0 and _fasta(r.stdout)[0] == ["a", "a", "b"]
+    assert b"more than once" in _run(dup).stderr
+    r = _run(empty)
+    assert r.returncode == 0 and r.stdout == b"" and b"no sequences" in r.stderr
+    if shutil.which("mafft"):
+        theirs = subprocess.run(["mafft", "--quiet", str(dup)], capture_output=True, check=True).stdout
+        assert _fasta(theirs)[0] == ["a", "a", "b"]

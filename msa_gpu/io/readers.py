@@ -44,7 +44,7 @@ def read_text(path: str | os.PathLike) -> str:
     return data.decode(ENCODING, ERRORS)
 
 
-def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes]]:
+def parse_fasta(text: str, source: str = "input", unique_names: bool = True) -> tuple[list[str], list[bytes]]:
     """Titles (everything after '>') and residues (gaps and whitespace
     removed) of a FASTA text."""
     stripped = text.lstrip()
@@ -61,7 +61,7 @@ def parse_fasta(text: str, source: str = "input") -> tuple[list[str], list[bytes
     for k, (title, rec) in enumerate(zip(titles, SeqIO.parse(_io.StringIO(stripped), "fasta")), start=1):
         if not title.strip():
             raise InputError(f"{source}: record {k} has no name after '>'")
-        if title in seen:
+        if title in seen and unique_names:
             raise InputError(f"{source}: sequence name {title!r} is used twice (records {seen[title]} and {k})")
         seen[title] = k
         text = str(rec.seq).encode(ENCODING, ERRORS).translate(None, b" \t\r")
