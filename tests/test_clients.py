@@ -77,6 +77,30 @@ def test_nf_core_mafft_align_command_line(refs, tmp_path):
     assert names == list(read_sequences(refs / "BB11001.tfa").names) and len({len(x) for x in rows}) == 1
 
 
+def test_nf_core_clustalo_command_lines(refs, tmp_path):
+    """nf-core/modules clustalo/guidetree and clustalo/align, msagpu align in clustalo's place:
+    ``clustalo -i ${fasta} --guidetree-out ${prefix}.dnd --threads=${task.cpus}``, then
+    ``clustalo -i ${fasta} --threads=${task.cpus} $args | pigz -p ${task.cpus} -c > ${prefix}.aln.gz``
+    (gzip where pigz is missing), with the tree passed back as ``--guidetree-in``; FastTree reads it."""
+    _need("msagpu")
+    src = refs / "BB11001.tfa"
+    tree = subprocess.run(f"msagpu align -i {src} --guidetree-out test.dnd --threads=2 > /dev/null", shell=True,
+                          cwd=tmp_path, env=ENV, capture_output=True, timeout=300)
+    assert tree.returncode == 0 and (tmp_path / "test.dnd").read_text().strip().endswith(";"), tree.stderr
+    zipper = "pigz -p 2 -c" if shutil.which("pigz") else "gzip -c"
+    r = subprocess.run(f"msagpu align -i {src} --threads=2 --guidetree-in test.dnd | {zipper} > test.aln.gz",
+                       shell=True, cwd=tmp_path, env=ENV, capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    names, rows = read_aligned(tmp_path / "test.aln.gz")
+    assert names == list(read_sequences(src).names) and len({len(x) for x in rows}) == 1
+    fasttree = shutil.which("FastTree", path=ENV["PATH"])
+    if fasttree:
+        (tmp_path / "aln.fa").write_bytes(b"".join(b">" + n.split()[0].encode() + b"\n" + x + b"\n"
+                                                   for n, x in zip(names, rows)))
+        t = subprocess.run([fasttree, "-quiet", str(tmp_path / "aln.fa")], capture_output=True, timeout=300)
+        assert t.returncode == 0 and t.stdout.strip().endswith(b";")
+
+
 SNAKEFILE = """
 rule all:
     input: "tree.nwk"
