@@ -50,7 +50,7 @@ def workdir(refs, tmp_path):
 
 def test_the_readme_lists_commands():
     commands = readme_commands()
-    assert len(commands) >= 10 and all(c.startswith(("msagpu ", "msagpu-mafft ")) for c in commands), commands
+    assert len(commands) >= 10 and all(c.startswith(("msagpu ", "msagpu-mafft ", "msagpu-famsa ")) for c in commands), commands
 
 
 def test_every_readme_example_runs(workdir):

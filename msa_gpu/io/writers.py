@@ -139,10 +139,10 @@ def write_alignment(
     write_text(path, lambda handle: handle.write(text))
 
 
-def write_text(path: str | os.PathLike | None, emit) -> None:
+def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> None:
     """Call ``emit(handle)`` on stdout, or on a temporary file renamed to
     ``path`` once ``emit`` has succeeded (gzip-compressed when ``path`` ends in
-    ``.gz``; permissions follow the umask, as for any new file)."""
+    ``.gz`` or ``compress`` asks; permissions follow the umask, as for any new file)."""
     if path is None or str(path) == "-":
         out = _io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
         emit(out)
@@ -156,7 +156,7 @@ def write_text(path: str | os.PathLike | None, emit) -> None:
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
         raw = os.fdopen(fd, "wb")
-        binary = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix.lower() == ".gz" else raw
+        binary = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress or target.suffix.lower() == ".gz" else raw
         with raw, binary, _io.TextIOWrapper(binary, encoding=ENCODING, errors=ERRORS, newline="\n") as handle:
             emit(handle)
         os.replace(tmp, target)

@@ -1,0 +1,157 @@
+"""``msagpu-famsa``: FAMSA's command line, ``famsa [options] input output``,
+mapped onto msagpu, so that a pipeline (nf-core's FAMSA_ALIGN) changes one word.
+
+Every option below is mapped (`MAPPING` says to what); any other option is an
+error that names it. Output is aligned FASTA, to ``output`` or, for
+``STDOUT``, to standard output; quiet unless ``-v``.
+
+>>> opts = parse(["-gt", "upgma", "-t", "4", "in.fa", "out.aln"])
+>>> opts.config.tree.value, opts.config.threads, opts.output
+('upgma', 4, 'out.aln')
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from msa_gpu.config import AlignerConfig, Mode, TreeMethod
+from msa_gpu.errors import InputError
+
+#: FAMSA's options that msagpu-famsa maps, and to what.
+MAPPING = {
+    "-t N": "--threads N (N <= 0: all cores)",
+    "-v": "messages on stderr (msagpu-famsa is quiet without it, as FAMSA)",
+    "-gt import FILE": "--guidetree-in FILE (Newick, leaves named as the input's sequences)",
+    "-gt upgma": "--tree upgma",
+    "-gt nj": "--tree nj",
+    "-gt sl": "--tree mixed (MAFFT-style 0.9 minimum + 0.1 average linkage: msagpu's nearest to single linkage)",
+    "-medoidtree": "--mode large (k-mer pivots and a partition tree: msagpu's tree for very many sequences)",
+    "-keep-duplicates": "accepted: msagpu writes every input sequence (repeats are aligned once and copied)",
+    "-gz": "the output gzip-compressed",
+}
+#: FAMSA's options that msagpu-famsa refuses, with the reason.
+UNSUPPORTED = {option: "FAMSA's scoring and refinement parameters do not map onto msagpu's; drop it"
+               for option in ("-go", "-ge", "-tgo", "-tge", "-gsd", "-gsl", "-dgr", "-dgo", "-dsp", "-r", "-fr")}
+UNSUPPORTED["-gt_export"] = "msagpu writes a guide tree beside an alignment: msagpu align --tree-out"
+_TREES = {"upgma": TreeMethod.upgma, "nj": TreeMethod.nj, "sl": TreeMethod.mixed}
+
+
+@dataclass(frozen=True)
+class FamsaOptions:
+    """A parsed FAMSA command line."""
+
+    input: str
+    output: str
+    config: AlignerConfig
+    tree_file: str | None = None
+    verbose: bool = False
+    gzip: bool = False
+
+
+def parse(argv: list[str]) -> FamsaOptions:
+    """FAMSA's arguments as `FamsaOptions`, or `InputError` naming the first
+    option msagpu-famsa does not support."""
+    rest: list[str] = []
+    threads, tree, tree_file, mode = None, TreeMethod.auto, None, Mode.auto
+    verbose = compress = False
+    k = 0
+    while k < len(argv):
+        arg = argv[k]
+        if arg in UNSUPPORTED:
+            raise InputError(f"FAMSA option {arg} is not supported by msagpu-famsa: {UNSUPPORTED[arg]}")
+        if arg in ("-t", "-gt"):
+            if k + 1 >= len(argv):
+                raise InputError(f"{arg} needs a value")
+            value = argv[k + 1]
+            k += 2
+            if arg == "-t":
+                try:
+                    threads = int(value)
+                except ValueError:
+                    raise InputError(f"-t needs a number, got {value!r}") from None
+            elif value == "import":
+                if k >= len(argv):
+                    raise InputError("-gt import needs a file")
+                tree_file = argv[k]
+                k += 1
+            elif value in _TREES:
+                tree = _TREES[value]
+            else:
+                raise InputError(f"-gt {value}: msagpu-famsa takes sl, upgma, nj or import FILE")
+            continue
+        if arg == "-v":
+            verbose = True
+        elif arg == "-gz":
+            compress = True
+        elif arg == "-medoidtree":
+            mode = Mode.large
+        elif arg == "-keep-duplicates":
+            pass
+        elif arg.startswith("-") and arg != "-":
+            raise InputError(f"FAMSA option {arg} is not supported by msagpu-famsa (see msagpu-famsa -help)")
+        else:
+            rest.append(arg)
+        k += 1
+    if len(rest) != 2:
+        raise InputError("msagpu-famsa takes an input and an output (famsa [options] input output)")
+    config = AlignerConfig(tree=tree, mode=mode, threads=threads if threads and threads > 0 else None)
+    return FamsaOptions(rest[0], rest[1], config, tree_file, verbose, compress)
+
+
+def run(argv: list[str]) -> int:
+    """Align as ``famsa`` would; returns the exit code."""
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.io import from_newick, read_sequences, read_text, stream_fasta, write_text
+
+    opts = parse(argv)
+    seqs = read_sequences(opts.input, opts.config.seqtype)
+    tree = None
+    if opts.tree_file is not None:
+        try:
+            tree = from_newick(read_text(opts.tree_file), list(seqs.names))
+        except ValueError as exc:
+            raise InputError(f"{opts.tree_file}: not a guide tree for this input: {exc}") from None
+    reporter = None
+    if opts.verbose:
+        from msa_gpu.progress import StageReporter
+
+        reporter = StageReporter(min_seconds=0.05)
+    result = Aligner(opts.config, reporter=reporter).align(seqs, guide_tree=tree)
+    names, rows = list(seqs.names), result.alignment.iter_rows(seqs)
+    write_text(None if opts.output == "STDOUT" else opts.output, lambda h: stream_fasta(h, names, rows),
+               compress=opts.gzip)
+    return 0
+
+
+HELP = "usage: msagpu-famsa [options] input output   (FAMSA's command line; output STDOUT for stdout)\n\n" + \
+    "\n".join(f"  {k:<18} {v}" for k, v in MAPPING.items()) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point of ``msagpu-famsa``."""
+    import warnings
+
+    from msa_gpu.errors import BackendError, MsaGpuError
+
+    argv = sys.argv[1:] if argv is None else argv
+    warnings.showwarning = (lambda message, *a, **k: print(f"msagpu-famsa: {message}", file=sys.stderr)) \
+        if "-v" in argv else (lambda *a, **k: None)
+    if not argv or argv[0] in ("-h", "-help", "--help"):
+        sys.stdout.write(HELP)
+        raise SystemExit(0 if argv else 1)
+    try:
+        code = run(argv)
+    except (InputError, ValueError) as exc:
+        print(f"msagpu-famsa: error: {exc}", file=sys.stderr)
+        code = 2
+    except OSError as exc:
+        print(f"msagpu-famsa: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        code = 2
+    except BackendError as exc:
+        print(f"msagpu-famsa: error: {exc}", file=sys.stderr)
+        code = 3
+    except MsaGpuError as exc:
+        print(f"msagpu-famsa: error: {exc}", file=sys.stderr)
+        code = 1
+    raise SystemExit(code)

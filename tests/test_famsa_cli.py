@@ -1,0 +1,68 @@
+"""msagpu-famsa: FAMSA's command line mapped onto msagpu."""
+
+import gzip
+import subprocess
+import sys
+
+import pytest
+
+from msa_gpu.errors import InputError
+from msa_gpu.famsa_cli import MAPPING, UNSUPPORTED, parse
+from msa_gpu.io import read_aligned, read_sequences
+
+
+def _run(*args, cwd=None):
+    code = "from msa_gpu.famsa_cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["in.fa", "out.aln"], dict(tree="auto", mode="auto", threads=None)),
+    (["-t", "4", "-gt", "upgma", "in.fa", "out.aln"], dict(tree="upgma", threads=4)),
+    (["-gt", "nj", "in.fa", "out.aln"], dict(tree="nj")),
+    (["-gt", "sl", "-t", "0", "in.fa", "out.aln"], dict(tree="mixed", threads=None)),
+    (["-medoidtree", "-keep-duplicates", "in.fa", "out.aln"], dict(mode="large")),
+])
+def test_options_map_onto_msagpu(argv, want):
+    cfg = parse(argv).config
+    for key, value in want.items():
+        got = getattr(cfg, key)
+        assert getattr(got, "value", got) == value, key
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-go", "14", "in.fa", "out.aln"], "scoring and refinement parameters"),
+    (["-gt", "magic", "in.fa", "out.aln"], "sl, upgma, nj or import"),
+    (["-frobnicate", "in.fa", "out.aln"], "-frobnicate is not supported"),
+    (["in.fa"], "an input and an output"),
+    (["-t", "x", "in.fa", "out.aln"], "needs a number"),
+])
+def test_bad_command_lines_name_the_problem(argv, message):
+    with pytest.raises(InputError, match=message):
+        parse(argv)
+
+
+def test_nf_core_famsa_align_command_line(refs, tmp_path):
+    """nf-core/modules famsa/align: ``famsa ${options_tree} -t ${task.cpus} ${fasta} ${prefix}.aln``
+    (options_tree: ``-gt import ${tree}`` where a tree is given), with msagpu-famsa in famsa's place;
+    a tree from --tree-out gives the same alignment back; -gz compresses; STDOUT writes to stdout."""
+    src = refs / "BB11001.tfa"
+    r = _run("-t", "2", src, "test.aln", cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr
+    names, rows = read_aligned(tmp_path / "test.aln")
+    assert names == list(read_sequences(src).names) and len({len(x) for x in rows}) == 1
+    tree = subprocess.run([sys.executable, "-m", "msa_gpu", "align", str(src), "-o", str(tmp_path / "own.fa"),
+                           "--tree-out", str(tmp_path / "tree.dnd"), "-q"], capture_output=True)
+    assert tree.returncode == 0, tree.stderr
+    assert _run("-gt", "import", "tree.dnd", "-t", "2", src, "imported.aln", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "imported.aln").read_bytes() == (tmp_path / "own.fa").read_bytes()
+    assert _run("-gz", src, "test.aln.gz", cwd=tmp_path).returncode == 0
+    assert gzip.decompress((tmp_path / "test.aln.gz").read_bytes()) == (tmp_path / "test.aln").read_bytes()
+    out = _run(src, "STDOUT", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == (tmp_path / "test.aln").read_bytes()
+
+
+def test_every_mapped_option_is_documented_and_none_twice():
+    assert not {k.split()[0] for k in MAPPING} & set(UNSUPPORTED)
+    r = _run("-help")
+    assert r.returncode == 0 and all(k in r.stdout.decode() for k in MAPPING)
