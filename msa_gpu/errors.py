@@ -25,3 +25,22 @@ class Terminated(BaseException):
 
 #: Exit codes of the command-line tools.
 EXIT_INTERNAL, EXIT_INPUT, EXIT_BACKEND, EXIT_RESOURCE, EXIT_INTERRUPT, EXIT_TERM = 1, 2, 3, 4, 130, 143
+
+
+def exit_status(exc: BaseException) -> tuple[int, str]:
+    """The exit code and one-line message of an error that ends a front
+    door's run (bad input and unreadable files 2, no backend 3, out of memory
+    4, any other msagpu error 1).
+
+    >>> exit_status(InputError("no sequences found"))
+    (2, 'no sequences found')
+    """
+    if isinstance(exc, (InputError, ValueError)):
+        return EXIT_INPUT, str(exc)
+    if isinstance(exc, OSError):
+        return EXIT_INPUT, f"{exc.filename or ''}: {exc.strerror or exc}"
+    if isinstance(exc, BackendError):
+        return EXIT_BACKEND, str(exc)
+    if isinstance(exc, ResourceError):
+        return EXIT_RESOURCE, str(exc)
+    return EXIT_INTERNAL, str(exc)

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-famsa``."""
     import warnings
 
-    from msa_gpu.errors import BackendError, MsaGpuError
+    from msa_gpu.errors import MsaGpuError, exit_status
 
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = (lambda message, *a, **k: print(f"msagpu-famsa: {message}", file=sys.stderr)) \
@@ -142,16 +142,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(0 if argv else 1)
     try:
         code = run(argv)
-    except (InputError, ValueError) as exc:
-        print(f"msagpu-famsa: error: {exc}", file=sys.stderr)
-        code = 2
-    except OSError as exc:
-        print(f"msagpu-famsa: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        code = 2
-    except BackendError as exc:
-        print(f"msagpu-famsa: error: {exc}", file=sys.stderr)
-        code = 3
-    except MsaGpuError as exc:
-        print(f"msagpu-famsa: error: {exc}", file=sys.stderr)
-        code = 1
+    except (MsaGpuError, ValueError, OSError) as exc:
+        code, message = exit_status(exc)
+        print(f"msagpu-famsa: error: {message}", file=sys.stderr)
     raise SystemExit(code)

@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-mafft``."""
     import warnings
 
-    from msa_gpu.errors import BackendError, MsaGpuError
+    from msa_gpu.errors import MsaGpuError, exit_status
 
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = (lambda *a, **k: None) if "--quiet" in argv else \
@@ -324,16 +324,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(0)
     try:
         code = run(argv)
-    except (InputError, ValueError) as exc:
-        print(f"msagpu-mafft: error: {exc}", file=sys.stderr)
-        code = 2
-    except OSError as exc:
-        print(f"msagpu-mafft: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        code = 2
-    except BackendError as exc:
-        print(f"msagpu-mafft: error: {exc}", file=sys.stderr)
-        code = 3
-    except MsaGpuError as exc:
-        print(f"msagpu-mafft: error: {exc}", file=sys.stderr)
-        code = 1
+    except (MsaGpuError, ValueError, OSError) as exc:
+        code, message = exit_status(exc)
+        print(f"msagpu-mafft: error: {message}", file=sys.stderr)
     raise SystemExit(code)
