@@ -110,6 +110,11 @@ class Aligner:
         with ThreadPoolExecutor(workers) as pool:
             return iter(list(pool.map(self._tree, dms)))
 
+    def _progress(self, unit: str):
+        """The running stage's counter for the reporter (None without one)."""
+        counter = getattr(self.reporter, "progress", None)
+        return None if counter is None else (lambda done, total: counter(done, total, unit))
+
     def _streamed(self, seqs: Sequences, accurate: bool, lib) -> bool:
         """Whether a family's matrix can be dropped once its tree is built: not
         kept, not a library's, and not needed again to rebuild the tree."""
@@ -257,7 +262,8 @@ class Aligner:
                                         scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive", self.reporter):
-                aligned = progressive_align([jobs[f] for f in todo], self.backend, self.config.long_cells, stack=stack)
+                aligned = progressive_align([jobs[f] for f in todo], self.backend, self.config.long_cells, stack=stack,
+                                            on_progress=self._progress("merges"))
                 for f, aln in zip(todo, aligned):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round
@@ -273,7 +279,7 @@ class Aligner:
             with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
                                  min(self.config.long_cells, self.config.refine_max_cells),
-                                 sample=self.config.refine_cuts)
+                                 sample=self.config.refine_cuts, on_progress=self._progress("rounds"))
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))
             timings["refine_accepted"] = float(sum(refined.accepted))

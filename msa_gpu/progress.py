@@ -1,14 +1,16 @@
-"""Stage progress on stderr: a rich live display when stderr is a terminal,
-plain lines otherwise, nothing when quiet. Never stdout, which carries the
-alignment.
+"""Stage progress on stderr: on a terminal a rich live display of the running
+stage (a bar with its counts and the time left, where the stage reports
+counts); otherwise plain lines, one as each stage ends and one every
+``interval`` seconds while a counted stage runs; nothing when quiet. Never
+stdout, which carries the alignment.
 
 >>> import io
 >>> out = io.StringIO()
->>> rep = StageReporter(stream=out, live=False)
->>> with rep.stage("tree"):
-...     pass
->>> out.getvalue().startswith("msagpu: tree ")
-True
+>>> rep = StageReporter(stream=out, live=False, interval=0.0)
+>>> with rep.stage("progressive"):
+...     rep.progress(10, 40, "merges")
+>>> print(out.getvalue().splitlines()[0][:46])
+msagpu: progressive: 10/40 merges, 0 s elapsed
 """
 
 from __future__ import annotations
@@ -25,25 +27,58 @@ LABELS = {"library": "consistency library", "large_tree": "k-mer pivots and part
 
 class StageReporter:
     """Reports each stage that took at least ``min_seconds`` as it ends
-    (``live``: a rich spinner while it runs)."""
+    (``live``: a rich display while it runs); `progress` reports a stage's
+    counts while it runs (plain: at most every ``interval`` seconds)."""
 
-    def __init__(self, stream=None, live: bool | None = None, min_seconds: float = 0.0):
+    def __init__(self, stream=None, live: bool | None = None, min_seconds: float = 0.0, interval: float = 10.0):
         self.stream = stream if stream is not None else sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self.min_seconds = min_seconds
+        self.interval = interval
+        self._name, self._started, self._said, self._bar = None, 0.0, 0.0, None
 
     @contextmanager
     def stage(self, name: str):
         label = LABELS.get(name, name)
-        clock = time.perf_counter()
-        if self.live:
-            from rich.console import Console
+        self._name, self._started = name, time.perf_counter()
+        self._said = self._started
+        try:
+            if self.live:
+                from rich.console import Console
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    SpinnerColumn,
+                    TextColumn,
+                    TimeRemainingColumn,
+                )
 
-            with Console(file=self.stream).status(f"msagpu: {label} ..."):
+                columns = (SpinnerColumn(), TextColumn(f"msagpu: {label}"), BarColumn(), MofNCompleteColumn(),
+                           TextColumn("{task.fields[unit]}"), TimeRemainingColumn())
+                with Progress(*columns, console=Console(file=self.stream), transient=True) as bar:
+                    self._bar = (bar, bar.add_task(label, total=None, unit=""))
+                    yield
+            else:
                 yield
-        else:
-            yield
-        took = time.perf_counter() - clock
+        finally:
+            self._bar, self._name = None, None
+        took = time.perf_counter() - self._started
         if took >= self.min_seconds:
             self.stream.write(f"msagpu: {name} ({label}) done in {took:.2f} s\n")
             self.stream.flush()
+
+    def progress(self, done: int, total: int, unit: str) -> None:
+        """``done`` of ``total`` ``unit`` of the running stage are made."""
+        if self._bar is not None:
+            bar, task = self._bar
+            bar.update(task, completed=done, total=total, unit=unit)
+            return
+        now = time.perf_counter()
+        if self._name is None or now - self._said < self.interval:
+            return
+        self._said = now
+        elapsed = now - self._started
+        left = f", about {elapsed * (total - done) / done:.0f} s left" if 0 < done < total else ""
+        self.stream.write(f"msagpu: {self._name}: {done:,}/{total:,} {unit}, {elapsed:.0f} s elapsed{left}\n")
+        self.stream.flush()

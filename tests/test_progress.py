@@ -30,3 +30,31 @@ def test_live_display_runs_on_a_terminal_like_stream():
     with rep.stage("progressive"):
         pass
     assert "progressive (progressive alignment) done" in out.getvalue()
+
+
+def test_counted_stages_report_their_counts_and_time_left():
+    """Plain lines every interval while a counted stage runs (merges of the
+    progressive stage, rounds of refinement), from a real alignment."""
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.config import AlignerConfig
+    from msa_gpu.io import make_sequences
+
+    out = io.StringIO()
+    seqs = make_sequences([f"s{i}" for i in range(6)], [b"MKTAYIAKQRQISFVKSHFSRQ", b"MKTAYIAKQISFVKSHFSRQ",
+                                                         b"MKTAYIKQRQISFVKSHFSR", b"MKTAYIAKQRQISFVSHFSRQ",
+                                                         b"MKAYIAKQRQISFVKSHFSRQ", b"MKTAYIAKQRQISFVKSHFS"], "protein")
+    Aligner(AlignerConfig(backend="cpu", mode="accurate"), backend=cpu_backend(),
+            reporter=StageReporter(stream=out, live=False, interval=0.0)).align(seqs)
+    lines = out.getvalue().splitlines()
+    assert any(line.startswith("msagpu: progressive: ") and "/5 merges" in line for line in lines), lines
+    assert any(line.startswith("msagpu: refine: ") and " rounds" in line for line in lines), lines
+    assert any("s left" in line for line in lines), lines
+
+
+def test_the_live_display_takes_counts():
+    out = io.StringIO()
+    rep = StageReporter(stream=out, live=True)
+    with rep.stage("progressive"):
+        rep.progress(3, 9, "merges")
+    assert "progressive (progressive alignment) done" in out.getvalue()

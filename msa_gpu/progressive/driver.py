@@ -105,7 +105,8 @@ def batch_chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int, per_cell
 
 
 def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS,
-                      memory_budget: int | None = None, stack=None, initial: list | None = None) -> list[Alignment]:
+                      memory_budget: int | None = None, stack=None, initial: list | None = None,
+                      on_progress=None) -> list[Alignment]:
     """Align every family along its tree. Level h of every family is one
     batch (or a few, when ``memory_budget`` bytes bound it; default: the
     backend's): one launch each for profile statistics, column scores, the DP
@@ -113,7 +114,8 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
     Families with a library (``job.library``, rows of ``stack``) add its
     consistency scores to their column scores. ``initial[f]`` may give
     profiles of family f's subtrees made elsewhere (node id -> `Profile`);
-    its schedule then holds only the merges above them."""
+    its schedule then holds only the merges above them. ``on_progress(done,
+    total)`` is called after each level with the merges made so far."""
     xp = backend.xp
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     mats, mat_of = stack_matrices(jobs, xp)
@@ -122,6 +124,7 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
     for f, made in enumerate(initial or []):  # profiles of subtrees aligned elsewhere (node id -> Profile)
         nodes[f].update(made or {})
     depth = max(len(job.schedule.levels) for job in jobs)
+    total, made = sum(job.schedule.n_merges for job in jobs), 0
     for h in range(depth):
         # this level's merges, across every family that still has one
         owners = [(f, int(k)) for f, job in enumerate(jobs) if h < len(job.schedule.levels)
@@ -137,6 +140,9 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
             for i, profile in zip(chunk, merged):
                 f, k = owners[i]
                 nodes[f][len(jobs[f].seqs) + k] = profile
+        made += len(owners)
+        if on_progress is not None:
+            on_progress(made, total)
     return [codes_to_alignment(nodes[f][2 * len(job.seqs) - 2], job.scoring.gap_code, backend)
             for f, job in enumerate(jobs)]
 

@@ -67,14 +67,16 @@ def tree_splits(tree: GuideTree) -> np.ndarray:
 
 
 def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int], backend, stack=None,
-           long_cells: int = 1 << 26, memory_budget: int | None = None, sample: int = 0) -> RefineResult:
+           long_cells: int = 1 << 26, memory_budget: int | None = None, sample: int = 0,
+           on_progress=None) -> RefineResult:
     """Refine each family's alignment for at most ``rounds[f]`` rounds.
 
     With ``sample`` > 0 a round tries at most that many of a family's cuts,
     drawn without replacement from a generator seeded by the round and the
     family's cut count (so a family gets the same cuts in any batch, on any
     backend or device), and a round without a gaining cut does not end the
-    family's refinement."""
+    family's refinement. ``on_progress(done, total)`` is called after each
+    round with the rounds run so far (of at most ``max(rounds)``)."""
     xp = backend.xp
     mats, mat_of = stack_matrices(jobs, xp)
     ctx = BatchContext(backend, mats, stack)
@@ -96,6 +98,8 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
         for i, f in enumerate(active):
             ran[f] += 1
             done[f] = best[i] is None and sample <= 0
+        if on_progress is not None:
+            on_progress(r + 1, max(rounds))
         if not chosen:
             continue
         pairs = [cuts.pair(i, best[i]) for i in chosen]
