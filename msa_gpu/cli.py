@@ -275,6 +275,8 @@ def align(
                                library_mode=library, keep_distances=distmat_out is not None)
         if not quiet:
             typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
+            if kernels_cold():
+                typer.echo("msagpu: compiling kernels (the first run only: they are cached for the next)", err=True)
             for s in families:
                 if config.is_large(len(s)):
                     plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
@@ -380,6 +382,22 @@ def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, th
         typer.echo(f"msagpu: added {len(new)} sequences to an alignment of {len(names)}", err=True)
     text = render_alignment(out_names, out_rows, fmt, new.seqtype)
     write_text(output, lambda h: h.write(text))
+
+
+def kernels_cold(folder: Path | None = None) -> bool:
+    """Whether numba's on-disk cache of msagpu's CPU kernels is still empty
+    (``folder``, else ``NUMBA_CACHE_DIR`` where set, else beside the modules
+    and numba's user-wide folder): the first run then compiles them, which
+    takes seconds."""
+    import os
+
+    if folder is not None:
+        return not (folder.is_dir() and any(folder.rglob("*.nbi")))
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    # beside the modules, or numba's user-wide folder where the package's own is not writable
+    places = [Path(cache)] if cache else [Path(__file__).resolve().parent / "backend" / "__pycache__",
+                                          Path.home() / ".cache" / "numba"]
+    return all(kernels_cold(place) for place in places)
 
 
 def _mode_note(config: AlignerConfig, families) -> str:

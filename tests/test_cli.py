@@ -250,3 +250,21 @@ def test_help_fits_a_terminal_with_every_name_whole():
         if isinstance(param, click.Option):
             for name in param.opts:
                 assert name in r.stdout, name
+
+
+def test_a_cold_kernel_cache_is_said_once(refs, tmp_path, monkeypatch):
+    """With numba's cache empty the CLI says it compiles kernels; with index
+    files there it says nothing (--quiet: never)."""
+    import msa_gpu.cli as cli
+
+    assert cli.kernels_cold(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "profile_cpu._row-76.py311.nbi").write_bytes(b"")
+    assert not cli.kernels_cold(tmp_path)
+    src = str(refs / "BB11001.tfa")
+    for cold in (True, False):
+        monkeypatch.setattr(cli, "kernels_cold", lambda folder=None, cold=cold: cold)
+        r = CliRunner().invoke(app, ["align", src, "--backend", "cpu"])
+        assert r.exit_code == 0 and ("compiling kernels" in r.stderr) == cold, r.stderr
+    r = CliRunner().invoke(app, ["align", src, "--backend", "cpu", "-q"])
+    assert "compiling" not in r.stderr
