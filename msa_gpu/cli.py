@@ -33,6 +33,7 @@ from msa_gpu.io import (
     output_name,
     read_aligned,
     read_core,
+    read_guide_tree,
     read_sequences,
     render_alignment,
     stream_fasta,
@@ -294,7 +295,7 @@ def align(
             from msa_gpu.progress import StageReporter
 
             reporter = None if quiet else StageReporter(min_seconds=0.05)
-            given = [_read_tree(tree_in, families[0])] if tree_in is not None else None
+            given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
             results = Aligner(config, reporter=reporter).align_many(families, guide_trees=given)
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
@@ -339,18 +340,6 @@ def align(
         if failed:
             typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
             raise typer.Exit(EXIT_INPUT)
-
-
-def _read_tree(path: Path, seqs):
-    """The guide tree of ``--guidetree-in``, its leaves matched to the sequences' names."""
-    from msa_gpu.io import from_newick, read_text
-
-    try:
-        return from_newick(read_text(path), list(seqs.names))
-    except InputError:
-        raise
-    except Exception as exc:  # Biopython's parser and the leaf checks raise several kinds
-        raise InputError(f"{path}: not a guide tree for this input: {exc}") from None
 
 
 def _devices(gpus: str | None, backend: BackendChoice, dask: str | None) -> list[int]:

@@ -102,16 +102,11 @@ def parse(argv: list[str]) -> FamsaOptions:
 def run(argv: list[str]) -> int:
     """Align as ``famsa`` would; returns the exit code."""
     from msa_gpu.aligner import Aligner
-    from msa_gpu.io import from_newick, read_sequences, read_text, stream_fasta, write_text
+    from msa_gpu.io import read_guide_tree, read_sequences, stream_fasta, write_text
 
     opts = parse(argv)
     seqs = read_sequences(opts.input, opts.config.seqtype)
-    tree = None
-    if opts.tree_file is not None:
-        try:
-            tree = from_newick(read_text(opts.tree_file), list(seqs.names))
-        except ValueError as exc:
-            raise InputError(f"{opts.tree_file}: not a guide tree for this input: {exc}") from None
+    tree = read_guide_tree(opts.tree_file, seqs.names) if opts.tree_file is not None else None
     reporter = None
     if opts.verbose:
         from msa_gpu.progress import StageReporter

@@ -66,3 +66,10 @@ def test_every_mapped_option_is_documented_and_none_twice():
     assert not {k.split()[0] for k in MAPPING} & set(UNSUPPORTED)
     r = _run("-help")
     assert r.returncode == 0 and all(k in r.stdout.decode() for k in MAPPING)
+
+
+def test_a_malformed_tree_is_refused_in_one_line(refs, tmp_path):
+    (tmp_path / "bad.nwk").write_text("((a,b);\n")
+    r = _run("-gt", "import", "bad.nwk", refs / "BB11001.tfa", "out.aln", cwd=tmp_path)
+    assert r.returncode == 2 and b"not a guide tree for this input" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert not (tmp_path / "out.aln").exists()

@@ -15,7 +15,8 @@ from Bio import AlignIO, SeqIO
 from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode, input_warnings
 from msa_gpu.errors import InputError
 from msa_gpu.io.formats import ENCODING, ERRORS, FASTA_SUFFIXES
-from msa_gpu.types import Sequences
+from msa_gpu.io.newick import from_newick
+from msa_gpu.types import GuideTree, Sequences
 
 
 def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False) -> Sequences:
@@ -191,6 +192,16 @@ def _read_other(text: str, fmt: str, path) -> tuple[list[str], list[bytes]]:
     names = [rec.id for rec in aln]
     rows = [str(rec.seq).encode(ENCODING, ERRORS).replace(b".", b"-") for rec in aln]
     return names, rows
+
+
+def read_guide_tree(path: str | os.PathLike, names: list[str]) -> GuideTree:
+    """A guide tree from a Newick file, its leaves matched to ``names`` (a
+    file that is not such a tree is an `InputError` naming it)."""
+    text = read_text(path)
+    try:
+        return from_newick(text, list(names))
+    except Exception as exc:  # Biopython's parser and the leaf checks raise several kinds
+        raise InputError(f"{path}: not a guide tree for this input: {exc}") from None
 
 
 def read_core(path: str | os.PathLike) -> str:
