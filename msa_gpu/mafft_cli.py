@@ -257,17 +257,20 @@ def run(argv: list[str]) -> int:
 def _adjust_direction(seqs, opts: MafftOptions):
     """The sequences with those that read better reverse-complemented turned
     and renamed ``_R_<name>`` (MAFFT's --adjustdirection); protein input as is."""
+    from msa_gpu.alphabet import encode
     from msa_gpu.distances import orientations, reverse_complement
-    from msa_gpu.io import make_sequences
+    from msa_gpu.types import Sequences
 
     if seqs.seqtype is SeqType.protein:
         return seqs
     turn = orientations(seqs)
     if not turn.any():
         return seqs
-    names = [f"_R_{n}" if t else n for n, t in zip(seqs.names, turn)]
-    raw = [reverse_complement(r) if t else r for r, t in zip(seqs.raw, turn)]
-    return make_sequences(names, raw, seqs.seqtype, opts.any_symbol)
+    names = tuple(f"_R_{n}" if t else n for n, t in zip(seqs.names, turn))
+    raw = tuple(reverse_complement(r) if t else r for r, t in zip(seqs.raw, turn))
+    # (encoded again, not re-read: the input's warnings were said once already)
+    return Sequences(names, raw, tuple(encode(names, raw, seqs.alphabet, opts.any_symbol)), seqs.seqtype,
+                     seqs.alphabet)
 
 
 def _run_add(opts: MafftOptions) -> int:

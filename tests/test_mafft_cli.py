@@ -276,3 +276,13 @@ def test_repeated_names_and_empty_input_as_mafft(tmp_path):
     if shutil.which("mafft"):
         theirs = subprocess.run(["mafft", "--quiet", str(dup)], capture_output=True, check=True).stdout
         assert _fasta(theirs)[0] == ["a", "a", "b"]
+
+
+def test_adjustdirection_says_the_input_warnings_once(tmp_path):
+    from msa_gpu.distances import reverse_complement
+
+    src = tmp_path / "w.fa"
+    src.write_bytes(b">a\nACGTTGCAAGGCTTACXGT\n>b\n" + reverse_complement(b"ACGTTGCAAGGCTTACGT") + b"\n")
+    r = _run("--adjustdirection", src)
+    assert r.returncode == 0 and r.stderr.count(b"scored as N") == 1, r.stderr
+    assert _fasta(r.stdout)[0] == ["a", "_R_b"]
