@@ -114,3 +114,10 @@ def test_probable_mistakes_are_warned_not_silent(tmp_path):
             make_sequences(names, raw, "protein")
         messages = [str(w.message) for w in caught]
         assert any(said in m for m in messages) if said else not messages, messages
+
+
+def test_a_letter_in_both_cases_counts_one_sequence_at_its_first_position():
+    from msa_gpu.alphabet import PROTEIN, input_warnings
+
+    said = input_warnings(["a", "b"], [b"MKuUV", b"MKVL"], PROTEIN)
+    assert said == ["'U' (1 sequence; first in 'a' at position 3) scored as X: the protein alphabet has no such letter"]

@@ -5,8 +5,8 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 import numpy as np
+import pytest
 from Bio import AlignIO, Phylo, SeqIO
 
 from msa_gpu.errors import InputError
