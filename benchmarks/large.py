@@ -153,11 +153,9 @@ def _write_synthetic(args, rows: list[dict]) -> None:
 
 
 def cmd_ablation(args) -> int:
-    import pyfamsa
-
     from msa_gpu.aligner import Aligner
     from msa_gpu.config import AlignerConfig
-    from msa_gpu.io import from_newick, make_sequences, read_aligned, read_core, read_sequences
+    from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
     from msa_gpu.score import sp_tc
 
     with datasets.open_dataset(args.data, args.sets) as ds:
@@ -178,6 +176,46 @@ def cmd_ablation(args) -> int:
 
     threads = os.cpu_count() or 1
     entries = []
+    from .tune_modes import parse_setting
+
+    runs = [(f"msagpu {v}", parse_setting(v), None, "") for v in args.variants]
+    if args.no_peers:
+        runs.insert(0, ("msagpu (own tree)", {}, None, ""))
+    else:
+        runs = _peer_runs(seqs, score, entries, threads) + runs
+    for label, kw, trees, note in runs:
+        al = Aligner(AlignerConfig(backend=args.backend, **kw))
+        t0 = time.perf_counter()
+        res = al.align_many(seqs, guide_trees=trees)
+        wall = time.perf_counter() - t0
+        sp, tc, per = score([r.rows() for r in res])
+        entries.append({"label": label, "sp": sp, "tc": tc, "wall_s": wall, "per_family": per,
+                        "how": f"one align_many call, backend {res[0].backend}, mode {kw.get('mode', 'auto')}{note}",
+                        "stages_s": {k: round(v, 2) for k, v in res[0].timings.items()}})
+        print(json.dumps({k: v for k, v in entries[-1].items() if k != "per_family"}), file=sys.stderr, flush=True)
+    doc = {"benchmark": "large-ablation", "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           "machine": report.machine_info(), "data": str(args.data), "sets": args.sets, "families": len(seqs),
+           "command": "python -m benchmarks large ablation " + " ".join(sys.argv[3:]), "entries": entries,
+           "not_run": "FAMSA (--no-peers)" if args.no_peers
+           else "FAMSA with msagpu's tree: pyfamsa has no way to align along a given tree"}
+    lines = [f"## Guide-tree ablation: {', '.join(args.sets or ['all'])}, {len(seqs)} families ({doc['created']})", "",
+             f"Machine: {doc['machine']['cpu_model']}, {doc['machine']['cpu_count']} CPUs, GPUs: "
+             f"{'; '.join(doc['machine']['gpus']) or 'none'}. Command: `{doc['command']}`.", "",
+             "| run | mean SP | mean TC | wall s | how |", "|---|---|---|---|---|"]
+    lines += [f"| {e['label']} | {e['sp']:.4f} | {e['tc']:.4f} | {e['wall_s']:.1f} | {e['how']} |" for e in entries]
+    lines += ["", f"Not run: {doc['not_run']}."]
+    _write(args, "large-ablation", doc, "\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+def _peer_runs(seqs, score, entries, threads) -> list:
+    """FAMSA with its own tree (an entry in ``entries``), and the msagpu runs
+    beside it: its own tree, FAMSA's trees injected, and the large path."""
+    import pyfamsa
+
+    from msa_gpu.io import from_newick
+
     t0 = time.perf_counter()
     famsa_rows, famsa_trees = [], []
     aligner = pyfamsa.Aligner(threads=threads)
@@ -194,35 +232,9 @@ def cmd_ablation(args) -> int:
     sp, tc, per = score(famsa_rows)
     entries.append({"label": "FAMSA (own tree)", "sp": sp, "tc": tc, "wall_s": famsa_wall, "per_family": per,
                     "how": f"pyfamsa {pyfamsa.__version__}, one family at a time, {threads} threads"})
-    from .tune_modes import parse_setting
-
-    runs = [("msagpu (own tree)", {}, None), ("msagpu + FAMSA's tree", {}, famsa_trees),
-            ("msagpu large path", {"mode": "large"}, None)]
-    runs += [(f"msagpu {v}", parse_setting(v), None) for v in args.variants]
-    for label, kw, trees in runs:
-        al = Aligner(AlignerConfig(backend=args.backend, **kw))
-        t0 = time.perf_counter()
-        res = al.align_many(seqs, guide_trees=trees)
-        wall = time.perf_counter() - t0
-        sp, tc, per = score([r.rows() for r in res])
-        entries.append({"label": label, "sp": sp, "tc": tc, "wall_s": wall, "per_family": per,
-                        "how": f"one align_many call, backend {res[0].backend}, mode {kw.get('mode', 'auto')}"
-                               + (f" (FAMSA's trees built in {tree_wall:.1f} s, not counted)" if trees else ""),
-                        "stages_s": {k: round(v, 2) for k, v in res[0].timings.items()}})
-        print(json.dumps({k: v for k, v in entries[-1].items() if k != "per_family"}), file=sys.stderr, flush=True)
-    doc = {"benchmark": "large-ablation", "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "machine": report.machine_info(), "data": str(args.data), "sets": args.sets, "families": len(seqs),
-           "command": "python -m benchmarks large ablation " + " ".join(sys.argv[3:]), "entries": entries,
-           "not_run": "FAMSA with msagpu's tree: pyfamsa has no way to align along a given tree"}
-    lines = [f"## Guide-tree ablation: {', '.join(args.sets or ['all'])}, {len(seqs)} families ({doc['created']})", "",
-             f"Machine: {doc['machine']['cpu_model']}, {doc['machine']['cpu_count']} CPUs, GPUs: "
-             f"{'; '.join(doc['machine']['gpus']) or 'none'}. Command: `{doc['command']}`.", "",
-             "| run | mean SP | mean TC | wall s | how |", "|---|---|---|---|---|"]
-    lines += [f"| {e['label']} | {e['sp']:.4f} | {e['tc']:.4f} | {e['wall_s']:.1f} | {e['how']} |" for e in entries]
-    lines += ["", f"Not run: {doc['not_run']}."]
-    _write(args, "large-ablation", doc, "\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0
+    return [("msagpu (own tree)", {}, None, ""),
+            ("msagpu + FAMSA's tree", {}, famsa_trees, f" (FAMSA's trees built in {tree_wall:.1f} s, not counted)"),
+            ("msagpu large path", {"mode": "large"}, None, "")]
 
 
 def _write(args, kind: str, doc: dict, md: str) -> None:
@@ -249,6 +261,8 @@ def register(sub) -> None:
     a.add_argument("--sets", type=lambda t: [x for x in t.split(",") if x], default=None)
     a.add_argument("--limit", type=int, default=None)
     a.add_argument("--variants", nargs="*", default=[], help='more msagpu settings, e.g. "distance=align tree=upgma"')
+    a.add_argument("--no-peers", action="store_true",
+                   help="msagpu's default and the variants only: no FAMSA, FAMSA-tree or large-path runs")
     a.set_defaults(func=cmd_ablation)
     for q in (s, a):
         q.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")

@@ -46,7 +46,13 @@ class AlignerConfig:
     of the detected sequence type (`DEFAULTS`). ``terminal_open`` and
     ``terminal_extend`` scale the gap costs at either end of a profile;
     ``gap_pair`` (matrix units) is charged for each weighted residue pair that
-    faces an existing gap when two columns are matched. ``retree`` rebuilds
+    faces an existing gap when two columns are matched (``gap_model`` flat);
+    with ``gap_model`` counts each existing gap is charged by its own state
+    instead (an opening gap the open and extension costs, a continuing one the
+    extension, a terminal one the terminal costs) and each new gap column's
+    extension by the state of every sequence it is inserted into (FAMSA and
+    MUSCLE's count-based profile gaps). ``gap_scaling`` multiplies the gap costs
+    by 1 + log2(N / 45) / 7 for a family of N > 45 sequences (FAMSA 2). ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
     ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
     are not rebuilt (identities over all pairs and columns cost O(n^2 L):
@@ -90,6 +96,8 @@ class AlignerConfig:
     retree: int = 1
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
+    gap_model: str = "flat"  # flat: gap_pair per residue facing a gap; counts: each gap's own open/extension cost
+    gap_scaling: bool = False  # gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     long_cells: int = 1 << 26
     threads: int | None = None
     mode: Mode = Mode.auto
@@ -133,6 +141,8 @@ class AlignerConfig:
             raise ValueError("maxiterate must lie in 0..100000")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
+        if self.gap_model not in ("flat", "counts"):
+            raise ValueError("gap_model must be 'flat' or 'counts'")
         if self.weights not in ("tree", "equal"):
             raise ValueError("weights must be 'tree' or 'equal'")
         if self.accurate_tree not in ("library", "kmer"):

@@ -12,6 +12,16 @@ def _open_h(rp, cp, i, j):
     return (rp[i][0] * cp[j][3]) // 1024
 
 
+def _ext_v(rp, cp, i, j):
+    """A gap column consuming A's column i: its residue fraction times B's
+    extension cost at boundary j (x 1024)."""
+    return (rp[i][3] * cp[j][1]) // (1024 * 1024)
+
+
+def _ext_h(rp, cp, i, j):
+    return (cp[j][3] * rp[i][1]) // (1024 * 1024)
+
+
 def best_score(S, rp, cp, m, n):
     H = [[NEG] * (n + 1) for _ in range(m + 1)]
     E = [[NEG] * (n + 1) for _ in range(m + 1)]
@@ -20,11 +30,9 @@ def best_score(S, rp, cp, m, n):
     for i in range(m + 1):
         for j in range(n + 1):
             if i > 0:
-                ext = rp[i][2] if j in (0, n) else rp[i][1]
-                E[i][j] = max(H[i - 1][j] - _open_v(rp, cp, i, j), E[i - 1][j]) - ext
+                E[i][j] = max(H[i - 1][j] - _open_v(rp, cp, i, j), E[i - 1][j]) - _ext_v(rp, cp, i, j)
             if j > 0:
-                ext = cp[j][2] if i in (0, m) else cp[j][1]
-                F[i][j] = max(H[i][j - 1] - _open_h(rp, cp, i, j), F[i][j - 1]) - ext
+                F[i][j] = max(H[i][j - 1] - _open_h(rp, cp, i, j), F[i][j - 1]) - _ext_h(rp, cp, i, j)
             if i or j:
                 diag = H[i - 1][j - 1] + S[i - 1][j - 1] if i and j else NEG
                 H[i][j] = max(diag, E[i][j], F[i][j])
@@ -45,12 +53,12 @@ def rescore(path, S, rp, cp, m, n):
             i += 1
             if prev != 1:
                 total -= _open_v(rp, cp, i, j)
-            total -= rp[i][2] if j in (0, n) else rp[i][1]
+            total -= _ext_v(rp, cp, i, j)
         else:
             j += 1
             if prev != 2:
                 total -= _open_h(rp, cp, i, j)
-            total -= cp[j][2] if i in (0, m) else cp[j][1]
+            total -= _ext_h(rp, cp, i, j)
         prev = mv
     assert (i, j) == (m, n)
     return total

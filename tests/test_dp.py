@@ -14,10 +14,11 @@ def random_batch(rng, sizes):
     S, R, C = [], [], []
     for m, n in sizes:
         S.append(rng.integers(-600, 900, m * n).astype(np.int32))
-        r = np.stack([rng.integers(0, 1200, m + 1), rng.integers(0, 150, m + 1),
-                      rng.integers(0, 100, m + 1), rng.integers(0, 1025, m + 1)], 1)
-        c = np.stack([rng.integers(0, 1200, n + 1), rng.integers(0, 150, n + 1),
-                      rng.integers(0, 100, n + 1), rng.integers(0, 1025, n + 1)], 1)
+        # [open, extension cost x 1024, unused, residue fraction] per boundary
+        r = np.stack([rng.integers(0, 1200, m + 1), rng.integers(0, 150 * 1024, m + 1),
+                      np.zeros(m + 1, np.int64), rng.integers(0, 1025, m + 1)], 1)
+        c = np.stack([rng.integers(0, 1200, n + 1), rng.integers(0, 150 * 1024, n + 1),
+                      np.zeros(n + 1, np.int64), rng.integers(0, 1025, n + 1)], 1)
         R.append(r.astype(np.int32))
         C.append(c.astype(np.int32))
     dims = np.array(sizes, dtype=np.int32).reshape(-1, 2)

@@ -62,7 +62,8 @@ def test_alignments_identical_random(seed):
     raw = random_family(rng, int(rng.integers(2, 40)), 5, int(rng.integers(20, 400)), letters)
     seqs = make_sequences([f"s{i}" for i in range(len(raw))], raw)
     for cfg in (AlignerConfig(tree="upgma", mode="fast"), AlignerConfig(tree="nj", mode="fast", maxiterate=3),
-                AlignerConfig(mode="accurate", maxiterate=5)):
+                AlignerConfig(mode="accurate", maxiterate=5),
+                AlignerConfig(mode="fast", gap_model="counts", gap_scaling=True, maxiterate=2)):
         a = Aligner(cfg, backend=cpu_backend()).align(seqs)
         b = Aligner(cfg, backend=gpu_backend()).align(seqs)
         assert a.rows() == b.rows()
@@ -101,7 +102,8 @@ def test_accurate_batch_identical(refs):
                             "ACGT" if i % 2 else "ACDEFGHIKLMNPQRSTVWY")
         fams.append(make_sequences([f"s{j}" for j in range(len(raw))], raw))
     for cfg in (AlignerConfig(mode="accurate"), AlignerConfig(mode="fast", maxiterate=4),
-                AlignerConfig(mode="fast", maxiterate=3, refine_cuts=5, weights="equal")):
+                AlignerConfig(mode="fast", maxiterate=3, refine_cuts=5, weights="equal"),
+                AlignerConfig(mode="fast", maxiterate=3, gap_model="counts")):
         a = Aligner(cfg, backend=cpu_backend()).align_many(fams)
         b = Aligner(cfg, backend=_gpu()).align_many(fams)
         assert [r.rows() for r in a] == [r.rows() for r in b]
@@ -127,9 +129,10 @@ def test_long_kernel_matches_cpu(refs):
     fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
     rng = np.random.default_rng(11)
     fams += [make_sequences(["a", "b", "c"], random_family(rng, 3, 900, 1500, "ACDEFGHIKLMNPQRSTVWY"))]
-    a = Aligner(AlignerConfig(mode="fast"), backend=cpu_backend()).align_many(fams)
-    b = Aligner(AlignerConfig(long_cells=0, mode="fast"), backend=_gpu()).align_many(fams)
-    assert [r.rows() for r in a] == [r.rows() for r in b]
+    for model in ("flat", "counts"):
+        a = Aligner(AlignerConfig(mode="fast", gap_model=model), backend=cpu_backend()).align_many(fams)
+        b = Aligner(AlignerConfig(long_cells=0, mode="fast", gap_model=model), backend=_gpu()).align_many(fams)
+        assert [r.rows() for r in a] == [r.rows() for r in b], model
     reached_gpu_path("checkpointed DP")
 
 

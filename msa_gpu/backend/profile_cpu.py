@@ -35,17 +35,25 @@ def _gap(opened, prev, ext):
 
 
 @numba.njit(cache=True, inline="always")
+def gap_ext(res, ext):
+    """Twin of gap_ext in kernels/profile.cu: a new gap column's extension, the
+    consumed column's residue fraction ``res`` times the other side's
+    extension cost ``ext`` at that boundary (x FRAC)."""
+    return (np.int64(res) * np.int64(ext)) // (FRAC * FRAC)
+
+
+@numba.njit(cache=True, inline="always")
 def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
     """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, e, f, bits)."""
     bits = 0
     e = NEG_INF
     f = NEG_INF
     if i > 0:
-        e, opened = _gap(h_up - (cp[j, 0] * rp[i, 3]) // 1024, e_up, rp[i, 2] if (j == 0 or j == n) else rp[i, 1])
+        e, opened = _gap(h_up - (cp[j, 0] * rp[i, 3]) // 1024, e_up, gap_ext(rp[i, 3], cp[j, 1]))
         if opened:
             bits |= 4
     if j > 0:
-        f, opened = _gap(h_left - (rp[i, 0] * cp[j, 3]) // 1024, f_left, cp[j, 2] if (i == 0 or i == m) else cp[j, 1])
+        f, opened = _gap(h_left - (rp[i, 0] * cp[j, 3]) // 1024, f_left, gap_ext(cp[j, 3], rp[i, 1]))
         if opened:
             bits |= 8
     if i > 0 and j > 0:
@@ -74,7 +82,7 @@ def _trace_step(bits, i, j, st):
 
 
 @numba.njit(cache=True, nogil=True)
-def _row(i, m, n, rp, cp, Hrow, Erow, S, va, vb, ra, rb, denom, gp, D, drow):
+def _row(i, m, n, rp, cp, Hrow, Erow, S, va, vb, ra, rb, denom, D, drow):
     """Row i of the DP in place over (Hrow, Erow), holding row i-1 on entry.
     Scores come from S (row-major m x n) when it is non-empty, else from the
     profile vectors. Direction bits go to D[drow * (n+1) + j] when D is non-empty."""
@@ -87,7 +95,7 @@ def _row(i, m, n, rp, cp, Hrow, Erow, S, va, vb, ra, rb, denom, gp, D, drow):
             if S.shape[0] > 0:
                 s = S[(i - 1) * n + (j - 1)]
             else:
-                s = _col_score(va, vb, ra, rb, i - 1, j - 1, denom, gp)
+                s = _col_score(va, vb, ra, rb, i - 1, j - 1, denom)
         h, e, fj, bits = _cell(i, j, m, n, rp, cp, Hrow[j], Erow[j], hleft, f, hdiag, s)
         hdiag = Hrow[j]
         Hrow[j] = h
@@ -104,9 +112,9 @@ def _align_one(S, rp, cp, m, n, D, out):
     Hrow = np.empty(n + 1, np.int64)
     Erow = np.empty(n + 1, np.int64)
     nothing = np.zeros((0, VEC), np.int64)
-    none_i = np.zeros(0, np.int32)
+    none_i = np.zeros((0, 2), np.int32)
     for i in range(m + 1):
-        _row(i, m, n, rp, cp, Hrow, Erow, S, nothing, nothing, none_i, none_i, 1, 0, D, i)
+        _row(i, m, n, rp, cp, Hrow, Erow, S, nothing, nothing, none_i, none_i, 1, D, i)
     score = Hrow[n]
     i, j, st, length = m, n, 0, 0
     while i > 0 or j > 0:
@@ -117,7 +125,7 @@ def _align_one(S, rp, cp, m, n, D, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, gp, R, out):
+def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
     """Twin of long_dp: rows instead of anti-diagonals, the state saved before
     every R-th row, the traceback recomputing one band of R rows at a time."""
     Hrow = np.empty(n + 1, np.int64)
@@ -132,7 +140,7 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, gp, R, out):
         if i > 0 and i % R == 0:
             ckH[i // R] = Hrow
             ckE[i // R] = Erow
-        _row(i, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, gp, noD, 0)
+        _row(i, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, noD, 0)
     score = Hrow[n]
     i, j, st, length = m, n, 0, 0
     for b in range(nb - 1, -1, -1):
@@ -142,7 +150,7 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, gp, R, out):
             Hrow[:] = ckH[b]
             Erow[:] = ckE[b]
         for r in range(r0, r1 + 1):
-            _row(r, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, gp, D, r - r0)
+            _row(r, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, D, r - r0)
         while (i > 0 or j > 0) and i >= r0:
             mv, i, j, st = _trace_step(D[(i - r0) * (n + 1) + j], i, j, st)
             out[length] = mv
@@ -181,7 +189,7 @@ def align_batch(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @numba.njit(cache=True, parallel=True)
-def _align_long(vec, resid, pcol_off, W, gap_pair, rowp, row_off, colp, col_off, dims, long_idx,
+def _align_long(vec, resid, pcol_off, W, rowp, row_off, colp, col_off, dims, long_idx,
                 path, path_off, path_len, score):
     for t in numba.prange(long_idx.shape[0]):
         p = long_idx[t]
@@ -192,7 +200,7 @@ def _align_long(vec, resid, pcol_off, W, gap_pair, rowp, row_off, colp, col_off,
             rowp[row_off[p]: row_off[p] + m + 1], colp[col_off[p]: col_off[p] + n + 1], m, n,
             vec[pcol_off[qa]: pcol_off[qa] + m], vec[pcol_off[qb]: pcol_off[qb] + n],
             resid[pcol_off[qa]: pcol_off[qa] + m], resid[pcol_off[qb]: pcol_off[qb] + n],
-            W[qa] * W[qb], np.int64(gap_pair[p]), R, path[path_off[p]: path_off[p] + m + n],
+            W[qa] * W[qb], R, path[path_off[p]: path_off[p] + m + n],
         )
         score[t] = sc
         path_len[p] = ln
@@ -202,29 +210,41 @@ def align_long(batch, lv, vec, resid, long_idx, path, path_len):
     """Align the long pairs ``long_idx`` with checkpointed bands, writing into
     ``path``/``path_len`` beside the short pairs; returns their scores."""
     score = np.empty(len(long_idx), np.int32)
-    _align_long(vec, resid, lv.col_off, lv.W, lv.gap_pair, batch.rowp, batch.row_off, batch.colp, batch.col_off,
+    _align_long(vec, resid, lv.col_off, lv.W, batch.rowp, batch.row_off, batch.colp, batch.col_off,
                 batch.dims, np.asarray(long_idx, dtype=np.int64), path, batch.path_off, path_len, score)
     return score
 
 
 
 @numba.njit(cache=True, parallel=True)
-def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, mat, mats,
+def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_model, gap_pair, mat, mats,
                    col_off, bnd_off, vec, resid, rowp):
-    """Twin of kernels/profile_ops.cu:profile_stats."""
+    """Twin of kernels/profile.cu:profile_stats (with row_span)."""
     for q in numba.prange(k.shape[0]):
         kq, Lq, g = k[q], L[q], gap[q]
         Wq = W[q]
         go, ge, tgo, tge = np.int64(gaps[q, 0]), np.int64(gaps[q, 1]), np.int64(gaps[q, 2]), np.int64(gaps[q, 3])
+        counts = gap_model[q] == 1
+        gp = np.int64(gap_pair[q // 2])
         b_side = (q & 1) == 1
         M = mats[mat[q]]
         acc = np.zeros(VEC, np.int64)
         base = code_off[q]
+        first = np.full(kq, Lq, np.int64)
+        last = np.full(kq, -1, np.int64)
+        for s in range(kq):
+            for c in range(Lq):
+                if codes[base + s * Lq + c] != g:
+                    if first[s] == Lq:
+                        first[s] = c
+                    last[s] = c
         for c in range(Lq + 1):
             acc[:] = 0
             res_c = np.int64(0)
             res_prev = np.int64(0)
             both = np.int64(0)
+            ext = np.int64(0)
+            charge = np.int64(0)
             for s in range(kq):
                 w = weights[w_off[q] + s]
                 here = c < Lq and codes[base + s * Lq + c] != g
@@ -236,6 +256,9 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, mat, mat
                     res_prev += w
                 if here and prev:
                     both += w
+                ext += w * _boundary_ext(c, first[s], last[s], ge, tge)
+                if c < Lq and not here:
+                    charge += w * _gap_charge(c, prev, first[s], last[s], go, ge, tgo, tge)
             fc = res_c * FRAC // Wq
             fp = res_prev * FRAC // Wq
             if c < Lq:
@@ -248,7 +271,8 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, mat, mat
                         vec[row, x] = t
                 else:
                     vec[row, :] = acc
-                resid[row] = fc
+                resid[row, 0] = fc
+                resid[row, 1] = charge // Wq if counts else (FRAC - fc) * gp
             if c == 0:
                 op = go * fc * tgo // FRAC
             elif c == Lq:
@@ -257,27 +281,48 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, mat, mat
                 op = go * (both * FRAC // Wq)
             r = bnd_off[q] + c
             rowp[r, 0] = op // FRAC
-            rowp[r, 1] = ge * fp // FRAC if c > 0 else 0
-            rowp[r, 2] = ge * fp * tge // (FRAC * FRAC) if c > 0 else 0
+            if counts:
+                rowp[r, 1] = ext // Wq
+            else:
+                rowp[r, 1] = ge * tge if (c == 0 or c == Lq) else ge * FRAC
+            rowp[r, 2] = 0
             rowp[r, 3] = fp if c > 0 else 0
 
 
 @numba.njit(cache=True, inline="always")
-def _col_score(va, vb, ra, rb, i, j, denom, gp):
-    """Twin of col_score in kernels/profile.cu."""
+def _boundary_ext(c, first, last, ge, tge):
+    """Twin of boundary_ext: a new gap column's extension cost (x FRAC) for a
+    sequence at boundary c, terminal where it has no residue on one side."""
+    return ge * tge if (first >= c or last < c) else ge * FRAC
+
+
+@numba.njit(cache=True, inline="always")
+def _gap_charge(c, prev, first, last, go, ge, tgo, tge):
+    """Twin of gap_charge: what a sequence's existing gap at column c costs a
+    residue facing it (x FRAC): open and extension where the gap starts
+    there, the extension where it continues; terminal costs where the
+    sequence has no residue before or after c."""
+    opening = c == 0 or prev
+    if first > c or last < c:
+        return go * tgo + ge * tge if opening else ge * tge
+    return (go + ge) * FRAC if opening else ge * FRAC
+
+
+@numba.njit(cache=True, inline="always")
+def _col_score(va, vb, ra, rb, i, j, denom):
+    """Twin of col_score in kernels/profile.cu: ``ra``/``rb`` rows are
+    (residue fraction, gap charge) of each column."""
     num = np.int64(0)
     for x in range(VEC):
         num += va[i, x] * vb[j, x]
     s = num // denom
-    fa = np.int64(ra[i])
-    fb = np.int64(rb[j])
-    return s - ((FRAC - fa) * fb + fa * (FRAC - fb)) * gp // (FRAC * FRAC)
+    return s - (np.int64(ra[i, 0]) * rb[j, 1] + np.int64(rb[j, 0]) * ra[i, 1]) // (FRAC * FRAC)
 
 
 @numba.njit(cache=True, parallel=True)
-def _column_scores(vec, resid, col_off, L, W, gap_pair, S, s_off):
+def _column_scores(vec, resid, col_off, L, W, S, s_off):
     """Twin of kernels/profile.cu:column_scores (long pairs have no S)."""
-    for p in numba.prange(gap_pair.shape[0]):
+    for p in numba.prange(s_off.shape[0] - 1):
         if s_off[p + 1] == s_off[p]:
             continue
         qa, qb = 2 * p, 2 * p + 1
@@ -285,10 +330,9 @@ def _column_scores(vec, resid, col_off, L, W, gap_pair, S, s_off):
         va, vb = vec[col_off[qa]: col_off[qa] + m], vec[col_off[qb]: col_off[qb] + n]
         ra, rb = resid[col_off[qa]: col_off[qa] + m], resid[col_off[qb]: col_off[qb] + n]
         denom = W[qa] * W[qb]
-        gp = np.int64(gap_pair[p])
         for i in range(m):
             for j in range(n):
-                S[s_off[p] + i * n + j] = _col_score(va, vb, ra, rb, i, j, denom, gp)
+                S[s_off[p] + i * n + j] = _col_score(va, vb, ra, rb, i, j, denom)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -332,16 +376,16 @@ def memory_budget() -> int:
 def profile_stats(lv, codes, weights, mats):
     """Statistics and gap rows of every profile of a level (`LevelMeta` lv)."""
     vec = np.empty((lv.n_cols, VEC), np.int64)
-    resid = np.empty(lv.n_cols, np.int32)
+    resid = np.empty((lv.n_cols, 2), np.int32)
     rowp = np.empty((lv.n_bnd, 4), np.int32)
-    _profile_stats(codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps,
-                   lv.mat, mats, lv.col_off, lv.bnd_off, vec, resid, rowp)
+    _profile_stats(codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.gap_model,
+                   lv.gap_pair, lv.mat, mats, lv.col_off, lv.bnd_off, vec, resid, rowp)
     return vec, resid, rowp
 
 
 def column_scores(lv, vec, resid):
     S = np.empty(lv.n_cells, np.int32)
-    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, lv.gap_pair, S, lv.s_off)
+    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, S, lv.s_off)
     return S
 
 

@@ -61,7 +61,7 @@ def align_long(batch, lv, vec, resid, long_idx, path, path_len):
         grid = min(max(R * W // THREADS, 1), 4096)
         for trace, order in ((0, bands), (1, bands[::-1])):
             for d0, d1 in order:
-                band_scores((grid,), (THREADS,), (vec, resid, lv.col_off, lv.W, lv.gap_pair, batch.dims,
+                band_scores((grid,), (THREADS,), (vec, resid, lv.col_off, lv.W, batch.dims,
                                                   cp.int32(p), cp.int32(d0), cp.int32(d1), Sb))
                 band_dp((1,), (LONG_THREADS,), (batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims,
                                                 cp.int32(p), cp.int32(R), cp.int32(d0), cp.int32(d1), Sb, state,
@@ -95,15 +95,22 @@ def _tiles(per_item) -> tuple[object, int]:
 
 def profile_stats(lv, codes, weights, mats):
     vec = cp.empty((max(lv.n_cols, 1), VEC), dtype=cp.int64)
-    resid = cp.empty(max(lv.n_cols, 1), dtype=cp.int32)
+    resid = cp.empty((max(lv.n_cols, 1), 2), dtype=cp.int32)
     rowp = cp.empty((max(lv.n_bnd, 1), 4), dtype=cp.int32)
     n_prof = int(lv.k.shape[0])
+    n_rows = int(weights.shape[0])
+    first = cp.empty(max(n_rows, 1), dtype=cp.int32)
+    last = cp.empty(max(n_rows, 1), dtype=cp.int32)
+    if n_rows:
+        get_function("profile", "row_span")((grid_size(n_rows),), (THREADS,),
+                                            (codes, lv.code_off, lv.L, lv.w_off, lv.gap, cp.int32(n_prof),
+                                             cp.int64(n_rows), first, last))
     tile_off, blocks = _tiles((lv.L + STAT_COLS) // STAT_COLS)  # boundary columns 0..L
     if blocks:
         get_function("profile", "profile_stats")(
             (blocks,), (STAT_COLS * STAT_LANES,),
-            (codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.mat, mats,
-             lv.col_off, lv.bnd_off, tile_off, cp.int32(n_prof), vec, resid, rowp),
+            (codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.gap_model, lv.gap_pair,
+             lv.mat, mats, lv.col_off, lv.bnd_off, tile_off, cp.int32(n_prof), first, last, vec, resid, rowp),
         )
     return vec, resid, rowp
 
@@ -113,7 +120,7 @@ def column_scores(lv, vec, resid):
     npairs = int(lv.gap_pair.shape[0])
     blocks_x = min(max(lv.max_cells // THREADS, 1), 1024)
     get_function("profile", "column_scores")(
-        (blocks_x, npairs), (THREADS,), (vec, resid, lv.col_off, lv.L, lv.W, lv.gap_pair, S, lv.s_off),
+        (blocks_x, npairs), (THREADS,), (vec, resid, lv.col_off, lv.L, lv.W, S, lv.s_off),
     )
     return S
 

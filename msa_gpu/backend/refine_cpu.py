@@ -5,6 +5,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from msa_gpu.backend.profile_cpu import gap_ext
+
 
 @numba.njit(cache=True, parallel=True)
 def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, move_len, out):
@@ -27,13 +29,13 @@ def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, m
                 i += 1
                 if st != 1:
                     score -= (colp[cp + j, 0] * rowp[rp + i, 3]) // 1024
-                score -= rowp[rp + i, 2] if (j == 0 or j == n) else rowp[rp + i, 1]
+                score -= gap_ext(rowp[rp + i, 3], colp[cp + j, 1])
                 st = 1
             else:
                 j += 1
                 if st != 2:
                     score -= (rowp[rp + i, 0] * colp[cp + j, 3]) // 1024
-                score -= colp[cp + j, 2] if (i == 0 or i == m) else colp[cp + j, 1]
+                score -= gap_ext(colp[cp + j, 3], rowp[rp + i, 1])
                 st = 2
         out[p] = score
 

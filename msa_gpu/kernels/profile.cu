@@ -8,20 +8,23 @@
 #define VEC 24     // residue slots per column (alphabet size <= 23)
 #define FRAC 1024  // fixed-point one for fractions
 
-// Column score of A column i against B column j:
-//   floor(sum_x vecA[i][x] * vecB[j][x] / (W_A * W_B))
-//   - gap_pair * ((FRAC - rA) rB + rA (FRAC - rB)) / FRAC^2
+// Column score of A column i against B column j (ra, rb: per column the
+// residue fraction r and the gap charge g, x FRAC, of profile_stats):
+//   floor(sum_x vecA[i][x] * vecB[j][x] / (W_A * W_B)) - (rA gB + rB gA) / FRAC^2
 __device__ __forceinline__ int col_score(const long long* va, const long long* vb, const int* ra,
-                                         const int* rb, int i, int j, long long denom, long long gp)
+                                         const int* rb, int i, int j, long long denom)
 {
     long long num = 0;
     for (int x = 0; x < VEC; ++x) num += va[(long long)i * VEC + x] * vb[(long long)j * VEC + x];
     long long s = num / denom;
     if ((num % denom != 0) && (num < 0)) s -= 1;  // floor division
-    const long long fa = ra[i], fb = rb[j];
-    s -= ((FRAC - fa) * fb + fa * (FRAC - fb)) * gp / (FRAC * FRAC);
+    s -= ((long long)ra[2 * i] * rb[2 * j + 1] + (long long)rb[2 * j] * ra[2 * i + 1]) / (FRAC * FRAC);
     return (int)s;
 }
+
+// A new gap column's extension: the consumed column's residue fraction res
+// times the other side's extension cost at that boundary (x FRAC).
+__device__ __forceinline__ int gap_ext(long long res, long long ext) { return (int)(res * ext / (FRAC * FRAC)); }
 
 // One DP cell (see profile_dp). up = (i-1, j), left = (i, j-1), diag = (i-1, j-1);
 // s is the column score of (i-1, j-1), used when i > 0 and j > 0.
@@ -31,13 +34,13 @@ __device__ __forceinline__ void dp_cell(int i, int j, int m, int n, const int* r
 {
     e = NEG_INF; f = NEG_INF; bits = 0;
     if (i > 0) {
-        const int ext = (j == 0 || j == n) ? rp[4 * i + 2] : rp[4 * i + 1];
+        const int ext = gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
         const int opened = h_up - (cp[4 * j] * rp[4 * i + 3]) / FRAC;
         if (opened >= e_up) { e = opened - ext; bits |= 4; }
         else { e = e_up - ext; }
     }
     if (j > 0) {
-        const int ext = (i == 0 || i == m) ? cp[4 * j + 2] : cp[4 * j + 1];
+        const int ext = gap_ext(cp[4 * j + 3], rp[4 * i + 1]);
         const int opened = h_left - (rp[4 * i] * cp[4 * j + 3]) / FRAC;
         if (opened >= f_left) { f = opened - ext; bits |= 8; }
         else { f = f_left - ext; }
@@ -101,16 +104,16 @@ __device__ __forceinline__ void sweep_diagonal(int d, int m, int n, const int* r
 // per pair, anti-diagonal wavefronts, 4 direction bits per cell.
 // Per pair p (A has m columns, rows i; B has n columns, cols j):
 //   S      int32[m*n] at s_off[p]         column-pair scores
-//   rowp   int32[(m+1)*4] at row_off[p]   [openH(i), extV_inner(i), extV_term(i), resA(i)]
-//   colp   int32[(n+1)*4] at col_off[p]   [openV(j), extH_inner(j), extH_term(j), resB(j)]
+//   rowp   int32[(m+1)*4] at row_off[p]   [openH(i), extH(i), 0, resA(i)]
+//   colp   int32[(n+1)*4] at col_off[p]   [openV(j), extV(j), 0, resB(j)]
 //   dirs   uint8[(m+1)*(n+1)] at dir_off[p]
 //   path   uint8[m+n] at path_off[p]      moves, written from the end backwards
 // Recurrences (no close cost; E consumes A, F consumes B):
-//   E[i][j] = max(H[i-1][j] - openV[j] * resA[i] / 1024, E[i-1][j]) - extV(i, j)
-//   F[i][j] = max(H[i][j-1] - openH[i] * resB[j] / 1024, F[i][j-1]) - extH(i, j)
-// (resA, resB: residue fractions of the column a run starts on, 1024 = all)
+//   E[i][j] = max(H[i-1][j] - openV[j] * resA[i] / 1024, E[i-1][j]) - resA[i] * extV[j] / 1024^2
+//   F[i][j] = max(H[i][j-1] - openH[i] * resB[j] / 1024, F[i][j-1]) - resB[j] * extH[i] / 1024^2
+// (resA, resB: residue fractions of the column consumed, 1024 = all; extV[j],
+// extH[i]: the other side's extension cost at that boundary, x 1024)
 //   H[i][j] = max(H[i-1][j-1] + S[i-1][j-1], E[i][j], F[i][j])
-// extV uses the terminal value on j == 0 or j == n, extH on i == 0 or i == m.
 // dirs bits 0-1: H source (0 diag, 1 E, 2 F); bit 2: E opened; bit 3: F opened.
 // Ties: diag before E before F; opening before extending.
 // Pairs with no direction storage (dir_off[p+1] == dir_off[p]) are long pairs,
@@ -165,21 +168,21 @@ extern "C" __global__ void profile_dp(
 extern "C" __global__ void band_scores(
     const long long* __restrict__ vec, const int* __restrict__ resid,
     const long long* __restrict__ pcol_off, const long long* __restrict__ Wt,
-    const int* __restrict__ gap_pair, const int* __restrict__ dims,
+    const int* __restrict__ dims,
     const int p, const int d0, const int d1, int* __restrict__ Sb)
 {
     const int m = dims[2 * p], n = dims[2 * p + 1];
     const int qa = 2 * p, qb = 2 * p + 1;
     const long long* va = vec + pcol_off[qa] * VEC;
     const long long* vb = vec + pcol_off[qb] * VEC;
-    const int* ra = resid + pcol_off[qa];
-    const int* rb = resid + pcol_off[qb];
-    const long long denom = Wt[qa] * Wt[qb], gp = gap_pair[p];
+    const int* ra = resid + 2 * pcol_off[qa];
+    const int* rb = resid + 2 * pcol_off[qb];
+    const long long denom = Wt[qa] * Wt[qb];
     const long long W = m + 1, total = (long long)(d1 - d0 + 1) * W;
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < total;
          c += (long long)gridDim.x * blockDim.x) {
         const int i = (int)(c % W), j = d0 + (int)(c / W) - i;
-        if (i > 0 && j > 0 && j <= n) Sb[c] = col_score(va, vb, ra, rb, i - 1, j - 1, denom, gp);
+        if (i > 0 && j > 0 && j <= n) Sb[c] = col_score(va, vb, ra, rb, i - 1, j - 1, denom);
     }
 }
 
@@ -239,10 +242,14 @@ extern "C" __global__ void band_dp(
 // Per profile q, column c (< L) and boundary b = c (0..L):
 //   vec[col_off[q] + c][x]  = weighted count of residue x (A side), or
 //                             sum_y M[x][y] * count(y) (B side, M = mats[mat[q]])
-//   resid[col_off[q] + c]   = residue weight fraction of column c (0..FRAC)
-//   rowp[bnd_off[q] + b]    = [open, ext_inner, ext_term, resid(b-1)]
+//   resid[col_off[q] + c]   = [residue weight fraction r (0..FRAC), gap charge g]
+//   rowp[bnd_off[q] + b]    = [open, ext, 0, r(b-1)]
 // open = go * both(b) / FRAC, both(b) = fraction with residues on both sides of
-// boundary b (ends: the end column's resid, scaled by tgo / FRAC).
+// boundary b (ends: the end column's r, scaled by tgo / FRAC).
+// gap_model 0 (flat): g = (FRAC - r) * gap_pair, ext = ge * FRAC inside and
+// ge * tge at the ends. gap_model 1 (counts): g and ext are weighted means
+// over the sequences, x FRAC: g of each sequence's gap in column c
+// (gap_charge), ext of a new gap column at boundary b (boundary_ext).
 // Block b of a tiled launch: the item q with tile_off[q] <= b < tile_off[q + 1]
 // (tile_off: exclusive prefix sums of each item's blocks, n + 1 entries).
 __device__ __forceinline__ int tile_owner(const long long* __restrict__ tile_off, int n, long long b)
@@ -255,64 +262,106 @@ __device__ __forceinline__ int tile_owner(const long long* __restrict__ tile_off
     return lo;
 }
 
+// First and last residue column of every row of every profile of a level
+// (rows of profile q at w_off[q]; a row of gaps only: L and -1), a thread a row.
+extern "C" __global__ void row_span(
+    const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
+    const int* __restrict__ L, const long long* __restrict__ w_off, const int* __restrict__ gap,
+    int n_prof, long long n_rows, int* __restrict__ first, int* __restrict__ last)
+{
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < n_rows;
+         r += (long long)gridDim.x * blockDim.x) {
+        const int q = tile_owner(w_off, n_prof, r);
+        const int Lq = L[q], g = gap[q];
+        const unsigned char* row = codes + code_off[q] + (r - w_off[q]) * Lq;
+        int f = Lq, l = -1;
+        for (int c = 0; c < Lq; ++c) {
+            if (row[c] != g) { if (f == Lq) f = c; l = c; }
+        }
+        first[r] = f; last[r] = l;
+    }
+}
+
+// A new gap column's extension cost (x FRAC) for a sequence at boundary c:
+// terminal where it has no residue on one side.
+__device__ __forceinline__ long long boundary_ext(int c, int first, int last, long long ge, long long tge)
+{
+    return (first >= c || last < c) ? ge * tge : ge * FRAC;
+}
+
+// What a sequence's existing gap at column c costs a residue facing it (x FRAC):
+// open and extension where the gap starts there, the extension where it
+// continues; the terminal costs where the sequence has no residue before or
+// after c.
+__device__ __forceinline__ long long gap_charge(int c, bool prev, int first, int last, long long go,
+                                                long long ge, long long tgo, long long tge)
+{
+    const bool opening = c == 0 || prev;
+    if (first > c || last < c) return opening ? go * tgo + ge * tge : ge * tge;
+    return opening ? (go + ge) * FRAC : ge * FRAC;
+}
+
 #define STAT_COLS 32   // boundary columns per profile_stats block
 #define STAT_LANES 8   // row lanes per column: blockDim.x = STAT_COLS * STAT_LANES
+#define STAT_SUMS (VEC + 5)
 
 // Statistics of every profile of a level. A block takes STAT_COLS boundary
 // columns (c = 0..L) of one profile (tile_off: ceil((L + 1) / STAT_COLS)
 // blocks per profile), and its STAT_LANES lanes split the rows, so a
 // profile of many sequences is spread over many blocks and lanes; the
-// lanes' integer sums are added in a fixed order.
+// lanes' integer sums are added in a fixed order. first/last: row_span's.
 extern "C" __global__ void profile_stats(
     const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
     const int* __restrict__ k, const int* __restrict__ L,
     const long long* __restrict__ weights, const long long* __restrict__ w_off,
     const long long* __restrict__ W, const int* __restrict__ gap,
     const int* __restrict__ gaps,  // per profile: go, ge, tgo, tge
+    const int* __restrict__ gap_model, const int* __restrict__ gap_pair,
     const int* __restrict__ mat, const long long* __restrict__ mats,
     const long long* __restrict__ col_off, const long long* __restrict__ bnd_off,
     const long long* __restrict__ tile_off, int n_prof,
+    const int* __restrict__ first, const int* __restrict__ last,
     long long* __restrict__ vec, int* __restrict__ resid, int* __restrict__ rowp)
 {
-    __shared__ long long part[STAT_COLS][VEC + 3];
+    __shared__ long long part[STAT_COLS][STAT_SUMS];
     const int q = tile_owner(tile_off, n_prof, blockIdx.x);
     const int kq = k[q], Lq = L[q], g = gap[q];
     const int col = threadIdx.x % STAT_COLS, lane = threadIdx.x / STAT_COLS;
     const int c = (int)(blockIdx.x - tile_off[q]) * STAT_COLS + col;
     const unsigned char* cq = codes + code_off[q];
     const long long* wq = weights + w_off[q];
-    long long acc[VEC];
-    for (int x = 0; x < VEC; ++x) acc[x] = 0;
-    long long res_c = 0, res_prev = 0, both = 0;
+    const int* fq = first + w_off[q];
+    const int* lq = last + w_off[q];
+    const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
+    long long acc[STAT_SUMS];  // residue counts, then res_c, res_prev, both, ext, charge
+    for (int x = 0; x < STAT_SUMS; ++x) acc[x] = 0;
     if (c <= Lq) {
         for (int s = lane; s < kq; s += STAT_LANES) {
             const long long w = wq[s];
             const bool here = c < Lq && cq[(long long)s * Lq + c] != g;
             const bool prev = c > 0 && cq[(long long)s * Lq + c - 1] != g;
-            if (here) { acc[cq[(long long)s * Lq + c]] += w; res_c += w; }
-            if (prev) res_prev += w;
-            if (here && prev) both += w;
+            if (here) { acc[cq[(long long)s * Lq + c]] += w; acc[VEC] += w; }
+            if (prev) acc[VEC + 1] += w;
+            if (here && prev) acc[VEC + 2] += w;
+            acc[VEC + 3] += w * boundary_ext(c, fq[s], lq[s], ge, tge);
+            if (c < Lq && !here) acc[VEC + 4] += w * gap_charge(c, prev, fq[s], lq[s], go, ge, tgo, tge);
         }
     }
     // lanes 1.. add their sums into lane 0's, one lane at a time
     for (int r = 1; r < STAT_LANES; ++r) {
-        if (lane == r) {
-            for (int x = 0; x < VEC; ++x) part[col][x] = acc[x];
-            part[col][VEC] = res_c; part[col][VEC + 1] = res_prev; part[col][VEC + 2] = both;
-        }
+        if (lane == r)
+            for (int x = 0; x < STAT_SUMS; ++x) part[col][x] = acc[x];
         __syncthreads();
-        if (lane == 0) {
-            for (int x = 0; x < VEC; ++x) acc[x] += part[col][x];
-            res_c += part[col][VEC]; res_prev += part[col][VEC + 1]; both += part[col][VEC + 2];
-        }
+        if (lane == 0)
+            for (int x = 0; x < STAT_SUMS; ++x) acc[x] += part[col][x];
         __syncthreads();
     }
     if (lane != 0 || c > Lq) return;
     const long long Wq = W[q];
-    const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
+    const bool counts = gap_model[q] == 1;
     const bool b_side = (q & 1) == 1;
     const long long* M = mats + (long long)mat[q] * VEC * VEC;
-    const long long fc = res_c * FRAC / Wq, fp = res_prev * FRAC / Wq;
+    const long long fc = acc[VEC] * FRAC / Wq, fp = acc[VEC + 1] * FRAC / Wq, both = acc[VEC + 2];
     if (c < Lq) {
         long long* out = vec + (col_off[q] + c) * VEC;
         if (b_side) {
@@ -324,7 +373,9 @@ extern "C" __global__ void profile_stats(
         } else {
             for (int x = 0; x < VEC; ++x) out[x] = acc[x];
         }
-        resid[col_off[q] + c] = (int)fc;
+        int* rc = resid + 2 * (col_off[q] + c);
+        rc[0] = (int)fc;
+        rc[1] = counts ? (int)(acc[VEC + 4] / Wq) : (int)((FRAC - fc) * gap_pair[q / 2]);
     }
     long long open;
     if (c == 0) open = go * fc * tgo / FRAC;
@@ -332,8 +383,8 @@ extern "C" __global__ void profile_stats(
     else open = go * (both * FRAC / Wq);
     int* r = rowp + (bnd_off[q] + c) * 4;
     r[0] = (int)(open / FRAC);
-    r[1] = c > 0 ? (int)(ge * fp / FRAC) : 0;
-    r[2] = c > 0 ? (int)(ge * fp * tge / (FRAC * FRAC)) : 0;
+    r[1] = counts ? (int)(acc[VEC + 3] / Wq) : (int)((c == 0 || c == Lq) ? ge * tge : ge * FRAC);
+    r[2] = 0;
     r[3] = c > 0 ? (int)fp : 0;
 }
 
@@ -341,7 +392,7 @@ extern "C" __global__ void profile_stats(
 extern "C" __global__ void column_scores(
     const long long* __restrict__ vec, const int* __restrict__ resid,
     const long long* __restrict__ col_off, const int* __restrict__ L,
-    const long long* __restrict__ W, const int* __restrict__ gap_pair,
+    const long long* __restrict__ W,
     int* __restrict__ S, const long long* __restrict__ s_off)
 {
     const int p = blockIdx.y;
@@ -349,14 +400,13 @@ extern "C" __global__ void column_scores(
     const int n = L[qb];
     const long long cells = s_off[p + 1] - s_off[p];
     const long long denom = W[qa] * W[qb];
-    const long long gp = gap_pair[p];
     const long long* va = vec + col_off[qa] * VEC;
     const long long* vb = vec + col_off[qb] * VEC;
-    const int* ra = resid + col_off[qa];
-    const int* rb = resid + col_off[qb];
+    const int* ra = resid + 2 * col_off[qa];
+    const int* rb = resid + 2 * col_off[qb];
     for (long long cell = (long long)blockIdx.x * blockDim.x + threadIdx.x; cell < cells;
          cell += (long long)gridDim.x * blockDim.x) {
-        S[s_off[p] + cell] = col_score(va, vb, ra, rb, (int)(cell / n), (int)(cell % n), denom, gp);
+        S[s_off[p] + cell] = col_score(va, vb, ra, rb, (int)(cell / n), (int)(cell % n), denom);
     }
 }
 

@@ -8,6 +8,9 @@
 // (or 2) opens once and extends; the costs are those of dp_cell. Long pairs
 // (no column scores) score 0.
 
+// A new gap column's extension (kernels/profile.cu: gap_ext).
+__device__ __forceinline__ int gap_ext(long long res, long long ext) { return (int)(res * ext / (1024LL * 1024)); }
+
 extern "C" __global__ void path_score(
     const int* __restrict__ S, const long long* __restrict__ s_off,
     const int* __restrict__ rowp, const long long* __restrict__ row_off,
@@ -34,12 +37,12 @@ extern "C" __global__ void path_score(
         } else if (move == 1) {
             ++i;
             if (st != 1) score -= (cp[4 * j] * rp[4 * i + 3]) / 1024;
-            score -= (j == 0 || j == n) ? rp[4 * i + 2] : rp[4 * i + 1];
+            score -= gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
             st = 1;
         } else {
             ++j;
             if (st != 2) score -= (rp[4 * i] * cp[4 * j + 3]) / 1024;
-            score -= (i == 0 || i == m) ? cp[4 * j + 2] : cp[4 * j + 1];
+            score -= gap_ext(cp[4 * j + 3], rp[4 * i + 1]);
             st = 2;
         }
     }

@@ -42,6 +42,7 @@ class LevelMeta:
     W: object  # int64 (2P,)
     gap: object  # int32 (2P,)
     gaps: object  # int32 (2P, 4): go, ge, tgo, tge
+    gap_model: object  # int32 (2P,): 0 flat, 1 counts
     mat: object  # int32 (2P,)
     col_off: object  # int64 (2P,)
     bnd_off: object  # int64 (2P,)
@@ -76,6 +77,7 @@ def level_meta_arrays(k: np.ndarray, L: np.ndarray, W: np.ndarray, scorings: lis
         w_off=offsets(k)[:-1], W=np.asarray(W, dtype=np.int64),
         gap=two([sc.gap_code for sc in scorings]).astype(np.int32),
         gaps=two([sc.gaps for sc in scorings]).astype(np.int32).reshape(-1, 4),
+        gap_model=two([sc.gap_model for sc in scorings]).astype(np.int32),
         mat=two(mat_index).astype(np.int32),
         col_off=offsets(L)[:-1], bnd_off=offsets(L.astype(np.int64) + 1)[:-1],
         gap_pair=np.array([sc.gap_pair for sc in scorings], dtype=np.int32),

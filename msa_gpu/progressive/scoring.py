@@ -3,6 +3,7 @@ settings."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ class Scoring:
     matrix: np.ndarray  # host int64 (A, A)
     gaps: tuple[int, int, int, int]
     gap_pair: int
+    gap_model: int = 0  # 0 flat (gap_pair), 1 counts (see AlignerConfig)
 
 
 def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = None) -> Scoring:
@@ -29,11 +31,23 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = 
     matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
     if config.is_large(len(seqs)) if large is None else large:
         offset = config.large_matrix_offset
+    factor = gap_factor(len(seqs)) if config.gap_scaling else 1.0
     gaps = GapScheme(
-        config.gap_open if config.gap_open is not None else go,
-        config.gap_extend if config.gap_extend is not None else ge,
+        factor * (config.gap_open if config.gap_open is not None else go),
+        factor * (config.gap_extend if config.gap_extend is not None else ge),
         config.terminal_open, config.terminal_extend,
     )
     off = config.matrix_offset if config.matrix_offset is not None else offset
     m = matrix_fixed(config.matrix or matrix, seqs.alphabet.letters, off)
-    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(config.gap_pair * SCALE)))
+    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(factor * config.gap_pair * SCALE)),
+                   1 if config.gap_model == "counts" else 0)
+
+
+def gap_factor(n_seqs: int) -> float:
+    """FAMSA 2's gap-cost factor for a family of ``n_seqs``: 1 up to 45
+    sequences, then 1 + log2(N / 45) / 7 (1.64 at 1,000, 2.12 at 10,000).
+
+    >>> gap_factor(45), round(gap_factor(1000), 3)
+    (1.0, 1.639)
+    """
+    return 1.0 + math.log2(n_seqs / 45) / 7 if n_seqs > 45 else 1.0
