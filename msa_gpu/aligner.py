@@ -28,7 +28,7 @@ from msa_gpu.progressive import (
 from msa_gpu.refine import refine
 from msa_gpu.result import AlignResult
 from msa_gpu.scoring import SCALE
-from msa_gpu.tree import DENSE_MAX, mixed_linkage, nj, partition_tree, sequence_weights, upgma
+from msa_gpu.tree import DENSE_MAX, mixed_linkage, nj, partition_tree, sequence_weights, single_linkage, upgma
 from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
 
@@ -93,7 +93,8 @@ class Aligner:
         return libs
 
     def _tree(self, dm: DistanceMatrix) -> GuideTree:
-        build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma}
+        build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma,
+                 TreeMethod.single: single_linkage}
         return build[self.config.tree_for(len(dm))](dm)
 
     def _trees(self, dms: list[DistanceMatrix]):

@@ -13,6 +13,7 @@ class TreeMethod(str, enum.Enum):
     upgma = "upgma"
     nj = "nj"
     mixed = "mixed"  # MAFFT-style: 0.1 average + 0.9 minimum linkage
+    single = "single"  # minimum linkage (FAMSA's default tree, there on LCS similarities)
 
 
 class DistanceMethod(str, enum.Enum):
@@ -51,8 +52,12 @@ class AlignerConfig:
     instead (an opening gap the open and extension costs, a continuing one the
     extension, a terminal one the terminal costs) and each new gap column's
     extension by the state of every sequence it is inserted into (FAMSA and
-    MUSCLE's count-based profile gaps). ``gap_scaling`` multiplies the gap costs
-    by 1 + log2(N / 45) / 7 for a family of N > 45 sequences (FAMSA 2). ``retree`` rebuilds
+    MUSCLE's count-based profile gaps), and ``gap_scaling`` multiplies the gap
+    costs by 1 + log2(N / 45) / 7 for a family of N > 45 sequences (FAMSA 2).
+    ``gap_model`` auto takes counts, except for a family that gets refinement
+    rounds (accurate mode, ``maxiterate``), which keeps flat: there counts
+    measured no better, and refinement under counts need not reach a fixed
+    point (a cut's gap states change with each realignment). ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
     ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
     are not rebuilt (identities over all pairs and columns cost O(n^2 L):
@@ -96,8 +101,9 @@ class AlignerConfig:
     retree: int = 1
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
-    gap_model: str = "flat"  # flat: gap_pair per residue facing a gap; counts: each gap's own open/extension cost
-    gap_scaling: bool = False  # gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
+    gap_model: str = "auto"  # auto: counts, flat where a family gets refinement rounds; or counts, flat
+    gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
+    gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own; a large family's subtrees take the family's)
     long_cells: int = 1 << 26
     threads: int | None = None
     mode: Mode = Mode.auto
@@ -141,8 +147,10 @@ class AlignerConfig:
             raise ValueError("maxiterate must lie in 0..100000")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
-        if self.gap_model not in ("flat", "counts"):
-            raise ValueError("gap_model must be 'flat' or 'counts'")
+        if self.gap_model not in ("auto", "flat", "counts"):
+            raise ValueError("gap_model must be 'auto', 'flat' or 'counts'")
+        if self.gap_scaling_n < 0:
+            raise ValueError("gap_scaling_n must be >= 0")
         if self.weights not in ("tree", "equal"):
             raise ValueError("weights must be 'tree' or 'equal'")
         if self.accurate_tree not in ("library", "kmer"):

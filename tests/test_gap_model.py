@@ -81,5 +81,10 @@ def test_gap_factor_and_scaled_scoring():
     scaled = family_scoring(AlignerConfig(gap_scaling=True, gap_model="counts"), seqs)
     assert scaled.gaps[0] == round(plain.gaps[0] * (1 + 1 / 7))
     assert scaled.gap_model == 1 and plain.gap_model == 0
+    # auto: counts (scaled) where the family gets no refinement rounds, flat where it does
+    fast = family_scoring(AlignerConfig(mode="fast"), seqs)
+    assert fast.gap_model == 1 and fast.gaps == scaled.gaps
+    assert family_scoring(AlignerConfig(mode="fast", maxiterate=2), seqs).gap_model == 0
+    assert family_scoring(AlignerConfig(mode="fast", gap_scaling_n=45), seqs).gaps == plain.gaps
     with pytest.raises(ValueError, match="gap_model"):
         AlignerConfig(gap_model="affine")

@@ -217,18 +217,24 @@ def test_kmer_sets_with_a_last_chunk_shorter_than_k(monkeypatch):
 
 
 def test_large_path_offset_keeps_unrelated_short_sequences_narrow():
-    """Without the large path's matrix offset, 600 random 10-residue
-    sequences spread over 2,652 columns (each merge keeps the other side's
-    columns apart); with it they take a few dozen."""
+    """Under the flat gap model, 600 random 10-residue sequences without the
+    large path's matrix offset spread over 2,652 columns (each merge keeps the
+    other side's columns apart); with it they take a few dozen. The count
+    model (the default here) keeps them narrow with or without the offset: a
+    residue facing the other side's gaps pays their own gap costs."""
     rng = np.random.default_rng(0)
     letters = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
     raw = [bytes(letters[rng.integers(0, 20, 10)]) for _ in range(600)]
     seqs = make_sequences([f"r{i}" for i in range(600)], raw, "protein")
-    narrow = Aligner(AlignerConfig(backend="cpu", mode="large")).align(seqs).alignment.n_cols
-    wide = Aligner(AlignerConfig(backend="cpu", mode="large", large_matrix_offset=0.0)).align(seqs).alignment.n_cols
+
+    def width(**kw) -> int:
+        return Aligner(AlignerConfig(backend="cpu", mode="large", **kw)).align(seqs).alignment.n_cols
+
+    narrow = width(gap_model="flat")
+    wide = width(gap_model="flat", large_matrix_offset=0.0)
     assert narrow < 100 < 1000 < wide
-    explicit = Aligner(AlignerConfig(backend="cpu", mode="large", matrix_offset=0.0)).align(seqs).alignment.n_cols
-    assert explicit == wide  # an explicit matrix_offset wins
+    assert width(gap_model="flat", matrix_offset=0.0) == wide  # an explicit matrix_offset wins
+    assert width() < 100 and width(large_matrix_offset=0.0) < 100
 
 
 def test_refinement_builds_no_cuts_for_a_large_family_in_a_batch(monkeypatch):

@@ -92,7 +92,8 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     pieces = subtrees(tree, roots)
     timings = {"large_tree": time.perf_counter() - clock}
     clock = time.perf_counter()
-    made = run_all(_align_subtree, [(_subset(seqs, members), sub, config) for members, sub in pieces])
+    whole = replace(config, gap_scaling_n=config.gap_scaling_n or len(seqs))  # the family's gap factor, not a part's
+    made = run_all(_align_subtree, [(_subset(seqs, members), sub, whole) for members, sub in pieces])
     xp = aligner.backend.xp
     initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
     job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),

@@ -22,6 +22,8 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from msa_gpu.alphabet import encode
@@ -66,7 +68,9 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     codes = np.stack(encode(names, [r.tobytes() for r in residues], new.alphabet, any_symbol))
     codes[is_gap] = gap
     k, width = codes.shape
-    scoring = family_scoring(config, new, large=False)
+    # the flat model unless told otherwise: --add's placement was measured with it
+    scoring = family_scoring(config if config.gap_model != "auto" else replace(config, gap_model="flat"), new,
+                             large=False)
     job = FamilyJob(new, None, None, np.ones(1, dtype=np.int64), scoring)  # type: ignore[arg-type]
     mats, mat_of = stack_matrices([job], xp)
     ctx = BatchContext(backend, mats, None)

@@ -29,9 +29,11 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = 
     """A family's scoring; a large-path family (``large``, default: by its
     size) takes ``large_matrix_offset`` unless ``matrix_offset`` is set."""
     matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
-    if config.is_large(len(seqs)) if large is None else large:
+    large = config.is_large(len(seqs)) if large is None else large
+    if large:
         offset = config.large_matrix_offset
-    factor = gap_factor(len(seqs)) if config.gap_scaling else 1.0
+    counts = gap_model(config, seqs, large) == "counts"
+    factor = gap_factor(config.gap_scaling_n or len(seqs)) if counts and config.gap_scaling else 1.0
     gaps = GapScheme(
         factor * (config.gap_open if config.gap_open is not None else go),
         factor * (config.gap_extend if config.gap_extend is not None else ge),
@@ -39,8 +41,18 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = 
     )
     off = config.matrix_offset if config.matrix_offset is not None else offset
     m = matrix_fixed(config.matrix or matrix, seqs.alphabet.letters, off)
-    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(factor * config.gap_pair * SCALE)),
-                   1 if config.gap_model == "counts" else 0)
+    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(config.gap_pair * SCALE)),
+                   1 if counts else 0)
+
+
+def gap_model(config: AlignerConfig, seqs: Sequences, large: bool) -> str:
+    """The family's gap model, ``gap_model`` auto resolved: flat where the
+    family gets refinement rounds (accurate mode or ``maxiterate``), counts
+    elsewhere."""
+    if config.gap_model != "auto":
+        return config.gap_model
+    accurate = not large and config.is_accurate(len(seqs), int(seqs.lengths.max(initial=0)))
+    return "flat" if config.iterations(accurate) > 0 else "counts"
 
 
 def gap_factor(n_seqs: int) -> float:

@@ -1,16 +1,16 @@
 """Stage 2: guide trees (``DistanceMatrix -> GuideTree``) and sequence weights.
 
-``linkage`` (UPGMA and MAFFT-style mixed linkage; their numba kernels in
+``linkage`` (UPGMA, MAFFT-style mixed linkage and single linkage; their numba kernels in
 ``_linkage``), ``neighbour_joining`` (NJ), ``partition`` (the large path's
 tree from k-mer sets, no N x N matrix) and ``weights`` (leaf orders and
 sequence weights). The tree is a flat array (`msa_gpu.types.GuideTree`);
 Newick text is made only by `msa_gpu.io.newick`.
 """
 
-from msa_gpu.tree.linkage import DENSE_MAX, UPGMA_NUMBA_MIN, mixed_linkage, upgma
+from msa_gpu.tree.linkage import DENSE_MAX, UPGMA_NUMBA_MIN, mixed_linkage, single_linkage, upgma
 from msa_gpu.tree.neighbour_joining import nj
 from msa_gpu.tree.partition import partition_tree
 from msa_gpu.tree.weights import leaf_order, sequence_weights, weight_top
 
 __all__ = ["DENSE_MAX", "UPGMA_NUMBA_MIN", "leaf_order", "mixed_linkage", "nj", "partition_tree", "sequence_weights",
-           "upgma", "weight_top"]
+           "single_linkage", "upgma", "weight_top"]

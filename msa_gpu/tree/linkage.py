@@ -55,6 +55,11 @@ def mixed_linkage(dm: DistanceMatrix, average_share: float = 0.1) -> GuideTree:
 DENSE_MAX = 256  # below this, the NumPy version is fast and skips importing numba
 
 
+def single_linkage(dm: DistanceMatrix) -> GuideTree:
+    """Minimum (single) linkage: mixed linkage with no average share."""
+    return mixed_linkage(dm, 0.0)
+
+
 def _mixed_linkage_dense(d: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
     """The same merges as `_mixed_linkage`, by argmin over the whole matrix."""
     n = d.shape[0]
