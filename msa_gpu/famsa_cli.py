@@ -25,7 +25,7 @@ MAPPING = {
     "-gt import FILE": "--guidetree-in FILE (Newick, leaves named as the input's sequences)",
     "-gt upgma": "--tree upgma",
     "-gt nj": "--tree nj",
-    "-gt sl": "--tree mixed (MAFFT-style 0.9 minimum + 0.1 average linkage: msagpu's nearest to single linkage)",
+    "-gt sl": "--tree single (single linkage, on msagpu's k-mer distances rather than FAMSA's LCS similarities)",
     "-medoidtree": "--mode large (k-mer pivots and a partition tree: msagpu's tree for very many sequences)",
     "-keep-duplicates": "accepted: msagpu writes every input sequence (repeats are aligned once and copied)",
     "-gz": "the output gzip-compressed",
@@ -34,7 +34,7 @@ MAPPING = {
 UNSUPPORTED = {option: "FAMSA's scoring and refinement parameters do not map onto msagpu's; drop it"
                for option in ("-go", "-ge", "-tgo", "-tge", "-gsd", "-gsl", "-dgr", "-dgo", "-dsp", "-r", "-fr")}
 UNSUPPORTED["-gt_export"] = "msagpu writes a guide tree beside an alignment: msagpu align --tree-out"
-_TREES = {"upgma": TreeMethod.upgma, "nj": TreeMethod.nj, "sl": TreeMethod.mixed}
+_TREES = {"upgma": TreeMethod.upgma, "nj": TreeMethod.nj, "sl": TreeMethod.single}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ def _run(*args, cwd=None):
     (["in.fa", "out.aln"], dict(tree="auto", mode="auto", threads=None)),
     (["-t", "4", "-gt", "upgma", "in.fa", "out.aln"], dict(tree="upgma", threads=4)),
     (["-gt", "nj", "in.fa", "out.aln"], dict(tree="nj")),
-    (["-gt", "sl", "-t", "0", "in.fa", "out.aln"], dict(tree="mixed", threads=None)),
+    (["-gt", "sl", "-t", "0", "in.fa", "out.aln"], dict(tree="single", threads=None)),
     (["-medoidtree", "-keep-duplicates", "in.fa", "out.aln"], dict(mode="large")),
 ])
 def test_options_map_onto_msagpu(argv, want):
