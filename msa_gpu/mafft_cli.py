@@ -47,6 +47,8 @@ MAPPING = {
     "--anysymbol": "any character accepted, scored as the wildcard (X or N)",
     "--quiet": "--quiet",
     "--treeout": "guide tree in Newick to INPUT.tree",
+    "--treein FILE": "align along this guide tree, in MAFFT's format (a merge 'i j [length length]' a line, "
+                     "sequences numbered from 1 in input order)",
     "--amino": "--seqtype protein",
     "--nuc": "--seqtype dna",
     "--add FILE": "add FILE's sequences to the input alignment, whose columns never change (msagpu align --add)",
@@ -77,7 +79,7 @@ UNSUPPORTED = {
     "--tm": "msagpu has no transmembrane matrix; use --bl N",
 }
 _VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments",
-           "--bl", "--lop", "--lep"}
+           "--bl", "--lop", "--lep", "--treein"}
 _FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
           "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength",
           "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave", "--adjustdirection",
@@ -207,7 +209,7 @@ def parse(argv: list[str]) -> MafftOptions:
         raise InputError("--add and --addfragments exclude each other")
     if "--keeplength" in given and not add:
         raise InputError("--keeplength goes with --add or --addfragments")
-    for option in ("--reorder", "--treeout"):
+    for option in ("--reorder", "--treeout", "--treein"):
         if add and option in given:
             raise InputError(f"{option} does not apply with --add (the existing rows keep their order, no tree is made)")
     return MafftOptions(rest[0], cfg, outfmt, "--reorder" in given, "--preservecase" in given,
@@ -220,7 +222,7 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.io import make_sequences, parse_fasta, read_text, to_newick, write_text
+    from msa_gpu.io import make_sequences, parse_fasta, read_guide_tree, read_text, to_newick, write_text
     from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
@@ -239,12 +241,14 @@ def run(argv: list[str]) -> int:
     if "--adjustdirection" in opts.given or "--adjustdirectionaccurately" in opts.given:
         seqs = _adjust_direction(seqs, opts)
     config = opts.config_for(seqs.seqtype)
+    tree = read_guide_tree(opts.given["--treein"], list(seqs.names), "mafft") if "--treein" in opts.given else None
     if not opts.quiet:
         mode = config.mode_for(len(seqs), int(seqs.lengths.max()))
         print(f"msagpu-mafft: {len(seqs)} sequences, mode {mode.value}", file=sys.stderr)
     from msa_gpu.progress import StageReporter
 
-    result = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(seqs)
+    result = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(
+        seqs, guide_tree=tree)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
     _emit(opts, [seqs.names[i] for i in order], [rows[i] for i in order], seqs.seqtype)

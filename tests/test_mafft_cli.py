@@ -286,3 +286,43 @@ def test_adjustdirection_says_the_input_warnings_once(tmp_path):
     r = _run("--adjustdirection", src)
     assert r.returncode == 0 and r.stderr.count(b"scored as N") == 1, r.stderr
     assert _fasta(r.stdout)[0] == ["a", "_R_b"]
+
+
+def test_treein_aligns_along_a_mafft_format_tree(refs, tmp_path, capsysbinary):
+    """--treein takes MAFFT's merge list: the alignment is the one msagpu
+    align gives along the same tree in Newick, and differs from its own
+    tree's where the trees differ; the real MAFFT reads the same file."""
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+
+    src = refs / "BB11001.tfa"
+    names = list(read_sequences(src).names)
+    (tmp_path / "t.mafft").write_text("    1    3   0.1   0.1\n    2    4   0.1   0.1\n    1    2   0.2   0.2\n")
+    (tmp_path / "t.nwk").write_text(f"(({names[0]},{names[2]}),({names[1]},{names[3]}));\n")
+    capsysbinary.readouterr()
+    assert run(["--quiet", "--treein", str(tmp_path / "t.mafft"), str(src)]) == 0
+    ours = _fasta(capsysbinary.readouterr().out)
+    assert run(["--quiet", str(src)]) == 0
+    own_tree = _fasta(capsysbinary.readouterr().out)
+    out = tmp_path / "nwk.fa"
+    r = CliRunner().invoke(app, ["align", str(src), "-o", str(out), "--outfmt", "fasta", "--mode", "fast",
+                                 "--backend", "cpu", "-q", "--guidetree-in", str(tmp_path / "t.nwk")])
+    assert r.exit_code == 0, r.output
+    assert ours == _fasta(out.read_bytes())
+    assert ours != own_tree  # the given tree is not the one msagpu builds here
+    if shutil.which("mafft"):
+        theirs = subprocess.run(["mafft", "--quiet", "--treein", str(tmp_path / "t.mafft"), str(src)],
+                                capture_output=True, check=True).stdout
+        assert _fasta(theirs)[0] == ours[0]
+
+
+@pytest.mark.parametrize("text, said", [("1 2\n3 4\n", "2 merges for 4 sequences"),
+                                        ("1 2\n1 2\n1 3\n", "line 2: 1 and 2 are not two clusters"),
+                                        ("1 x\n2 3\n1 4\n", "line 1: want 'i j")])
+def test_treein_refuses_a_malformed_tree(refs, tmp_path, text, said):
+    bad = tmp_path / "bad.tree"
+    bad.write_text(text)
+    r = _run("--treein", bad, refs / "BB11001.tfa")
+    err = r.stderr.decode().strip()
+    assert r.returncode == 2 and str(bad) in err and said in err and len(err.splitlines()) == 1, err

@@ -1,4 +1,5 @@
-"""Newick text of guide trees, with the sequences' names (Bio.Phylo underneath)."""
+"""Guide-tree text: Newick with the sequences' names (Bio.Phylo underneath), and MAFFT's
+``--treein`` merge list."""
 
 from __future__ import annotations
 
@@ -70,3 +71,36 @@ def from_newick(text: str, names: list[str]) -> GuideTree:
     if len(seen) != n:
         raise ValueError(f"the tree has {len(seen)} of the {n} sequences")
     return GuideTree(n, np.array(children, dtype=np.int64).reshape(-1, 2), np.array(lengths).reshape(-1, 2))
+
+
+def from_mafft_tree(text: str, n: int) -> GuideTree:
+    """A guide tree in MAFFT's ``--treein`` format: one merge a line, ``i j``
+    (the two clusters' smallest 1-based sequence numbers) and optionally their
+    two branch lengths; the merged cluster goes on as ``min(i, j)``. A
+    malformed line is a ValueError naming it.
+
+    >>> t = from_mafft_tree("1 2 0.1 0.1\\n3 4 0.2 0.2\\n1 3 0.3 0.3\\n", 4)
+    >>> t.children.tolist()
+    [[0, 1], [2, 3], [4, 5]]
+    """
+    node = list(range(n))  # the current node of each cluster, by its smallest member
+    alive = [True] * n
+    children, lengths = [], []
+    rows = [line for line in text.splitlines() if line.strip()]
+    if len(rows) != n - 1:
+        raise ValueError(f"{len(rows)} merges for {n} sequences (MAFFT's format has one a line, n - 1 in all)")
+    for k, line in enumerate(rows, 1):
+        parts = line.split()
+        try:
+            i, j = int(parts[0]) - 1, int(parts[1]) - 1
+            la, lb = (float(parts[2]), float(parts[3])) if len(parts) >= 4 else (0.0, 0.0)
+        except (ValueError, IndexError):
+            raise ValueError(f"line {k}: want 'i j [length_i length_j]', got {line.strip()!r}") from None
+        if not (0 <= i < n and 0 <= j < n) or i == j or not (alive[i] and alive[j]):
+            raise ValueError(f"line {k}: {i + 1} and {j + 1} are not two clusters still to merge")
+        lo, hi = min(i, j), max(i, j)
+        children.append((node[i], node[j]))
+        lengths.append((la, lb))
+        node[lo], alive[hi] = n + k - 1, False
+    return GuideTree(n, np.array(children, dtype=np.int64).reshape(-1, 2),
+                     np.array(lengths, dtype=np.float64).reshape(-1, 2))

@@ -15,7 +15,7 @@ from Bio import AlignIO, SeqIO
 from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode, input_warnings
 from msa_gpu.errors import InputError
 from msa_gpu.io.formats import ENCODING, ERRORS, FASTA_SUFFIXES
-from msa_gpu.io.newick import from_newick
+from msa_gpu.io.newick import from_mafft_tree, from_newick
 from msa_gpu.types import GuideTree, Sequences
 
 
@@ -194,11 +194,14 @@ def _read_other(text: str, fmt: str, path) -> tuple[list[str], list[bytes]]:
     return names, rows
 
 
-def read_guide_tree(path: str | os.PathLike, names: list[str]) -> GuideTree:
-    """A guide tree from a Newick file, its leaves matched to ``names`` (a
-    file that is not such a tree is an `InputError` naming it)."""
+def read_guide_tree(path: str | os.PathLike, names: list[str], fmt: str = "newick") -> GuideTree:
+    """A guide tree from a Newick file, its leaves matched to ``names``, or
+    (``fmt`` "mafft") from a MAFFT ``--treein`` file over the sequences in
+    input order; a file that is not such a tree is an `InputError` naming it."""
     text = read_text(path)
     try:
+        if fmt == "mafft":
+            return from_mafft_tree(text, len(names))
         return from_newick(text, list(names))
     except Exception as exc:  # Biopython's parser and the leaf checks raise several kinds
         raise InputError(f"{path}: not a guide tree for this input: {exc}") from None
