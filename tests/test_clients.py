@@ -1,6 +1,7 @@
 """Real downstream clients read msagpu's output: IQ-TREE and FastTree build
-trees, trimAl (pytrimal) trims, the nf-core MAFFT_ALIGN command line runs
-with msagpu-mafft in mafft's place, and a two-rule Snakemake workflow
+trees, trimAl (pytrimal) trims, the nf-core MAFFT_ALIGN, FAMSA_ALIGN and
+CLUSTALO_ALIGN command lines run with msagpu's entry points in the tools'
+places and their outputs feed all three, and a two-rule Snakemake workflow
 (align, then FastTree) runs end to end. `make test` installs the Debian
 tools where it can; a missing tool skips its test."""
 
@@ -99,6 +100,52 @@ def test_nf_core_clustalo_command_lines(refs, tmp_path):
                                                    for n, x in zip(names, rows)))
         t = subprocess.run([fasttree, "-quiet", str(tmp_path / "aln.fa")], capture_output=True, timeout=300)
         assert t.returncode == 0 and t.stdout.strip().endswith(b";")
+
+
+#: nf-core/modules command lines with msagpu's entry points in the tools' places (shell, in a
+#: folder holding in.fa): MAFFT_ALIGN, FAMSA_ALIGN and CLUSTALO_ALIGN; each writes out.fa.
+NF_CORE = {
+    "mafft/align": "msagpu-mafft --thread 2 --auto in.fa > out.fa",
+    "famsa/align": "msagpu-famsa -t 2 in.fa out.fa",
+    "clustalo/align": "msagpu align -i in.fa --threads=2 > out.fa",
+}
+
+
+@pytest.mark.parametrize("module", sorted(NF_CORE))
+def test_nf_core_outputs_feed_fasttree_iqtree_and_trimal(refs, tmp_path, module):
+    """Each nf-core alignment module's output, as the pipeline hands it on,
+    read by FastTree, IQ-TREE and trimAl (pytrimal); tools not installed are
+    skipped, and the test is skipped only if none is."""
+    src = refs / "BB20001.tfa"
+    (tmp_path / "in.fa").write_bytes(src.read_bytes())
+    r = subprocess.run(NF_CORE[module], shell=True, cwd=tmp_path, env=ENV, capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()[-500:]
+    aln = tmp_path / "out.fa"
+    n = len(read_sequences(src))
+    ran = []
+    fasttree = shutil.which("FastTree", path=ENV["PATH"])
+    if fasttree:
+        t = subprocess.run([fasttree, "-quiet", str(aln)], capture_output=True, timeout=300)
+        assert t.returncode == 0 and t.stdout.strip().endswith(b";"), t.stderr.decode()[-500:]
+        ran.append("FastTree")
+    iqtree = shutil.which("iqtree2") or shutil.which("iqtree")
+    if iqtree:
+        t = subprocess.run([iqtree, "-s", str(aln), "-m", "LG", "-nt", "1", "-fast", "-redo", "-quiet",
+                            "--prefix", str(tmp_path / "iq")], capture_output=True, timeout=300)
+        assert t.returncode == 0, t.stderr.decode()[-500:]
+        assert len(Phylo.read(tmp_path / "iq.treefile", "newick").get_terminals()) == n
+        ran.append("IQ-TREE")
+    try:
+        import pytrimal
+    except ImportError:
+        pytrimal = None
+    if pytrimal is not None:
+        loaded = pytrimal.Alignment.load(str(aln))
+        trimmed = pytrimal.AutomaticTrimmer("strictplus").trim(loaded)
+        assert len(loaded.names) == len(trimmed.names) == n
+        ran.append("pytrimal")
+    if not ran:
+        pytest.skip("none of FastTree, IQ-TREE and pytrimal is installed")
 
 
 SNAKEFILE = """
