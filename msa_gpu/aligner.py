@@ -88,7 +88,8 @@ class Aligner:
         todo = [f for f, a in enumerate(accurate) if a]
         libs: list = [None] * len(families)
         if todo:
-            for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend)):
+            for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend,
+                                                    on_progress=self._progress("pairs"))):
                 libs[f] = lib
         return libs
 

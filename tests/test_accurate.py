@@ -53,12 +53,20 @@ def test_third_sequences_add_what_they_agree_on():
 
 
 def test_library_is_the_same_in_one_call_or_many(refs):
+    """Alone, together, or a family a pairwise call (progress counted between
+    calls): the same libraries."""
     fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
     together = build_libraries(fams)
-    for fam, lib in zip(fams, together):
+    counts = []
+    chunked = build_libraries(fams, chunk_pairs=1, on_progress=lambda done, total: counts.append((done, total)))
+    total = sum(len(f) * (len(f) - 1) // 2 for f in fams)
+    assert len(counts) == len(fams) and counts[-1] == (total, total)
+    assert all(a[0] < b[0] for a, b in zip(counts, counts[1:]))
+    for fam, lib, lib2 in zip(fams, together, chunked):
         alone = build_libraries([fam])[0]
         for name in ("pair_off", "x", "y", "w"):
             assert np.array_equal(getattr(lib, name), getattr(alone, name))
+            assert np.array_equal(getattr(lib, name), getattr(lib2, name))
 
 
 @settings(max_examples=30, deadline=None)

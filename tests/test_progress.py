@@ -33,8 +33,9 @@ def test_live_display_runs_on_a_terminal_like_stream():
 
 
 def test_counted_stages_report_their_counts_and_time_left():
-    """Plain lines every interval while a counted stage runs (merges of the
-    progressive stage, rounds of refinement), from a real alignment."""
+    """Plain lines every interval while a counted stage runs (pairs of the
+    library, merges of the progressive stage, rounds of refinement), from a
+    real alignment."""
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
     from msa_gpu.config import AlignerConfig
@@ -49,6 +50,7 @@ def test_counted_stages_report_their_counts_and_time_left():
     lines = out.getvalue().splitlines()
     assert any(line.startswith("msagpu: progressive: ") and "/5 merges" in line for line in lines), lines
     assert any(line.startswith("msagpu: refine: ") and " rounds" in line for line in lines), lines
+    assert any(line.startswith("msagpu: library: ") and "15/15 pairs" in line for line in lines), lines
     assert any("s left" in line for line in lines), lines
 
 

@@ -74,19 +74,39 @@ class LibrarySettings:
         return ("local", "global") if self.mode == "both" else (self.mode,)
 
 
+#: Pairs a call of the pairwise engine takes at least (whole families), so
+#: that progress can be counted between calls while each call fills the GPU.
+CHUNK_PAIRS = 100_000
+
+
 def build_libraries(families: list[Sequences], settings: LibrarySettings = LibrarySettings(),
-                    backend=None) -> list[ConsistencyLibrary]:
+                    backend=None, on_progress=None, chunk_pairs: int = CHUNK_PAIRS) -> list[ConsistencyLibrary]:
     """One library per family (``backend``: a `Backend`, default the CPU).
-    The pairs of every family of one alphabet go to the pairwise engine in
-    one call; the extension through third sequences runs on the backend."""
+    The pairs of families of one alphabet go to the pairwise engine in calls
+    of whole families and at least ``chunk_pairs`` pairs (the alignments do
+    not depend on the grouping); ``on_progress(done, total)`` counts the
+    pairs aligned after each call. The extension through third sequences
+    runs on the backend."""
     from msa_gpu.backend import cpu_backend
 
     backend = backend or cpu_backend()
     out: list[ConsistencyLibrary | None] = [None] * len(families)
-    by_alphabet: dict[str, list[int]] = {}
-    for f, seqs in enumerate(families):
-        by_alphabet.setdefault(seqs.alphabet.name, []).append(f)
-    for members in by_alphabet.values():
+    groups: list[list[int]] = []
+    n_pairs = [len(s) * (len(s) - 1) // 2 for s in families]
+    for name in dict.fromkeys(s.alphabet.name for s in families):
+        group: list[int] = []
+        held = 0
+        for f, seqs in enumerate(families):
+            if seqs.alphabet.name == name:
+                group.append(f)
+                held += n_pairs[f]
+                if held >= chunk_pairs:
+                    groups.append(group)
+                    group, held = [], 0
+        if group:
+            groups.append(group)
+    total, done = sum(n_pairs) * len(settings.modes), 0
+    for members in groups:
         joined, pairs, pair_owner = _joined(families, members)
         base = _sequence_base(families, members)
         direct: dict[int, list] = {f: [] for f in members}
@@ -100,6 +120,9 @@ def build_libraries(families: list[Sequences], settings: LibrarySettings = Libra
                 direct[f].append(_direct(families[f], pairs[sel] - base[f], res.start[sel], res.runs,
                                          res.runs_offsets[:-1][sel], res.runs_offsets[1:][sel],
                                          res.identities[sel], trust))
+            done += len(pairs)
+            if on_progress is not None:
+                on_progress(done, total)
         for f in members:
             maps = [(m, w) for m, w, _ in direct[f]]
             out[f] = _extended(families[f].lengths, maps, direct[f][0][2], backend)
