@@ -276,7 +276,7 @@ def align(
                                library_mode=library, keep_distances=distmat_out is not None)
         if not quiet:
             typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
-            if kernels_cold():
+            if kernels_cold() or (backend is not BackendChoice.cpu and cuda_kernels_cold()):
                 typer.echo("msagpu: compiling kernels (the first run only: they are cached for the next)", err=True)
             for s in families:
                 if config.is_large(len(s)):
@@ -387,6 +387,24 @@ def kernels_cold(folder: Path | None = None) -> bool:
     places = [Path(cache)] if cache else [Path(__file__).resolve().parent / "backend" / "__pycache__",
                                           Path.home() / ".cache" / "numba"]
     return all(kernels_cold(place) for place in places)
+
+
+def cuda_kernels_cold(folder: Path | None = None) -> bool:
+    """Whether CuPy's on-disk cache of compiled kernels (``folder``, else
+    ``CUPY_CACHE_DIR`` where set, else ``~/.cupy/kernel_cache``; none with
+    ``CUPY_CACHE_IN_MEMORY=1``) is empty where CuPy is installed: msagpu's CUDA kernels are then compiled by
+    NVRTC on first use. (The cache is CuPy's, shared with other programs: a
+    non-empty one does not prove msagpu's kernels are in it.)"""
+    import importlib.util
+    import os
+
+    if folder is None:
+        if importlib.util.find_spec("cupy") is None:
+            return False
+        if os.environ.get("CUPY_CACHE_IN_MEMORY") == "1":  # nothing kept between runs
+            return True
+        folder = Path(os.environ.get("CUPY_CACHE_DIR") or Path.home() / ".cupy" / "kernel_cache")
+    return not (folder.is_dir() and any(p.is_file() for p in folder.iterdir()))
 
 
 def _mode_note(config: AlignerConfig, families) -> str:

@@ -268,3 +268,19 @@ def test_a_cold_kernel_cache_is_said_once(refs, tmp_path, monkeypatch):
         assert r.exit_code == 0 and ("compiling kernels" in r.stderr) == cold, r.stderr
     r = CliRunner().invoke(app, ["align", src, "--backend", "cpu", "-q"])
     assert "compiling" not in r.stderr
+
+
+def test_a_cold_cuda_kernel_cache_is_said_where_the_gpu_may_run(refs, tmp_path, monkeypatch):
+    """CuPy's kernel cache empty: said unless the CPU backend is asked for."""
+    import msa_gpu.cli as cli
+
+    assert cli.cuda_kernels_cold(tmp_path)
+    (tmp_path / "0123abcd.cubin").write_bytes(b"")
+    assert not cli.cuda_kernels_cold(tmp_path)
+    monkeypatch.setattr(cli, "kernels_cold", lambda folder=None: False)
+    monkeypatch.setattr(cli, "cuda_kernels_cold", lambda folder=None: True)
+    src = str(refs / "BB11001.tfa")
+    r = CliRunner().invoke(app, ["align", src, "--backend", "auto"])
+    assert r.exit_code == 0 and "compiling kernels" in r.stderr, r.stderr
+    r = CliRunner().invoke(app, ["align", src, "--backend", "cpu"])
+    assert r.exit_code == 0 and "compiling kernels" not in r.stderr, r.stderr
