@@ -58,7 +58,7 @@ class Aligner:
         if self.config.distance is DistanceMethod.align:
             from msa_gpu.distances import pairwise_distance
 
-            return pairwise_distance(seqs, backend=self.backend.name)
+            return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
         return kmer_distance(seqs, self.backend.xp)
 
     def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:

@@ -190,6 +190,10 @@ def test_distance_matrix_and_kimura(refs):
     assert (k.values >= d.values).all() and k.method == "align-kimura"
     same = make_sequences(["x", "y"], [b"MKVLA", b"MKVLA"], "protein")
     assert pairwise_distance(same, backend="cpu").values[0, 1] == 0.0
+    # a few pairs a call, progress counted after each: the same matrix
+    counts = []
+    chunked = pairwise_distance(seqs, backend="cpu", chunk_pairs=4, on_progress=lambda *c: counts.append(c))
+    assert np.array_equal(chunked.values, d.values) and counts == [(4, 6), (6, 6)]
 
 
 runner = CliRunner()

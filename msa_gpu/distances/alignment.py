@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from msa_gpu.backend import to_host
-from msa_gpu.backend.pairwise import PairScoring, all_pairs, default_scoring
+from msa_gpu.backend.pairwise import PairScoring, align_pairs, all_pair_indices, default_scoring
 from msa_gpu.distances.kmer import _array_module
 from msa_gpu.errors import InputError
 from msa_gpu.types import DistanceMatrix, Sequences
@@ -43,28 +43,40 @@ def kimura_protein(p: np.ndarray) -> np.ndarray:
     return np.where(arg > np.exp(-10.0), -np.log(np.maximum(arg, np.exp(-10.0))), 10.0) + 0.0
 
 
+#: Pairs a call of the pairwise engine takes in `pairwise_distance`: progress
+#: is counted between calls.
+CHUNK_PAIRS = 1_000_000
+
+
 def pairwise_distance(
     seqs: Sequences,
     backend: str = "auto",
     kimura: bool = False,
     scoring: PairScoring | None = None,
+    on_progress=None,
+    chunk_pairs: int = CHUNK_PAIRS,
 ) -> DistanceMatrix:
     """Distances from all-pairs alignments: ``1 - identity`` (identical
     residues over aligned residue pairs, ClustalW style), optionally with
     Kimura's protein correction. ``scoring`` defaults to `default_scoring`
-    (global mode). Pairs with no aligned residue pair get distance 1.
+    (global mode). Pairs with no aligned residue pair get distance 1. The
+    pairs go to the engine ``chunk_pairs`` at a time (the alignments do not
+    depend on it); ``on_progress(done, total)`` counts them.
     """
     if kimura and seqs.alphabet.name != "protein":
         raise InputError("the Kimura correction is for protein sequences")
     scoring = scoring or default_scoring(seqs)
     n = len(seqs)
     values = np.zeros((n, n), np.float64)
-    if n > 1:
-        res = all_pairs(seqs, scoring, identities=True, backend=backend)
+    every = all_pair_indices(n) if n > 1 else np.zeros((0, 2), np.int64)
+    for start in range(0, len(every), max(chunk_pairs, 1)):
+        res = align_pairs(seqs, every[start:start + chunk_pairs], scoring, identities=True, backend=backend)
         d = 1.0 - res.identity
         d = np.where(res.aligned_pairs > 0, d, 1.0)
         if kimura:
             d = kimura_protein(d)
         values[res.pairs[:, 0], res.pairs[:, 1]] = d
         values[res.pairs[:, 1], res.pairs[:, 0]] = d
+        if on_progress is not None:
+            on_progress(start + len(res.pairs), len(every))
     return DistanceMatrix(values, "align-kimura" if kimura else "align")
