@@ -250,3 +250,26 @@ def test_cli_modes(refs, args, said):
 def test_cli_refuses_two_pair_modes(refs):
     res = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "--localpair", "--globalpair"])
     assert res.exit_code == 2 and "exclude each other" in res.stderr
+
+
+def test_refinement_stops_when_it_comes_back_to_an_earlier_alignment(monkeypatch):
+    """A cut whose realignment gives back an alignment the family had before
+    ends its refinement (cut scores can go round in a circle: BB20006 came
+    back after 73 rounds and would otherwise run to --maxiterate). Stand-in:
+    every round 'gains' on cut 0 and the merge returns the alignment as it was."""
+    from types import SimpleNamespace
+
+    from msa_gpu.progressive import Profile
+    from msa_gpu.refine import bipartitions
+
+    seqs = _random_family(np.random.default_rng(5), 8, 60)
+    base = Aligner(AlignerConfig(mode="fast", maxiterate=0, gap_model="flat"), backend=CPU).align(seqs)
+    from msa_gpu.progressive import alignment_codes
+
+    codes = alignment_codes(seqs, base.alignment)
+    monkeypatch.setattr(bipartitions, "_best_cuts", lambda cuts, sides, *a: [0] * len(sides))
+    same = SimpleNamespace(profiles=[Profile(np.arange(len(seqs)), codes, np.ones(len(seqs), np.int64))])
+    monkeypatch.setattr(bipartitions, "merge_batch", lambda pairs, *a: same)
+    res = Aligner(AlignerConfig(mode="fast", maxiterate=50, gap_model="flat"), backend=CPU).align(seqs)
+    assert res.timings["refine_rounds"] == 1 and res.timings["refine_accepted"] == 1
+    assert res.rows() == base.rows()

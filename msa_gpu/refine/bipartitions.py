@@ -75,8 +75,12 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     drawn without replacement from a generator seeded by the round and the
     family's cut count (so a family gets the same cuts in any batch, on any
     backend or device), and a round without a gaining cut does not end the
-    family's refinement. ``on_progress(done, total)`` is called after each
-    round with the rounds run so far (of at most ``max(rounds)``)."""
+    family's refinement. A family whose accepted cut brings back an
+    alignment it had before stops there: the cuts' scores (each a
+    profile-profile DP under that cut's own profiles, not one objective for
+    the whole alignment) can go round in a circle, and rounds would then run
+    to the cap. ``on_progress(done, total)`` is called after each round with
+    the rounds run so far (of at most ``max(rounds)``)."""
     xp = backend.xp
     mats, mat_of = stack_matrices(jobs, xp)
     ctx = BatchContext(backend, mats, stack)
@@ -85,6 +89,8 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     codes = {f: xp.asarray(alignment_codes(jobs[f].seqs, alignments[f])) for f in range(len(jobs)) if rounds[f] > 0}
     sides = {f: _Sides.of(tree_splits(jobs[f].tree)) for f in codes}
     done = {f: sides[f].n_cuts == 0 for f in codes}
+    # every alignment a family has had: coming back to one is a cycle, not a gain
+    seen = {f: {_digest(backend.to_host(codes[f]))} for f in codes}
     ran, accepted = [0] * len(jobs), [0] * len(jobs)
     for r in range(max(rounds, default=0)):
         active = [f for f in codes if not done[f] and r < rounds[f]]
@@ -109,9 +115,21 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
             order = np.argsort(prof.members, kind="stable")
             codes[f] = prof.codes[xp.asarray(order)]
             accepted[f] += 1
+            digest = _digest(backend.to_host(codes[f]))
+            if digest in seen[f]:  # back to an earlier alignment: the cut scores went round in a circle
+                done[f] = True
+            seen[f].add(digest)
     out = [_alignment(backend.to_host(codes[f]), job.scoring.gap_code) if f in codes else alignments[f]
            for f, job in enumerate(jobs)]
     return RefineResult(out, ran, accepted)
+
+
+def _digest(codes: np.ndarray) -> bytes:
+    """A family's alignment (its code matrix) as a short key."""
+    import hashlib
+
+    codes = np.ascontiguousarray(codes)
+    return hashlib.blake2b(codes.tobytes() + np.asarray(codes.shape, np.int64).tobytes(), digest_size=16).digest()
 
 
 @dataclass(frozen=True)
