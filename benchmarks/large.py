@@ -180,7 +180,8 @@ def cmd_ablation(args) -> int:
 
     runs = [(f"msagpu {v}", parse_setting(v), None, "") for v in args.variants]
     if args.no_peers:
-        runs.insert(0, ("msagpu (own tree)", {}, None, ""))
+        if not args.no_default:
+            runs.insert(0, ("msagpu (own tree)", {}, None, ""))
     else:
         runs = _peer_runs(seqs, score, entries, threads) + runs
     for label, kw, trees, note in runs:
@@ -263,6 +264,7 @@ def register(sub) -> None:
     a.add_argument("--variants", nargs="*", default=[], help='more msagpu settings, e.g. "distance=align tree=upgma"')
     a.add_argument("--no-peers", action="store_true",
                    help="msagpu's default and the variants only: no FAMSA, FAMSA-tree or large-path runs")
+    a.add_argument("--no-default", action="store_true", help="with --no-peers: the variants only")
     a.set_defaults(func=cmd_ablation)
     for q in (s, a):
         q.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
