@@ -232,7 +232,7 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
         base = code_off[q]
         first = np.full(kq, Lq, np.int64)
         last = np.full(kq, -1, np.int64)
-        for s in range(kq):
+        for s in range(kq if counts else 0):  # the flat model needs no spans
             for c in range(Lq):
                 if codes[base + s * Lq + c] != g:
                     if first[s] == Lq:
@@ -256,9 +256,10 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
                     res_prev += w
                 if here and prev:
                     both += w
-                ext += w * _boundary_ext(c, first[s], last[s], ge, tge)
-                if c < Lq and not here:
-                    charge += w * _gap_charge(c, prev, first[s], last[s], go, ge, tgo, tge)
+                if counts:
+                    ext += w * _boundary_ext(c, first[s], last[s], ge, tge)
+                    if c < Lq and not here:
+                        charge += w * _gap_charge(c, prev, first[s], last[s], go, ge, tgo, tge)
             fc = res_c * FRAC // Wq
             fp = res_prev * FRAC // Wq
             if c < Lq:

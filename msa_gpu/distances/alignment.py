@@ -68,7 +68,7 @@ def pairwise_distance(
     scoring = scoring or default_scoring(seqs)
     n = len(seqs)
     values = np.zeros((n, n), np.float64)
-    every = all_pair_indices(n) if n > 1 else np.zeros((0, 2), np.int64)
+    every = all_pair_indices(n)
     for start in range(0, len(every), max(chunk_pairs, 1)):
         res = align_pairs(seqs, every[start:start + chunk_pairs], scoring, identities=True, backend=backend)
         d = 1.0 - res.identity
