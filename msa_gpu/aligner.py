@@ -59,6 +59,10 @@ class Aligner:
             from msa_gpu.distances import pairwise_distance
 
             return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
+        if self.config.distance is DistanceMethod.lcs:
+            from msa_gpu.distances.lcs import lcs_distance
+
+            return lcs_distance(seqs, self.backend.xp)
         return kmer_distance(seqs, self.backend.xp)
 
     def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:

@@ -19,6 +19,7 @@ class TreeMethod(str, enum.Enum):
 class DistanceMethod(str, enum.Enum):
     kmer = "kmer"  # shared k-mers: fast
     align = "align"  # 1 - identity of all-pairs global alignments: slower, better for divergent sets
+    lcs = "lcs"  # FAMSA 2's indel^0.75 / LCS of all pairs (bit-parallel LCS)
 
 
 class Mode(str, enum.Enum):

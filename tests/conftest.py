@@ -82,7 +82,8 @@ def pytest_unconfigure(config):
 #: where small inputs would stay on the host); with MSAGPU_REQUIRE_GPU=1 a run of
 #: the whole suite that misses one fails.
 GPU_PATHS = ("profile DP", "checkpointed DP", "wide-profile DP", "consistency library", "pairwise engine",
-             "refinement", "k-mer distances", "k-mer sort", "identity distances", "pivot distances")
+             "refinement", "k-mer distances", "k-mer sort", "identity distances", "pivot distances",
+             "lcs distances")
 GPU_PATHS_REACHED: set[str] = set()
 
 

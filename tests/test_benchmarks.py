@@ -124,3 +124,17 @@ def test_stage_times_come_from_the_summary_line_only():
            "msagpu: aligned 3 families on gpu (library 0.00 s, distance 2.61 s, tree 3.86 s, refine rounds 2)\n")
     assert stage_times(log) == {"library": 0.0, "distance": 2.61, "tree": 3.86}
     assert stage_times("no summary here, 5 s") == {}
+
+
+def test_memory_benchmark_windows_follow_stderr_lines(tmp_path, refs):
+    """`python -m benchmarks memory`: the run's peak and one window per stderr
+    line, the last window ending at the run's end."""
+    from benchmarks.memory import profile
+
+    res = profile(["align", str(refs / "BB20001.tfa"), "-o", str(tmp_path / "o.fa"), "--backend", "cpu",
+                   "--mode", "fast"], every=0.01)
+    assert res["rc"] == 0 and (tmp_path / "o.fa").exists()
+    assert res["peak_mb"] > 10 and res["samples"] > 3
+    assert any("progressive" in w["line"] for w in res["windows"])
+    assert res["windows"][-1]["line"] == "(end)" and res["windows"][-1]["until_s"] == res["wall_s"]
+    assert max(w["peak_mb"] for w in res["windows"]) == res["peak_mb"]

@@ -203,3 +203,28 @@ def test_trees_built_on_threads_are_the_sequential_ones():
     for t, d in zip(threaded, dms):
         a = aligner._tree(d)
         assert np.array_equal(t.children, a.children) and np.array_equal(t.lengths, a.lengths)
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(257, 400), seed=st.integers(0, 2**31 - 1))
+def test_single_linkage_through_the_spanning_tree_matches_scipy(n, seed):
+    """From `DENSE_MAX` sequences single linkage goes through Prim's spanning
+    tree: the same clusters at the same heights as SciPy's single linkage, and
+    the matrix is left as it was (it is read, not copied)."""
+    from msa_gpu.tree import single_linkage
+
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 4))
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    d = np.minimum(d, d.T)
+    dm = DistanceMatrix(d, "t")
+    before = dm.values.copy()
+    ours = single_linkage(dm)
+    ref = linkage(squareform(d, checks=False), method="single")
+    assert _clusters(ours.children, n) == _clusters(ref[:, :2].astype(int), n)
+    heights = np.concatenate([np.zeros(n), np.zeros(n - 1)])
+    for k, (a, b) in enumerate(ours.children):
+        heights[n + k] = heights[a] + ours.lengths[k, 0]
+        assert heights[n + k] == pytest.approx(heights[b] + ours.lengths[k, 1])
+    assert np.allclose(np.sort(heights[n:]), np.sort(ref[:, 2] / 2.0))
+    assert np.array_equal(dm.values, before)

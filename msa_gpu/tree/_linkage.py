@@ -79,3 +79,67 @@ def upgma_rowmin(d):
     merge distance; no cluster sizes)."""
     children, dist = _agglomerate(d, 0.0, True)
     return np.column_stack([np.sort(children, axis=1), dist])
+
+
+@numba.njit(cache=True, nogil=True)
+def _prim_edges(d):
+    """Minimum spanning tree of the complete graph ``d`` (read, never written)
+    by Prim's algorithm from sequence 0: ties go to the lowest index. Returns
+    each edge's ends and length, in the order they join the tree."""
+    n = d.shape[0]
+    inside = np.zeros(n, dtype=np.bool_)
+    best = np.empty(n)
+    src = np.zeros(n, dtype=np.int64)
+    for k in range(n):
+        best[k] = d[0, k]
+    inside[0] = True
+    ends = np.empty((n - 1, 2), dtype=np.int64)
+    length = np.empty(n - 1)
+    for step in range(n - 1):
+        j, low = -1, np.inf
+        for k in range(n):
+            if not inside[k] and (j < 0 or best[k] < low):
+                j, low = k, best[k]
+        ends[step, 0], ends[step, 1] = src[j], j
+        length[step] = low
+        inside[j] = True
+        for k in range(n):
+            if not inside[k] and d[j, k] < best[k]:
+                best[k] = d[j, k]
+                src[k] = j
+    return ends, length
+
+
+def single_linkage_prim(d):
+    """Single linkage through the minimum spanning tree (`_prim_edges`): the
+    edges in order of length (ties: the lower ends first) join clusters by
+    union-find. O(n) memory beside ``d``, which is only read. Returns children
+    (the lower node first) and branch lengths, node heights half the merge
+    distances."""
+    n = d.shape[0]
+    ends, length = _prim_edges(d)
+    lo, hi = np.minimum(ends[:, 0], ends[:, 1]), np.maximum(ends[:, 0], ends[:, 1])
+    order = np.lexsort((hi, lo, length))
+    children, dist = _join(lo[order], hi[order], length[order], n)
+    height = np.concatenate([np.zeros(n), dist / 2.0])
+    return children, np.maximum(height[n:, None] - height[children], 0.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _join(a, b, length, n):
+    parent = np.arange(n)
+    node = np.arange(n)
+    children = np.empty((n - 1, 2), dtype=np.int64)
+    for k in range(n - 1):
+        ra, rb = a[k], b[k]
+        while parent[ra] != ra:
+            parent[ra] = parent[parent[ra]]
+            ra = parent[ra]
+        while parent[rb] != rb:
+            parent[rb] = parent[parent[rb]]
+            rb = parent[rb]
+        x, y = node[ra], node[rb]
+        children[k, 0], children[k, 1] = min(x, y), max(x, y)
+        parent[rb] = ra
+        node[ra] = n + k
+    return children, length.copy()

@@ -56,8 +56,18 @@ DENSE_MAX = 256  # below this, the NumPy version is fast and skips importing num
 
 
 def single_linkage(dm: DistanceMatrix) -> GuideTree:
-    """Minimum (single) linkage: mixed linkage with no average share."""
-    return mixed_linkage(dm, 0.0)
+    """Minimum (single) linkage: mixed linkage with no average share for small
+    inputs; from `DENSE_MAX` sequences through the minimum spanning tree
+    (`_linkage.single_linkage_prim`, as FAMSA builds its tree), which reads
+    the matrix without copying it. Both join the same clusters at the same
+    distances; where distances tie they may take them in a different order."""
+    n = len(dm)
+    if n <= DENSE_MAX:
+        return mixed_linkage(dm, 0.0)
+    from msa_gpu.tree._linkage import single_linkage_prim  # numba: imported only when needed
+
+    children, lengths = single_linkage_prim(dm.values)
+    return GuideTree(n, children, lengths)
 
 
 def _mixed_linkage_dense(d: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,42 @@
+"""numba twin of kernels/lcs.cu: bit-parallel LCS lengths of every pair
+(i, j > i) of a family (see `msa_gpu.distances.lcs`)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lcs_one(masks, m0, w_i, len_i, b):
+    V = np.full(w_i, np.uint64(0xFFFFFFFFFFFFFFFF))
+    for k in range(b.shape[0]):
+        base = m0 + np.int64(b[k]) * w_i
+        carry = np.uint64(0)
+        for w in range(w_i):
+            v = V[w]
+            u = v & masks[base + w]
+            s = v + u
+            s2 = s + carry
+            carry = np.uint64(1) if (s < v) or (s2 < s) else np.uint64(0)
+            V[w] = s2 | (v & ~u)
+    zeros = 0
+    rem = len_i & 63
+    for w in range(w_i):
+        x = V[w]
+        if w == w_i - 1 and rem:
+            x |= ~((np.uint64(1) << np.uint64(rem)) - np.uint64(1))
+        while x != np.uint64(0xFFFFFFFFFFFFFFFF):  # count zero bits
+            x |= x + np.uint64(1)
+            zeros += 1
+    return zeros
+
+
+@numba.njit(cache=True, parallel=True)
+def lcs_rows(masks, mask_off, codes, code_off, lens, r0, r1, n, out):
+    """LCS of rows r0..r1-1 against every later sequence, into
+    ``out[i - r0, j]`` (the other entries are left as they are)."""
+    for i in numba.prange(r0, r1):
+        w_i = (lens[i] + 63) >> 6
+        for j in range(i + 1, n):
+            out[i - r0, j] = _lcs_one(masks, mask_off[i], w_i, lens[i], codes[code_off[j]:code_off[j] + lens[j]])

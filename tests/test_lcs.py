@@ -1,0 +1,53 @@
+"""FAMSA 2's LCS guide-tree distances: bit-parallel LCS against the textbook
+DP, and the distance formula by hand (CPU = GPU: tests/test_parity.py)."""
+
+import numpy as np
+import pytest
+
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig
+from msa_gpu.distances.lcs import NO_COMMON, lcs_distance, lcs_lengths
+from msa_gpu.io import make_sequences
+
+
+def _lcs_dp(a: str, b: str) -> int:
+    d = np.zeros((len(a) + 1, len(b) + 1), int)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            d[i + 1, j + 1] = d[i, j] + 1 if x == y else max(d[i, j + 1], d[i + 1, j])
+    return int(d[-1, -1])
+
+
+def _family(seed: int, n: int = 14):
+    rng = np.random.default_rng(seed)
+    letters = list("ACDEFGHIKLW")
+    # lengths across word boundaries (63, 64, 65, 128, 129) and several words
+    raw = ["".join(rng.choice(letters, int(k))) for k in rng.choice([1, 5, 63, 64, 65, 128, 129, 200, 300], n)]
+    raw += ["A" * 64, "AC" * 65, "W"]
+    return make_sequences([f"s{i}" for i in range(len(raw))], [r.encode() for r in raw], "protein"), raw
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bit_parallel_lcs_equals_the_textbook_dp(seed):
+    seqs, raw = _family(seed)
+    got = lcs_lengths(seqs)
+    want = np.array([[_lcs_dp(a, b) for b in raw] for a in raw])
+    assert np.array_equal(got, want)
+
+
+def test_distance_is_famsas_indel_075_over_lcs():
+    seqs = make_sequences(["a", "b", "c"], [b"ACDEFG", b"ACEFGH", b"WWW"], "protein")
+    d = lcs_distance(seqs).values
+    # LCS(ACDEFG, ACEFGH) = 5 (ACEFG); indel = 6 + 6 - 10 = 2
+    assert d[0, 1] == d[1, 0] == pytest.approx(2 ** 0.75 / 5)
+    assert d[0, 2] == d[1, 2] == NO_COMMON  # no residue in common
+    assert np.all(np.diag(d) == 0.0)
+
+
+def test_lcs_distance_drives_a_single_linkage_tree():
+    """distance=lcs with tree=single joins the two near-identical sequences first."""
+    seqs = make_sequences(["a", "b", "c", "d"], [b"MKVLAAGIW", b"MKVLAAGIF", b"PPQRSTPPQ", b"MKVAAGW"], "protein")
+    res = Aligner(AlignerConfig(mode="fast", distance="lcs", tree="single", retree=0), backend=cpu_backend()).align(seqs)
+    assert res.distances.method == "lcs"
+    assert sorted(res.guide_tree.children[0].tolist()) == [0, 1]
