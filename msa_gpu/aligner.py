@@ -11,7 +11,7 @@ import numpy as np
 from msa_gpu.backend import Backend, select_backend, set_threads
 from msa_gpu.config import AlignerConfig, DistanceMethod, TreeMethod
 from msa_gpu.consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
-from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets
+from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets, lcs_distance
 from msa_gpu.progressive import (
     FamilyJob,
     Scoring,
@@ -60,8 +60,6 @@ class Aligner:
 
             return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
         if self.config.distance is DistanceMethod.lcs:
-            from msa_gpu.distances.lcs import lcs_distance
-
             return lcs_distance(seqs, self.backend.xp)
         return kmer_distance(seqs, self.backend.xp)
 
