@@ -55,7 +55,7 @@ SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, 
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences, UPGMA from 500)")]
-DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast) or all-pairs alignments")]
+DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast), all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS)")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
 TreeIn = Annotated[Optional[Path], typer.Option("--guidetree-in", "--tree-in", help="Align along this guide tree "
                                                 "(Newick, leaves named as the input's sequences; --tree-out "

@@ -207,24 +207,25 @@ def test_wide_profiles_use_global_scratch_identically():
     reached_gpu_path("wide-profile DP")
 
 
-def test_lcs_lengths_identical_on_the_gpu():
+def test_lcs_lengths_identical_on_the_gpu(monkeypatch):
     """The bit-parallel LCS kernel gives the twin's integers, in one block of
-    rows and in many (a tiny output budget), across mask widths of 1-8 words."""
+    rows and in many (a tiny output budget), across mask widths of 1-8 words,
+    and the distances from them have the same bits."""
     _gpu()
     import cupy
 
-    from msa_gpu.backend.lcs_gpu import lcs_upper
-    from msa_gpu.distances.lcs import lcs_lengths, lcs_masks
+    from msa_gpu.backend import lcs_gpu
+    from msa_gpu.distances import lcs
 
     rng = np.random.default_rng(11)
     raw = [rng.choice(list(b"ACDEFGHIKLMNPQRSTVWY"), int(k)).astype(np.uint8).tobytes() for k in rng.integers(1, 500, 300)]
     raw += random_family(rng, 40, 50, 120, "ACDEFGHIKLMNPQRSTVWY")
     seqs = make_sequences([f"s{i}" for i in range(len(raw))], raw, "protein")
-    want = lcs_lengths(seqs, np)
-    assert np.array_equal(lcs_lengths(seqs, cupy), want)
-    masks, moff = lcs_masks(seqs)
-    lens = seqs.lengths.astype(np.int32)
-    coff = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-    upper = lcs_upper(masks, moff, np.concatenate(seqs.codes).astype(np.uint8), coff, lens, block_bytes=4 * 7 * len(raw))
-    assert np.array_equal(np.triu(upper, 1), np.triu(want, 1))
+    want = lcs.lcs_lengths(seqs, np)
+    assert np.array_equal(lcs.lcs_lengths(seqs, cupy), want)
+    want_d = lcs.lcs_distance(seqs, np).values
+    assert np.array_equal(lcs.lcs_distance(seqs, cupy).values, want_d)
+    blocks = lcs_gpu.lcs_row_blocks
+    monkeypatch.setattr(lcs_gpu, "lcs_row_blocks", lambda *a: blocks(*a, block_bytes=4 * 7 * len(raw)))
+    assert np.array_equal(lcs.lcs_lengths(seqs, cupy), want)
     reached_gpu_path("lcs distances")

@@ -36,60 +36,70 @@ def lcs_masks(seqs: Sequences) -> tuple[np.ndarray, np.ndarray]:
     return masks, off[:-1].copy()
 
 
-def lcs_upper(seqs: Sequences, xp=np) -> np.ndarray:
-    """(n, n) int32 host matrix with the LCS of sequences i < j at [i, j]
-    (the diagonal and below left zero)."""
+def _encoded(seqs: Sequences):
     masks, moff = lcs_masks(seqs)
-    codes = np.concatenate(seqs.codes).astype(np.uint8)
     lens = seqs.lengths.astype(np.int32)
     coff = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-    n = len(seqs)
-    if xp is not np:
-        from msa_gpu.backend import lcs_gpu
+    return masks, moff, np.concatenate(seqs.codes).astype(np.uint8), coff, lens
 
-        return lcs_gpu.lcs_upper(masks, moff, codes, coff, lens)
+
+#: Rows of LCS lengths turned into distances at a time on the host.
+ROW_BLOCK = 512
+
+
+def lcs_row_blocks(seqs: Sequences, xp=np):
+    """Yield ``(r0, r1, block)``: ``block[i - r0, j]`` (int32, on ``xp``'s
+    device) is the LCS of sequences i and j, the diagonal their lengths."""
+    enc = _encoded(seqs)
+    if xp is not np:
+        from msa_gpu.backend.lcs_gpu import lcs_row_blocks as on_device
+
+        yield from on_device(*enc)
+        return
     from msa_gpu.backend.lcs_cpu import lcs_rows
 
-    out = np.zeros((n, n), np.int32)
-    lcs_rows(masks, moff, codes, coff, lens, 0, n, n, out)
-    return out
+    n, lens = len(seqs), enc[4]
+    full = np.zeros((n, n), np.int32)
+    lcs_rows(*enc, 0, n, n, full)
+    full += full.T
+    full[np.arange(n), np.arange(n)] = lens
+    for r0 in range(0, n, ROW_BLOCK):
+        yield r0, min(r0 + ROW_BLOCK, n), full[r0:r0 + ROW_BLOCK]
 
 
 def lcs_lengths(seqs: Sequences, xp=np) -> np.ndarray:
-    """(n, n) int32 matrix of LCS lengths, symmetric, the diagonal the lengths."""
-    out = lcs_upper(seqs, xp)
-    out += out.T
-    out[np.arange(len(seqs)), np.arange(len(seqs))] = seqs.lengths
+    """(n, n) int32 host matrix of LCS lengths, symmetric, the diagonal the lengths."""
+    n = len(seqs)
+    out = np.empty((n, n), np.int32)
+    for r0, r1, block in lcs_row_blocks(seqs, xp):
+        out[r0:r1] = block.get() if xp is not np else block
     return out
 
 
-#: Rows of the distance matrix computed at a time (bounds the temporaries).
-ROW_BLOCK = 512
+def indel_powers(max_indel: int) -> np.ndarray:
+    """``k ** 0.75`` for k = 0..max_indel (float64, computed on the host: both
+    backends divide by the same table, so the distances have the same bits)."""
+    return np.power(np.arange(max_indel + 1, dtype=np.float64), 0.75)
+
+
+def distances_from_lcs(lcs, len_rows, lens, powers, xp=np):
+    """``indel ** 0.75 / lcs`` of a block of rows from their LCS lengths (int32;
+    ``len_rows`` the rows' lengths, ``lens`` every length, int64): table
+    look-ups and one IEEE division, the same bits on either array module."""
+    indel = len_rows[:, None] + lens[None, :] - 2 * lcs.astype(xp.int64)
+    return xp.where(lcs > 0, powers[indel] / xp.maximum(lcs, 1).astype(xp.float64), NO_COMMON)
 
 
 def lcs_distance(seqs: Sequences, xp=np) -> DistanceMatrix:
     """FAMSA 2's ``indel ** 0.75 / lcs`` distances (see the module), computed
-    in blocks of rows and mirrored tile by tile: beside the result, only the
-    int32 LCS matrix is held (10,000 sequences: 0.4 GB with the 0.8 GB result)."""
-    upper = lcs_upper(seqs, xp)
+    block of rows by block where the LCS lengths are (on the GPU, whole rows,
+    so only the float64 result comes back to the host)."""
     n = len(seqs)
-    lens = seqs.lengths.astype(np.float64)
-    d = np.zeros((n, n), np.float64)
-    for r0 in range(0, n, ROW_BLOCK):
-        r1 = min(r0 + ROW_BLOCK, n)
-        lcs = upper[r0:r1].astype(np.float64)
-        indel = lens[r0:r1, None] + lens[None, :] - 2.0 * lcs
-        block = np.where(lcs > 0, np.power(np.maximum(indel, 0.0), 0.75) / np.maximum(lcs, 1.0), NO_COMMON)
-        block[np.arange(n)[None, :] <= np.arange(r0, r1)[:, None]] = 0.0  # the upper triangle (j > i) only
-        d[r0:r1] = block
-    del upper
-    for r0 in range(0, n, ROW_BLOCK):  # mirror the upper triangle, tile by tile
-        r1 = min(r0 + ROW_BLOCK, n)
-        for c0 in range(r0, n, ROW_BLOCK):
-            c1 = min(c0 + ROW_BLOCK, n)
-            if c0 == r0:
-                t = d[r0:r1, r0:r1]
-                d[r0:r1, r0:r1] = t + t.T
-            else:
-                d[c0:c1, r0:r1] = d[r0:r1, c0:c1].T
+    lens = seqs.lengths.astype(np.int64)
+    powers = indel_powers(2 * int(lens.max()))
+    lens_x, powers_x = xp.asarray(lens), xp.asarray(powers)
+    d = np.empty((n, n), np.float64)
+    for r0, r1, block in lcs_row_blocks(seqs, xp):
+        rows = distances_from_lcs(block, lens_x[r0:r1], lens_x, powers_x, xp)
+        d[r0:r1] = rows.get() if xp is not np else rows
     return DistanceMatrix(d, "lcs")

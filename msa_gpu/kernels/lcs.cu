@@ -1,5 +1,6 @@
 // Bit-parallel longest common subsequence (Allison-Dix, Hyyro) of every pair
-// (i, j > i) of a family: the lengths FAMSA's guide-tree distances come from.
+// of a family, whole rows (j != i; the diagonal is len_i): the lengths FAMSA's
+// guide-tree distances come from.
 // Twin: backend/lcs_cpu.py. Exact integers, so both give the same matrix.
 //
 // Row i's sequence is held as one bit mask per symbol (MASKS words each);
@@ -23,7 +24,11 @@ extern "C" __global__ void lcs_rows(
     const int W = (li + 63) >> 6;
     const unsigned long long* M = masks + mask_off[i];
     const unsigned long long tail = (li & 63) ? ~((1ULL << (li & 63)) - 1ULL) : 0ULL;
-    for (int j = i + 1 + threadIdx.x; j < n; j += blockDim.x) {
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        if (j == i) {
+            out[(long long)(i - r0) * n + j] = li;
+            continue;
+        }
         unsigned long long V[LCS_WORDS];
 #pragma unroll
         for (int w = 0; w < LCS_WORDS; ++w) V[w] = ~0ULL;
