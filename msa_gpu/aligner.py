@@ -55,11 +55,12 @@ class Aligner:
         return family_scoring(self.config, seqs, large)
 
     def _distance(self, seqs: Sequences) -> DistanceMatrix:
-        if self.config.distance is DistanceMethod.align:
+        method = self.config.distance_for(len(seqs))
+        if method is DistanceMethod.align:
             from msa_gpu.distances import pairwise_distance
 
             return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
-        if self.config.distance is DistanceMethod.lcs:
+        if method is DistanceMethod.lcs:
             return lcs_distance(seqs, self.backend.xp)
         return kmer_distance(seqs, self.backend.xp)
 
@@ -68,7 +69,8 @@ class Aligner:
         (not in accurate mode: its tree comes from the library's alignments)."""
         own_tree = accurate and self.config.accurate_tree == "library"
         # two sequences have one tree: rebuilding it would redo the same alignment
-        return tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
+        return (tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
+                and not self.config.keeps_famsa_tree(len(seqs)))
 
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))

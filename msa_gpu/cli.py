@@ -55,7 +55,8 @@ SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, 
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences, UPGMA from 500)")]
-DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers (fast), all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS)")]
+DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
+                                                         "auto: lcs from 500 sequences, k-mers below")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
 TreeIn = Annotated[Optional[Path], typer.Option("--guidetree-in", "--tree-in", help="Align along this guide tree "
                                                 "(Newick, leaves named as the input's sequences; --tree-out "
@@ -194,7 +195,7 @@ def align(
     seqtype: SeqTypeOpt = SeqType.auto,
     backend: BackendOpt = BackendChoice.auto,
     tree: TreeOpt = TreeMethod.auto,
-    distance: DistanceOpt = DistanceMethod.kmer,
+    distance: DistanceOpt = DistanceMethod.auto,
     tree_out: TreeOut = None,
     tree_in: TreeIn = None,
     threads: Threads = None,
@@ -301,23 +302,22 @@ def align(
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
         else:
-            # each output is made whole before it is written; in batch mode a family that
+            # each output is made whole before it is written, one family at a time (a batch
+            # of large families never holds all its texts); in batch mode a family that
             # cannot be written is reported and the others are still written
-            texts = []
-            for path, seqs, result in zip(paths, families, results):
+            if batch:
+                outdir.mkdir(parents=True, exist_ok=True)
+            for path, seqs, result, target in zip(paths, families, results, targets):
                 try:
-                    texts.append(render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype))
+                    text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
                 except InputError as exc:
                     if not batch:
                         raise
                     typer.echo(f"msagpu: error: {path}: {exc}", err=True)
                     failed.append(path)
-                    texts.append(None)
-            if batch:
-                outdir.mkdir(parents=True, exist_ok=True)
-            for text, target in zip(texts, targets):
-                if text is not None:
-                    write_text(target, lambda h, text=text: h.write(text))
+                    continue
+                write_text(target, lambda h, text=text: h.write(text))
+                del text
             if fmt is OutFormat.phylip_strict:  # the short names' map beside each file
                 for seqs, target in zip(families, targets):
                     if target is not None and str(target) != "-":

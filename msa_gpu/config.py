@@ -9,7 +9,7 @@ from msa_gpu.alphabet import SeqType
 
 
 class TreeMethod(str, enum.Enum):
-    auto = "auto"  # mixed below upgma_min_seqs sequences, UPGMA from there
+    auto = "auto"  # single linkage on LCS distances, else mixed below upgma_min_seqs sequences, UPGMA from there
     upgma = "upgma"
     nj = "nj"
     mixed = "mixed"  # MAFFT-style: 0.1 average + 0.9 minimum linkage
@@ -17,6 +17,7 @@ class TreeMethod(str, enum.Enum):
 
 
 class DistanceMethod(str, enum.Enum):
+    auto = "auto"  # lcs from lcs_min_seqs sequences, kmer below
     kmer = "kmer"  # shared k-mers: fast
     align = "align"  # 1 - identity of all-pairs global alignments: slower, better for divergent sets
     lcs = "lcs"  # FAMSA 2's indel^0.75 / LCS of all pairs (bit-parallel LCS)
@@ -92,7 +93,8 @@ class AlignerConfig:
     backend: BackendChoice = BackendChoice.auto
     tree: TreeMethod = TreeMethod.auto
     upgma_min_seqs: int = 500
-    distance: DistanceMethod = DistanceMethod.kmer
+    distance: DistanceMethod = DistanceMethod.auto
+    lcs_min_seqs: int = 500  # distance auto: FAMSA's LCS distances and single-linkage tree from here
     matrix: str | None = None
     gap_open: float | None = None
     gap_extend: float | None = None
@@ -156,6 +158,8 @@ class AlignerConfig:
             raise ValueError("weights must be 'tree' or 'equal'")
         if self.accurate_tree not in ("library", "kmer"):
             raise ValueError("accurate_tree must be 'library' or 'kmer'")
+        if self.lcs_min_seqs < 1:
+            raise ValueError("lcs_min_seqs must be >= 1")
         if self.large_pivots < 0 or self.large_cluster < 2 or self.large_min_seqs < 1:
             raise ValueError("large_pivots must be >= 0, large_min_seqs >= 1, large_cluster >= 2")
         if self.tree_memory < 1:
@@ -175,13 +179,33 @@ class AlignerConfig:
             return n_seqs <= self.accurate_max_seqs and max_length <= self.accurate_max_length
         return self.mode is Mode.accurate
 
+    def distance_for(self, n_seqs: int) -> DistanceMethod:
+        """The guide-tree distances of a family of this size (auto resolved):
+        k-mers below ``lcs_min_seqs`` sequences, FAMSA 2's LCS distances from
+        there (with k-mers and mixed linkage BAliBASE's families scored higher,
+        with LCS distances and single linkage Balifam's of 1,000 and 10,000:
+        benchmarks/results/NOTES.md)."""
+        if self.distance is DistanceMethod.auto:
+            return DistanceMethod.lcs if n_seqs >= self.lcs_min_seqs else DistanceMethod.kmer
+        return self.distance
+
     def tree_for(self, n_seqs: int) -> TreeMethod:
         """The guide-tree method of a family of this size (auto resolved):
-        mixed linkage won on BAliBASE (4-142 sequences), UPGMA on Balifam's
-        families of about 1,000 (benchmarks/results/NOTES.md)."""
+        single linkage on LCS distances (FAMSA's tree), else mixed linkage
+        (it won on BAliBASE, 4-142 sequences) below ``upgma_min_seqs`` and
+        UPGMA from there (benchmarks/results/NOTES.md)."""
         if self.tree is TreeMethod.auto:
+            if self.distance_for(n_seqs) is DistanceMethod.lcs:
+                return TreeMethod.single
             return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
         return self.tree
+
+    def keeps_famsa_tree(self, n_seqs: int) -> bool:
+        """Whether a family's tree is FAMSA's LCS single-linkage tree chosen
+        by ``auto``, which is not rebuilt from the alignment (as in FAMSA:
+        rebuilding it lowered Balifam 1000's TC from 0.569 to 0.531)."""
+        return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
+                and self.distance_for(n_seqs) is DistanceMethod.lcs)
 
     def is_large(self, n_seqs: int) -> bool:
         """Whether a family of this size takes the large-family path."""

@@ -192,18 +192,27 @@ def test_large_synthetic_benchmark_writes_its_table(tmp_path):
     assert "msagpu large" in (tmp_path / "res" / "t-large-synthetic.md").read_text()
 
 
-def test_auto_tree_is_mixed_for_small_and_upgma_for_large_families():
-    from msa_gpu.config import TreeMethod
+def test_auto_tree_is_mixed_for_small_and_famsas_for_large_families():
+    """auto: k-mer distances and mixed linkage below 500 sequences; from 500,
+    FAMSA's LCS distances and single linkage, never rebuilt; UPGMA where the
+    distances are k-mers by choice."""
+    from msa_gpu.config import DistanceMethod, TreeMethod
+    from msa_gpu.distances import lcs_distance
+    from msa_gpu.tree import single_linkage, upgma
 
     cfg = AlignerConfig()
-    assert cfg.tree_for(499) is TreeMethod.mixed and cfg.tree_for(500) is TreeMethod.upgma
+    assert cfg.tree_for(499) is TreeMethod.mixed and cfg.distance_for(499) is DistanceMethod.kmer
+    assert cfg.tree_for(500) is TreeMethod.single and cfg.distance_for(500) is DistanceMethod.lcs
+    assert cfg.keeps_famsa_tree(500) and not cfg.keeps_famsa_tree(499)
+    assert AlignerConfig(distance="kmer").tree_for(500) is TreeMethod.upgma
+    assert not AlignerConfig(tree="single").keeps_famsa_tree(5000)
     assert AlignerConfig(tree="nj").tree_for(5000) is TreeMethod.nj
     _, seqs = _family(60, 80)
-    got = Aligner(AlignerConfig(backend="cpu", mode="fast", retree=0, upgma_min_seqs=50), backend=CPU).align(seqs)
-    from msa_gpu.tree import upgma
-
+    got = Aligner(AlignerConfig(backend="cpu", mode="fast", lcs_min_seqs=50), backend=CPU).align(seqs)
+    assert np.array_equal(got.guide_tree.children, single_linkage(lcs_distance(seqs)).children)  # retree=1 skipped
+    got = Aligner(AlignerConfig(backend="cpu", mode="fast", retree=0, distance="kmer", upgma_min_seqs=50),
+                  backend=CPU).align(seqs)
     assert np.array_equal(got.guide_tree.children, upgma(kmer_distance(seqs)).children)
-
 
 
 def test_kmer_sets_with_a_last_chunk_shorter_than_k(monkeypatch):

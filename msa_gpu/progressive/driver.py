@@ -309,8 +309,17 @@ def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:
     order = np.argsort(root.members)
     codes = codes[order]
     isres = codes != gap
-    trace = np.where(isres, np.cumsum(isres, axis=1, dtype=np.int32) - 1, np.int32(-1))
+    del codes
+    kind = np.int16 if codes_fit_int16(isres) else np.int32
+    trace = np.cumsum(isres, axis=1, dtype=kind)
+    trace -= 1
+    trace[~isres] = -1
     return Alignment(trace)
+
+
+def codes_fit_int16(isres: np.ndarray) -> bool:
+    """Whether every row's residue count fits an int16 trace."""
+    return isres.shape[1] < np.iinfo(np.int16).max or int(isres.sum(axis=1).max(initial=0)) < np.iinfo(np.int16).max
 
 
 def alignment_codes(seqs: Sequences, aln: Alignment) -> np.ndarray:
