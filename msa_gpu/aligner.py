@@ -135,7 +135,9 @@ class Aligner:
         time (on the device where there is one) while host threads build the
         trees of the previous ones: ``w`` builders, each holding a matrix and
         its working copy, beside the matrix just computed, (2w + 1) matrices
-        within ``tree_memory`` bytes (w at least one)."""
+        within ``tree_memory`` bytes (w at least one). A single-linkage tree
+        (FAMSA's, from 500 sequences by default) is built at once instead: it
+        reads its matrix without a copy, so one matrix is held at a time."""
         from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
@@ -149,6 +151,10 @@ class Aligner:
             for f in todo:
                 with _timed(timings, "distance"):
                     dm = self._distance(families[f])
+                if self.config.tree_for(len(families[f])) is TreeMethod.single:
+                    trees[f] = self._tree(dm)  # reads its matrix without a copy, in well under a second
+                    del dm
+                    continue
                 while len(pending) >= workers:  # (a free builder first: the memory stays in the budget)
                     g, job = pending.popleft()
                     trees[g] = job.result()

@@ -298,6 +298,7 @@ def align(
             reporter = None if quiet else StageReporter(min_seconds=0.05)
             given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
             results = Aligner(config, reporter=reporter).align_many(families, guide_trees=given)
+        run_timings, run_backend = results[0].timings, results[0].backend
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
@@ -307,7 +308,13 @@ def align(
             # cannot be written is reported and the others are still written
             if batch:
                 outdir.mkdir(parents=True, exist_ok=True)
-            for path, seqs, result, target in zip(paths, families, results, targets):
+            for i, (path, seqs, target) in enumerate(zip(paths, families, targets)):
+                result = results[i]
+                if batch:  # a written family's alignment is not needed again
+                    results[i] = None
+                if fmt is OutFormat.fasta:
+                    write_text(target, lambda h, s=seqs, r=result: stream_fasta(h, s.names, r.alignment.iter_rows(s)))
+                    continue
                 try:
                     text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
                 except InputError as exc:
@@ -317,7 +324,7 @@ def align(
                     failed.append(path)
                     continue
                 write_text(target, lambda h, text=text: h.write(text))
-                del text
+                del text, result
             if fmt is OutFormat.phylip_strict:  # the short names' map beside each file
                 for seqs, target in zip(families, targets):
                     if target is not None and str(target) != "-":
@@ -335,8 +342,8 @@ def align(
             write_phylip_distances(results[0].distances, families[0].names, distmat_out)
         if batch and not quiet:
             split = ", ".join(f"{k.replace('_', ' ')} {v:g}" if k.startswith("refine_") else f"{k} {v:.2f} s"
-                              for k, v in results[0].timings.items())  # refine_rounds/_accepted are counts
-            typer.echo(f"msagpu: aligned {len(paths)} families on {results[0].backend} ({split})", err=True)
+                              for k, v in run_timings.items())  # refine_rounds/_accepted are counts
+            typer.echo(f"msagpu: aligned {len(paths)} families on {run_backend} ({split})", err=True)
         if failed:
             typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
             raise typer.Exit(EXIT_INPUT)
