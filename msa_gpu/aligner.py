@@ -205,7 +205,8 @@ class Aligner:
             inverses.append(inverse)
         results = run(work)
         out = []
-        for seqs, res, inv in zip(families, results, inverses):
+        for f, (seqs, inv) in enumerate(zip(families, inverses)):
+            res, results[f] = results[f], None  # (one family's alignment held twice at a time, not all)
             if inv is None:
                 out.append(res)
                 continue
