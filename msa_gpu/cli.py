@@ -40,7 +40,7 @@ from msa_gpu.io import (
     strict_names,
     write_text,
 )
-from msa_gpu.plan import memory_plan
+from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
@@ -283,6 +283,9 @@ def align(
                 if config.is_large(len(s)):
                     plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
                     typer.echo(f"msagpu: {len(s):,} sequences: {plan.line()}", err=True)
+            staged = _stage_plan(config, [s for s in families if not config.is_large(len(s))], fmt)
+            if staged is not None:
+                typer.echo(f"msagpu: {staged.line()}", err=True)
         devices = _devices(gpus, backend, dask)
         if dask:
             from msa_gpu.distributed import align_many_dask
@@ -347,6 +350,29 @@ def align(
         if failed:
             typer.echo(f"msagpu: error: {len(failed)} of {n_inputs} families failed; the others were written", err=True)
             raise typer.Exit(EXIT_INPUT)
+
+
+#: A batch whose stage plan holds at least this many GB gets it said on stderr.
+PLAN_MIN_GB = 0.25
+
+
+def _stage_plan(config: AlignerConfig, families: list, fmt) -> StagePlan | None:
+    """The memory plan of the families that build N x N matrices, where it is
+    large enough to say (`PLAN_MIN_GB`)."""
+    if not families:
+        return None
+    n_max = max(len(s) for s in families)
+    matrix = 8 * n_max * n_max
+    if config.keep_distances:
+        at_once = len(families)
+    elif config.tree_for(n_max) is TreeMethod.single:
+        at_once = 1  # built as soon as its matrix is made, without a copy
+    else:
+        builders = max(1, min((config.tree_memory - matrix) // (2 * matrix), 8))  # (as Aligner._stream_trees)
+        at_once = min(len(families), 2 * builders + 1)
+    plan = stage_plan([(len(s), int(s.lengths.max())) for s in families], at_once, fmt is OutFormat.fasta)
+    total = plan.distance_gb + plan.alignments_gb + plan.output_gb
+    return plan if total >= PLAN_MIN_GB else None
 
 
 def _devices(gpus: str | None, backend: BackendChoice, dask: str | None) -> list[int]:

@@ -136,46 +136,66 @@ class MergeSchedule:
         return sum(len(l) for l in self.levels)
 
 
-def trace_dtype(t: np.ndarray):
-    """int16 where every value of the trace ``t`` fits, else int32.
-
-    >>> trace_dtype(np.array([[-1, 0, 32766]])).__name__, trace_dtype(np.array([[32767]])).__name__
-    ('int16', 'int32')
-    """
-    fits = t.size == 0 or (int(t.max()) < np.iinfo(np.int16).max and int(t.min()) >= -1)
-    return np.int16 if fits else np.int32
-
-
 @dataclass(frozen=True)
 class Alignment:
-    """An alignment as an integer trace: ``trace[s, c]`` is the 0-based residue
-    index of sequence ``s`` in column ``c``, or -1 for a gap. Held as int16
-    where every index fits (half the memory: twelve families of 10,000
-    sequences and up to 10,000 columns held 2.5 GB of int32 traces), else int32."""
+    """An alignment as its residue mask: ``mask()[s, c]`` is True where
+    sequence ``s`` has its next residue in column ``c``, held packed, one bit
+    a cell (twelve families of 10,000 sequences and up to 10,000 columns took
+    2.5 GB as int32 traces, 78 MB as bits). `trace` gives the integer form:
+    ``trace[s, c]`` is the 0-based residue index of ``s`` in ``c``, or -1 for
+    a gap. Build one with `from_mask` or `from_trace`."""
 
-    trace: np.ndarray  # int16 or int32 (n_seqs, n_cols)
+    packed: np.ndarray  # uint8 (n_seqs, ceil(n_cols / 8)): np.packbits of the mask along rows
+    n_cols: int
 
     def __post_init__(self) -> None:
-        t = np.asarray(self.trace)
+        p = np.asarray(self.packed, dtype=np.uint8)
+        if p.ndim != 2 or p.shape[1] != (self.n_cols + 7) // 8:
+            raise ValueError("packed mask and column count disagree")
+        object.__setattr__(self, "packed", _frozen(p))
+
+    @classmethod
+    def from_mask(cls, mask: np.ndarray) -> "Alignment":
+        """From a boolean (n_seqs, n_cols) residue mask."""
+        m = np.asarray(mask, dtype=bool)
+        if m.ndim != 2:
+            raise ValueError("a mask must be two-dimensional")
+        return cls(np.packbits(m, axis=1), m.shape[1])
+
+    @classmethod
+    def from_trace(cls, trace: np.ndarray) -> "Alignment":
+        """From an integer trace, which must list each row's residues 0, 1, ... in order."""
+        t = np.asarray(trace)
         if t.ndim != 2:
             raise ValueError("a trace must be two-dimensional")
-        object.__setattr__(self, "trace", _frozen(t.astype(trace_dtype(t), copy=False)))
+        aln = cls.from_mask(t >= 0)
+        if not np.array_equal(aln.trace, np.where(t >= 0, t, -1)):
+            raise ValueError("a trace must list each row's residues in order")
+        return aln
+
+    def row_mask(self, s: int) -> np.ndarray:
+        return np.unpackbits(self.packed[s], count=self.n_cols).view(bool)
+
+    def mask(self) -> np.ndarray:
+        """The boolean (n_seqs, n_cols) residue mask."""
+        return np.unpackbits(self.packed, axis=1, count=self.n_cols).view(bool)
 
     @property
-    def n_cols(self) -> int:
-        return self.trace.shape[1]
+    def trace(self) -> np.ndarray:
+        """The integer trace (int32; made on each call)."""
+        m = self.mask()
+        return np.where(m, np.cumsum(m, axis=1, dtype=np.int32) - 1, np.int32(-1))
 
     def check(self, seqs: Sequences) -> None:
-        """Raise unless every row lists its sequence's residues in order and
-        no column is all gaps."""
-        t = self.trace
-        if t.shape[0] != len(seqs):
+        """Raise unless every row holds its sequence's residues and no column
+        is all gaps."""
+        if self.packed.shape[0] != len(seqs):
             raise ValueError("alignment and sequences differ in count")
+        counts = self.mask().sum(axis=1)
         for s, length in enumerate(seqs.lengths):
-            row = t[s][t[s] >= 0]
-            if row.size != length or not np.array_equal(row, np.arange(length)):
+            if counts[s] != length:
                 raise ValueError(f"row {seqs.names[s]!r} does not hold its residues in order")
-        if t.shape[0] and ((t < 0).all(axis=0)).any():
+        if self.packed.shape[0] and not self.mask().any(axis=0).all():
             raise ValueError("alignment has an all-gap column")
 
     def rows(self, seqs: Sequences, gap: bytes = b"-") -> list[bytes]:
@@ -185,9 +205,10 @@ class Alignment:
     def iter_rows(self, seqs: Sequences, gap: bytes = b"-"):
         """The gapped rows one at a time (for streaming large alignments)."""
         for s, raw in enumerate(seqs.raw):
-            src = np.frombuffer(raw + gap, dtype=np.uint8)
-            idx = np.where(self.trace[s] >= 0, self.trace[s], len(raw))
-            yield src[idx].tobytes()
+            m = self.row_mask(s)
+            idx = np.full(self.n_cols, len(raw), dtype=np.int64)
+            idx[m] = np.arange(int(m.sum()))
+            yield np.frombuffer(raw + gap, dtype=np.uint8)[idx].tobytes()
 
 
 @dataclass(frozen=True)

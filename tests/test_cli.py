@@ -284,3 +284,24 @@ def test_a_cold_cuda_kernel_cache_is_said_where_the_gpu_may_run(refs, tmp_path, 
     assert r.exit_code == 0 and "compiling kernels" in r.stderr, r.stderr
     r = CliRunner().invoke(app, ["align", src, "--backend", "cpu"])
     assert r.exit_code == 0 and "compiling kernels" not in r.stderr, r.stderr
+
+
+def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
+    """Batch mode says what the distance stage, the alignments and the output
+    will hold, once the plan is large enough to matter (threshold lowered here)."""
+    from msa_gpu import cli
+    from msa_gpu.config import AlignerConfig
+    from msa_gpu.io import read_sequences
+
+    fams = [read_sequences(refs / "BB11001.tfa"), read_sequences(refs / "BB20001.tfa")]
+    n = max(len(s) for s in fams)
+    plan = cli._stage_plan(AlignerConfig(keep_distances=False), fams, cli.OutFormat.fasta)
+    assert plan is None  # small families: nothing said
+    monkeypatch.setattr(cli, "PLAN_MIN_GB", 0.0)
+    kept = cli._stage_plan(AlignerConfig(keep_distances=True), fams, cli.OutFormat.fasta)
+    assert kept.distance_gb == pytest.approx(2 * 8 * n * n / 1e9) and kept.output_gb == 0.0
+    single = cli._stage_plan(AlignerConfig(keep_distances=False, tree="single"), fams, cli.OutFormat.clustal)
+    assert single.distance_gb == pytest.approx(8 * n * n / 1e9) and single.output_gb > 0
+    res = run("align", str(refs / "BB11001.tfa"), str(refs / "BB20001.tfa"), "--outdir", str(tmp_path), "--backend", "cpu")
+    assert res.exit_code == 0
+    assert "memory plan: distances" in res.stderr and "output rows streamed" in res.stderr

@@ -36,7 +36,7 @@ def distinct(seqs: Sequences) -> tuple[Sequences, np.ndarray]:
 
 
 def expand_alignment(aln: Alignment, inverse: np.ndarray) -> Alignment:
-    return Alignment(aln.trace[inverse])
+    return Alignment(aln.packed[inverse], aln.n_cols)
 
 
 def expand_distances(dm: DistanceMatrix | None, inverse: np.ndarray) -> DistanceMatrix | None:

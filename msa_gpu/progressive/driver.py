@@ -304,29 +304,16 @@ def _pair_batch(dims, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
 
 
 def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:
-    """Reorder rows to input order and turn codes into a residue-index trace."""
-    codes = backend.to_host(root.codes)
-    order = np.argsort(root.members)
-    codes = codes[order]
-    isres = codes != gap
-    del codes
-    kind = np.int16 if codes_fit_int16(isres) else np.int32
-    trace = np.cumsum(isres, axis=1, dtype=kind)
-    trace -= 1
-    trace[~isres] = -1
-    return Alignment(trace)
-
-
-def codes_fit_int16(isres: np.ndarray) -> bool:
-    """Whether every row's residue count fits an int16 trace."""
-    return isres.shape[1] < np.iinfo(np.int16).max or int(isres.sum(axis=1).max(initial=0)) < np.iinfo(np.int16).max
+    """The root profile's rows in input order, as an `Alignment` (the residue
+    mask is made where the codes are; only it comes to the host)."""
+    order = backend.xp.asarray(np.argsort(root.members))
+    return Alignment.from_mask(backend.to_host(root.codes[order] != gap))
 
 
 def alignment_codes(seqs: Sequences, aln: Alignment) -> np.ndarray:
     """The code matrix of an alignment (gap = alphabet size)."""
     gap = seqs.alphabet.gap
-    out = np.full(aln.trace.shape, gap, dtype=np.uint8)
+    out = np.full((len(seqs), aln.n_cols), gap, dtype=np.uint8)
     for s, c in enumerate(seqs.codes):
-        row = aln.trace[s]
-        out[s, row >= 0] = c
+        out[s, aln.row_mask(s)] = c
     return out

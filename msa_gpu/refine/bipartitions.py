@@ -264,4 +264,4 @@ def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells
 
 def _alignment(codes: np.ndarray, gap: int) -> Alignment:
     isres = codes != gap
-    return Alignment(np.where(isres, np.cumsum(isres, axis=1) - 1, -1))
+    return Alignment.from_mask(isres)
