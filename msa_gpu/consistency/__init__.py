@@ -1,6 +1,7 @@
 """Accurate mode's consistency library (``Sequences -> ConsistencyLibrary``):
 all-pairs alignments by the pairwise engine, extended through every third
-sequence, stacked for a batch's families (``library``)."""
+sequence, stacked for a batch's families (``library``); and ProbCons' pair-HMM
+with its posterior match probabilities (``pairhmm``, issue 29's first step)."""
 
 from msa_gpu.consistency.library import (
                                          LibrarySettings,
@@ -11,5 +12,7 @@ from msa_gpu.consistency.library import (
                                          stack_libraries,
 )
 
-__all__ = ["LibrarySettings", "LibraryStack", "LibraryWeight", "build_libraries", "library_distance",
+from msa_gpu.consistency.pairhmm import PairHMM, family_posteriors, pair_posteriors, probcons_model
+
+__all__ = ["LibrarySettings", "PairHMM", "family_posteriors", "pair_posteriors", "probcons_model", "LibraryStack", "LibraryWeight", "build_libraries", "library_distance",
            "stack_libraries"]

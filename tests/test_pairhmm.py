@@ -1,0 +1,79 @@
+"""ProbCons' pair-HMM posteriors (issue 29, first step): against brute-force
+enumeration of every path, rows sum to at most 1, long pairs stay finite."""
+
+import numpy as np
+import pytest
+
+from msa_gpu.consistency.pairhmm import pair_posteriors, probcons_model
+
+MODEL = probcons_model()
+X_STATES, Y_STATES = (1, 3), (2, 4)
+
+
+def _brute(x, y):
+    """Z and the match posteriors by enumerating every state path."""
+    L1, L2 = len(x), len(y)
+    post = np.zeros((L1, L2))
+    total = [0.0]
+
+    def walk(i, j, state, prob, matches):
+        if i == L1 and j == L2:
+            p = prob * MODEL.init[state]
+            total[0] += p
+            for a, b in matches:
+                post[a, b] += p
+            return
+        for nxt in range(5):
+            t = MODEL.init[nxt] if state is None else MODEL.trans[state, nxt]
+            if t == 0.0:
+                continue
+            if nxt == 0 and i < L1 and j < L2:
+                walk(i + 1, j + 1, nxt, prob * t * MODEL.pair[x[i], y[j]], matches + [(i, j)])
+            elif nxt in X_STATES and i < L1:
+                walk(i + 1, j, nxt, prob * t * MODEL.single[x[i]], matches)
+            elif nxt in Y_STATES and j < L2:
+                walk(i, j + 1, nxt, prob * t * MODEL.single[y[j]], matches)
+
+    walk(0, 0, None, 1.0, [])
+    return total[0], post / total[0]
+
+
+@pytest.mark.parametrize("x, y", [([0], [0]), ([0, 4], [4]), ([3, 3, 1], [1, 3]), ([5, 17, 2], [5, 2, 2]),
+                                  ([22, 0], [0, 9, 22])])
+def test_posteriors_equal_brute_force_enumeration(x, y):
+    _, want = _brute(x, y)
+    got = pair_posteriors(np.array(x), np.array(y), MODEL)
+    assert got.shape == (len(x), len(y))
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_model_is_probcons_and_transitions_sum_to_one():
+    assert MODEL.init.sum() == pytest.approx(1.0, abs=1e-6)
+    assert np.allclose(MODEL.trans.sum(axis=1), 1.0)
+    assert np.allclose(MODEL.pair, MODEL.pair.T)
+    assert MODEL.pair[:20, :20].sum() == pytest.approx(1.0, abs=1e-3)  # a joint distribution
+    assert MODEL.trans[0, 0] == pytest.approx(1 - 2 * (0.0119511066 + 0.008008334786))
+
+
+def test_long_pair_rows_sum_to_at_most_one_and_the_identity_is_sure():
+    """Scaling keeps 600-residue pairs finite; each residue is aligned to at
+    most one residue (rows and columns sum to <= 1); a sequence against itself
+    puts nearly all mass on the diagonal."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 20, 600)
+    y = np.concatenate([x[:250], rng.integers(0, 20, 40), x[300:]])
+    p = pair_posteriors(x, y, MODEL)
+    assert np.isfinite(p).all() and p.min() >= 0.0
+    assert p.sum(axis=1).max() <= 1.0 + 1e-9 and p.sum(axis=0).max() <= 1.0 + 1e-9
+    assert np.mean(p[np.arange(250), np.arange(250)]) > 0.9
+    same = pair_posteriors(x, x, MODEL)
+    assert np.diag(same).min() > 0.99
+
+
+def test_unrelated_long_pair_keeps_its_end_cell():
+    """Two unrelated 400-residue sequences: per-row scaling lost the last
+    cell of the last row (the partition function became 0); per-anti-diagonal
+    scaling keeps it."""
+    rng = np.random.default_rng(0)
+    p = pair_posteriors(rng.integers(0, 20, 400), rng.integers(0, 20, 400), MODEL)
+    assert np.isfinite(p).all() and 0.0 < p.sum(axis=1).max() <= 1.0 + 1e-9
