@@ -10,7 +10,14 @@ import numpy as np
 
 from msa_gpu.backend import Backend, select_backend, set_threads
 from msa_gpu.config import AlignerConfig, DistanceMethod, TreeMethod
-from msa_gpu.consistency import LibrarySettings, build_libraries, library_distance, stack_libraries
+from msa_gpu.consistency import (
+    LibrarySettings,
+    build_libraries,
+    library_distance,
+    on_backend,
+    posterior_library,
+    stack_libraries,
+)
 from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets, lcs_distance
 from msa_gpu.progressive import (
     FamilyJob,
@@ -87,10 +94,14 @@ class Aligner:
     def _libraries(self, families: list[Sequences], accurate: list[bool]) -> list:
         """Consistency libraries of the accurate families (None for the others)."""
         cfg = self.config
-        settings = LibrarySettings(cfg.library_mode, cfg.library_gap_open, cfg.library_gap_extend,
-                                   cfg.library_weight)
         todo = [f for f, a in enumerate(accurate) if a]
         libs: list = [None] * len(families)
+        if cfg.library_mode == "posterior":  # pair-HMM posteriors (CPU engine; issue 29 experiment)
+            for f in todo:
+                libs[f] = on_backend(posterior_library(families[f]), self.backend.xp)
+            return libs
+        settings = LibrarySettings(cfg.library_mode, cfg.library_gap_open, cfg.library_gap_extend,
+                                   cfg.library_weight)
         if todo:
             for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend,
                                                     on_progress=self._progress("pairs"))):

@@ -114,3 +114,32 @@ def posteriors(x, y, init, trans, pair, single):
             d = i + j
             out[i - 1, j - 1] = math.ldexp(F[i, j, M] * B[i, j, M] / z, fs[d] + bs[d] - fs[L1 + L2])
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff):
+    """ProbCons' consistency transformation of one pair s < t: the dense
+    (L_s, L_t) matrix of sum over u of P_su P_ut (P_ss the identity), where
+    the sparse posteriors of the ordered pair (a, b) are rows of a in CSR
+    at ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``);
+    entries below ``cutoff`` (after division by n) are zeroed."""
+    Ls, Lt = lengths[s], lengths[t]
+    out = np.zeros((Ls, Lt))
+    for u in range(n):
+        if u == s or u == t:  # P_ss P_st and P_st P_tt: the direct posteriors, once each
+            b = base[s * n + t]
+            for x in range(Ls):
+                for k in range(indptr[b + x], indptr[b + x + 1]):
+                    out[x, indices[k]] += data[k]
+            continue
+        a, c = base[s * n + u], base[u * n + t]
+        for x in range(Ls):
+            for k in range(indptr[a + x], indptr[a + x + 1]):
+                z, p = indices[k], data[k]
+                for m in range(indptr[c + z], indptr[c + z + 1]):
+                    out[x, indices[m]] += p * data[m]
+    for x in range(Ls):
+        for y in range(Lt):
+            v = out[x, y] / n
+            out[x, y] = v if v >= cutoff else 0.0
+    return out

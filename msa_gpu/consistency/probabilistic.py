@@ -1,0 +1,77 @@
+"""A consistency library from pair-HMM posteriors (issue 29, an experiment on
+the CPU): every pair's posterior match probabilities (`pairhmm`), those below
+ProbCons' cutoff 0.01 dropped, transformed once through every third sequence
+(ProbCons' consistency transformation), stored as a `ConsistencyLibrary`.
+
+The hard library's entries are ``sum over u of W(s,u) W(u,t)`` with pairwise
+weights W in 0..`LIBRARY_ONE`; here ``W`` is the posterior itself, so an entry
+is ``n * P'(x, y) * LIBRARY_ONE^2`` and the merge's normalisation by ``n``
+gives back ProbCons' averaged posterior. The guide tree takes each pair's
+expected identity (posterior mass on identical residues over the shorter
+length).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
+from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
+
+#: ProbCons drops posteriors below this.
+CUTOFF = 0.01
+
+
+def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF) -> ConsistencyLibrary:
+    from msa_gpu.backend.posterior_cpu import consistency_pair
+
+    model = model or probcons_model(seqs.alphabet.size)
+    n = len(seqs)
+    lengths = seqs.lengths.astype(np.int64)
+    identity = np.eye(n)
+    rows: dict[tuple[int, int], np.ndarray] = {}
+    for s in range(n):
+        for t in range(s + 1, n):
+            p = pair_posteriors(seqs.codes[s], seqs.codes[t], model)
+            p[p < cutoff] = 0.0
+            rows[(s, t)], rows[(t, s)] = p, p.T
+            same = seqs.codes[s][:, None] == seqs.codes[t][None, :]
+            identity[s, t] = identity[t, s] = float((p * same).sum()) / max(min(lengths[s], lengths[t]), 1)
+    # CSR of every ordered pair, rows of the first sequence
+    indptr, indices, data, base = [np.zeros(1, np.int64)], [], [], np.zeros(n * n, np.int64)
+    row_at = 0
+    for a in range(n):
+        for b in range(n):
+            if a == b:
+                continue
+            m = rows[(a, b)]
+            nz_rows, nz_cols = np.nonzero(m)
+            counts = np.bincount(nz_rows, minlength=m.shape[0])
+            base[a * n + b] = row_at
+            indptr.append(indptr[-1][-1] + np.cumsum(counts))
+            indices.append(nz_cols.astype(np.int64))
+            data.append(m[nz_rows, nz_cols])
+            row_at += m.shape[0]
+    indptr_a = np.concatenate(indptr)
+    indices_a = np.concatenate(indices) if indices else np.zeros(0, np.int64)
+    data_a = np.concatenate(data) if data else np.zeros(0)
+    xs, ys, ws, counts = [], [], [], []
+    for s in range(n):
+        for t in range(s + 1, n):
+            dense = consistency_pair(s, t, n, lengths, indptr_a, indices_a, data_a, base, cutoff)
+            x, y = np.nonzero(dense)
+            xs.append(x.astype(np.int32))
+            ys.append(y.astype(np.int32))
+            ws.append(np.rint(dense[x, y] * n * LIBRARY_ONE * LIBRARY_ONE).astype(np.int32))
+            counts.append(len(x))
+    pair_off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32)  # noqa: E731
+    return ConsistencyLibrary(n, lengths, pair_off, cat(xs), cat(ys), cat(ws), identity)
+
+
+def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:
+    """The library with its entry arrays on ``xp``'s device."""
+    if xp is np:
+        return lib
+    return ConsistencyLibrary(lib.n_seqs, lib.lengths, xp.asarray(lib.pair_off), xp.asarray(lib.x),
+                              xp.asarray(lib.y), xp.asarray(lib.w), lib.identity)
