@@ -79,10 +79,22 @@ def test_unrelated_long_pair_keeps_its_end_cell():
     assert np.isfinite(p).all() and 0.0 < p.sum(axis=1).max() <= 1.0 + 1e-9
 
 
-def test_posterior_library_is_the_consistency_transform_of_the_posteriors():
-    """Entries are n * P' * ONE^2 with P' = (2 P_st + sum over third u of
-    P_su P_ut) / n after dropping posteriors below 0.01 (ProbCons), checked
-    against dense matrix products on a 4-sequence family."""
+def _transform(P, n):
+    out = {}
+    for s in range(n):
+        for t in range(n):
+            if s != t:
+                m = (2 * P[s, t] + sum(P[s, u] @ P[u, t] for u in range(n) if u not in (s, t))) / n
+                out[s, t] = np.where(m >= 0.01, m, 0.0)
+    return out
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_posterior_library_is_the_consistency_transform_of_the_posteriors(passes):
+    """Entries are n * P' * ONE^2, P' the posteriors (below 0.01 dropped, as
+    ProbCons) after ``passes`` transformations P_st <- (2 P_st + sum over
+    third u of P_su P_ut) / n, each cut at 0.01 again: checked against dense
+    matrix products on a 4-sequence family."""
     from msa_gpu.consistency import posterior_library
     from msa_gpu.io import make_sequences
     from msa_gpu.types import LIBRARY_ONE
@@ -96,12 +108,13 @@ def test_posterior_library_is_the_consistency_transform_of_the_posteriors():
             if s != t:
                 p = pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL)
                 P[s, t] = np.where(p >= 0.01, p, 0.0)
-    lib = posterior_library(seqs)
+    for _ in range(passes):
+        P = _transform(P, n)
+    lib = posterior_library(seqs, passes=passes)
     k = 0
     for s in range(n):
         for t in range(s + 1, n):
-            want = 2 * P[s, t] + sum(P[s, u] @ P[u, t] for u in range(n) if u not in (s, t))
-            want = np.where(want / n >= 0.01, want, 0.0) * LIBRARY_ONE ** 2
+            want = P[s, t] * n * LIBRARY_ONE ** 2
             got = np.zeros_like(want)
             lo, hi = lib.pair_off[k], lib.pair_off[k + 1]
             got[lib.x[lo:hi], lib.y[lo:hi]] = lib.w[lo:hi]
@@ -120,3 +133,4 @@ def test_accurate_mode_runs_on_the_posterior_library(refs):
     res = Aligner(AlignerConfig(mode="accurate", library_mode="posterior"), backend=cpu_backend()).align(seqs)
     res.alignment.check(seqs)
     assert res.library is not None and res.library.n_entries > 0
+

@@ -1,7 +1,7 @@
 """A consistency library from pair-HMM posteriors (issue 29, an experiment on
 the CPU): every pair's posterior match probabilities (`pairhmm`), those below
-ProbCons' cutoff 0.01 dropped, transformed once through every third sequence
-(ProbCons' consistency transformation), stored as a `ConsistencyLibrary`.
+ProbCons' cutoff 0.01 dropped, transformed through every third sequence
+(ProbCons' consistency transformation, twice), stored as a `ConsistencyLibrary`.
 
 The hard library's entries are ``sum over u of W(s,u) W(u,t)`` with pairwise
 weights W in 0..`LIBRARY_ONE`; here ``W`` is the posterior itself, so an entry
@@ -18,13 +18,15 @@ import numpy as np
 from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
-#: ProbCons drops posteriors below this.
+#: ProbCons drops posteriors below this, and applies the transformation twice.
 CUTOFF = 0.01
+PASSES = 2
 
 
-def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF) -> ConsistencyLibrary:
-    from msa_gpu.backend.posterior_cpu import consistency_pair
-
+def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
+                      passes: int = PASSES) -> ConsistencyLibrary:
+    """The family's library (see the module): posteriors cut at ``cutoff``,
+    then ``passes`` consistency transformations (ProbCons: 2)."""
     model = model or probcons_model(seqs.alphabet.size)
     n = len(seqs)
     lengths = seqs.lengths.astype(np.int64)
@@ -34,31 +36,15 @@ def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: flo
         for t in range(s + 1, n):
             p = pair_posteriors(seqs.codes[s], seqs.codes[t], model)
             p[p < cutoff] = 0.0
-            rows[(s, t)], rows[(t, s)] = p, p.T
+            rows[(s, t)] = p
             same = seqs.codes[s][:, None] == seqs.codes[t][None, :]
             identity[s, t] = identity[t, s] = float((p * same).sum()) / max(min(lengths[s], lengths[t]), 1)
-    # CSR of every ordered pair, rows of the first sequence
-    indptr, indices, data, base = [np.zeros(1, np.int64)], [], [], np.zeros(n * n, np.int64)
-    row_at = 0
-    for a in range(n):
-        for b in range(n):
-            if a == b:
-                continue
-            m = rows[(a, b)]
-            nz_rows, nz_cols = np.nonzero(m)
-            counts = np.bincount(nz_rows, minlength=m.shape[0])
-            base[a * n + b] = row_at
-            indptr.append(indptr[-1][-1] + np.cumsum(counts))
-            indices.append(nz_cols.astype(np.int64))
-            data.append(m[nz_rows, nz_cols])
-            row_at += m.shape[0]
-    indptr_a = np.concatenate(indptr)
-    indices_a = np.concatenate(indices) if indices else np.zeros(0, np.int64)
-    data_a = np.concatenate(data) if data else np.zeros(0)
+    for _ in range(passes):
+        rows = _transformed(rows, n, lengths, cutoff)
     xs, ys, ws, counts = [], [], [], []
     for s in range(n):
         for t in range(s + 1, n):
-            dense = consistency_pair(s, t, n, lengths, indptr_a, indices_a, data_a, base, cutoff)
+            dense = rows[(s, t)]
             x, y = np.nonzero(dense)
             xs.append(x.astype(np.int32))
             ys.append(y.astype(np.int32))
@@ -67,6 +53,30 @@ def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: flo
     pair_off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32)  # noqa: E731
     return ConsistencyLibrary(n, lengths, pair_off, cat(xs), cat(ys), cat(ws), identity)
+
+
+def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float) -> dict:
+    """One consistency transformation of every pair s < t's matrix (``rows``)."""
+    from msa_gpu.backend.posterior_cpu import consistency_pair
+
+    indptr, indices, data, base = [np.zeros(1, np.int64)], [], [], np.zeros(n * n, np.int64)
+    row_at = 0
+    for a in range(n):  # CSR of every ordered pair, rows of the first sequence
+        for b in range(n):
+            if a == b:
+                continue
+            m = rows[(a, b)] if a < b else rows[(b, a)].T
+            nz_rows, nz_cols = np.nonzero(m)
+            base[a * n + b] = row_at
+            indptr.append(indptr[-1][-1] + np.cumsum(np.bincount(nz_rows, minlength=m.shape[0])))
+            indices.append(nz_cols.astype(np.int64))
+            data.append(m[nz_rows, nz_cols])
+            row_at += m.shape[0]
+    indptr_a = np.concatenate(indptr)
+    indices_a = np.concatenate(indices) if indices else np.zeros(0, np.int64)
+    data_a = np.concatenate(data) if data else np.zeros(0)
+    return {(s, t): consistency_pair(s, t, n, lengths, indptr_a, indices_a, data_a, base, cutoff)
+            for s in range(n) for t in range(s + 1, n)}
 
 
 def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:
