@@ -154,8 +154,7 @@ class Aligner:
 
         largest = max(len(families[f]) for f in todo)
         matrix = 8 * largest * largest
-        workers = max(1, min((self.config.tree_memory - matrix) // (2 * matrix),
-                             self.config.threads or os.cpu_count() or 1, 8))
+        workers = self.config.tree_builders(matrix)
         trees: dict[int, GuideTree] = {}
         with ThreadPoolExecutor(workers) as pool:
             pending: deque = deque()

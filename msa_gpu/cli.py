@@ -54,7 +54,8 @@ OutFmt = Annotated[Optional[str], typer.Option("--outfmt", help="Output format: 
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
-                                                              "sequences, UPGMA from 500)")]
+                                                              "sequences; from 500 single linkage on LCS distances, "
+                                                              "UPGMA where the distances are k-mers)")]
 DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
                                                          "auto: lcs from 500 sequences, k-mers below")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
@@ -368,8 +369,7 @@ def _stage_plan(config: AlignerConfig, families: list, fmt) -> StagePlan | None:
     elif config.tree_for(n_max) is TreeMethod.single:
         at_once = 1  # built as soon as its matrix is made, without a copy
     else:
-        builders = max(1, min((config.tree_memory - matrix) // (2 * matrix), 8))  # (as Aligner._stream_trees)
-        at_once = min(len(families), 2 * builders + 1)
+        at_once = min(len(families), 2 * config.tree_builders(matrix) + 1)
     plan = stage_plan([(len(s), int(s.lengths.max())) for s in families], at_once, fmt is OutFormat.fasta)
     total = plan.distance_gb + plan.alignments_gb + plan.output_gb
     return plan if total >= PLAN_MIN_GB else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass
 
 from msa_gpu.alphabet import SeqType
@@ -199,6 +200,14 @@ class AlignerConfig:
                 return TreeMethod.single
             return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
         return self.tree
+
+    def tree_builders(self, matrix_bytes: int) -> int:
+        """Host threads building guide trees beside the distance stream of a
+        batch whose largest matrix takes ``matrix_bytes``: each holds a matrix
+        and its working copy beside the one being computed, within
+        ``tree_memory`` (at least one; at most ``threads``, the CPU count, 8)."""
+        return max(1, min((self.tree_memory - matrix_bytes) // (2 * matrix_bytes),
+                          self.threads or os.cpu_count() or 1, 8))
 
     def keeps_famsa_tree(self, n_seqs: int) -> bool:
         """Whether a family's tree is FAMSA's LCS single-linkage tree chosen

@@ -12,8 +12,8 @@ from msa_gpu.consistency.library import (
                                          stack_libraries,
 )
 
+from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
 from msa_gpu.consistency.probabilistic import on_backend, posterior_library
-from msa_gpu.consistency.pairhmm import PairHMM, family_posteriors, pair_posteriors, probcons_model
 
-__all__ = ["LibrarySettings", "PairHMM", "family_posteriors", "on_backend", "pair_posteriors", "posterior_library", "probcons_model", "LibraryStack", "LibraryWeight", "build_libraries", "library_distance",
-           "stack_libraries"]
+__all__ = ["LibrarySettings", "LibraryStack", "LibraryWeight", "PairHMM", "build_libraries", "library_distance",
+           "on_backend", "pair_posteriors", "posterior_library", "probcons_model", "stack_libraries"]

@@ -8,9 +8,9 @@ residue pairs and a short and a long insertion state on either side, each
 emitting one residue. A path starts in a state with the initial distribution
 and ends in a state with the same distribution (ProbCons' convention).
 
-Posteriors come from forward-backward in probability space, each DP row
-scaled by a power of two (`math.ldexp`: exact), with a fixed order of
-additions, so that a GPU twin that avoids fused multiply-adds can give the
+Posteriors come from forward-backward in probability space, each
+anti-diagonal scaled by a power of two (`math.ldexp`: exact), with a fixed
+order of additions, so that a GPU twin that avoids fused multiply-adds can give the
 same bits. Residues outside the 20 amino acids (B, Z, X) emit pairs with
 probability 1e-10 and alone with 1e-5, as in ProbCons.
 """
@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from msa_gpu.types import Sequences
 
 #: ProbCons' 20 x 20 pair emissions (lower triangle, alphabet ARNDCQEGHILKMFPSTWYV).
 _PAIRS = """
@@ -99,10 +97,3 @@ def pair_posteriors(x: np.ndarray, y: np.ndarray, model: PairHMM) -> np.ndarray:
     return posteriors(np.asarray(x, np.int64), np.asarray(y, np.int64), model.init, model.trans, model.pair,
                       model.single)
 
-
-def family_posteriors(seqs: Sequences, model: PairHMM | None = None) -> dict[tuple[int, int], np.ndarray]:
-    """Every pair (s < t) of a family's posterior matrix (dense; a first
-    step: the sparse library and the GPU engine come next)."""
-    model = model or probcons_model(seqs.alphabet.size)
-    n = len(seqs)
-    return {(s, t): pair_posteriors(seqs.codes[s], seqs.codes[t], model) for s in range(n) for t in range(s + 1, n)}
