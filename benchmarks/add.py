@@ -19,7 +19,6 @@ sequences in memory (`add_sequences`; no start-up, parsing or writing).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import shutil
 import subprocess
@@ -134,11 +133,7 @@ def cmd_add(args) -> int:
     for e in entries:
         lines.append(f"| {e['label']} | {e['wall_s']:.2f} | {e['placement']:.4f} |" if "error" not in e
                      else f"| {e['label']} | failed: {e['error']} | |")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"{args.tag or _dt.date.today().isoformat()}-add"
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    report.write_result(args, "add", doc, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -149,7 +149,7 @@ def _write_synthetic(args, rows: list[dict]) -> None:
                          f"{r.get('device_pool_bytes', 0) / 1e6:.0f} |")
         else:
             lines.append(f"| {r['n']:,} | {r['aligner']} | {r['wall_s']} | failed: {r['error']} | | | | |")
-    _write(args, "large-synthetic", doc, "\n".join(lines) + "\n")
+    report.write_result(args, "large-synthetic", doc, "\n".join(lines) + "\n")
 
 
 def cmd_ablation(args) -> int:
@@ -205,7 +205,7 @@ def cmd_ablation(args) -> int:
              "| run | mean SP | mean TC | wall s | how |", "|---|---|---|---|---|"]
     lines += [f"| {e['label']} | {e['sp']:.4f} | {e['tc']:.4f} | {e['wall_s']:.1f} | {e['how']} |" for e in entries]
     lines += ["", f"Not run: {doc['not_run']}."]
-    _write(args, "large-ablation", doc, "\n".join(lines) + "\n")
+    report.write_result(args, "large-ablation", doc, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
@@ -236,14 +236,6 @@ def _peer_runs(seqs, score, entries, threads) -> list:
     return [("msagpu (own tree)", {}, None, ""),
             ("msagpu + FAMSA's tree", {}, famsa_trees, f" (FAMSA's trees built in {tree_wall:.1f} s, not counted)"),
             ("msagpu large path", {"mode": "large"}, None, "")]
-
-
-def _write(args, kind: str, doc: dict, md: str) -> None:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"{args.tag or _dt.date.today().isoformat()}-{kind}"
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(md)
 
 
 def register(sub) -> None:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
-import os
 import subprocess
 import sys
 import threading
@@ -80,11 +78,7 @@ def cmd_memory(args) -> int:
              f"({res['samples']} samples, every {args.every} s).", "",
              "| until s | peak RSS MB in the window before | stderr line |", "|---|---|---|"]
     lines += [f"| {w['until_s']} | {w['peak_mb']:,} | {w['line'][:120]} |" for w in res["windows"]]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"{args.tag or _dt.date.today().isoformat()}-memory"
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    report.write_result(args, "memory", doc, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0 if res["rc"] == 0 else 1
 

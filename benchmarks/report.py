@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import platform
@@ -240,6 +241,17 @@ def markdown(report: dict) -> str:
         else:
             lines.append(f"- {a['name']}: {a['reason']}.")
     return "\n".join(lines) + "\n"
+
+
+def write_result(args, kind: str, doc: dict, md: str) -> None:
+    """Write ``<tag or today>-<kind>.json`` (``doc``) and ``.md`` (``md``)
+    into ``args.out``: the results files of the benchmarks without a report
+    of their own (``large``, ``add``, ``memory``)."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{args.tag or _dt.date.today().isoformat()}-{kind}"
+    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(md)
 
 
 def write_reports(report: dict, out_dir: str | Path, stem: str) -> tuple[Path, Path]:
