@@ -191,11 +191,12 @@ class Alignment:
         is all gaps."""
         if self.packed.shape[0] != len(seqs):
             raise ValueError("alignment and sequences differ in count")
-        counts = self.mask().sum(axis=1)
+        mask = self.mask()
+        counts = mask.sum(axis=1)
         for s, length in enumerate(seqs.lengths):
             if counts[s] != length:
                 raise ValueError(f"row {seqs.names[s]!r} does not hold its residues in order")
-        if self.packed.shape[0] and not self.mask().any(axis=0).all():
+        if self.packed.shape[0] and not mask.any(axis=0).all():
             raise ValueError("alignment has an all-gap column")
 
     def rows(self, seqs: Sequences, gap: bytes = b"-") -> list[bytes]:

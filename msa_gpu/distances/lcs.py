@@ -5,8 +5,8 @@ For sequences of lengths ``a`` and ``b`` with an LCS of ``l``, the distance is
 common residue gives the largest finite distance), the measure its single-
 linkage guide tree is built on. The LCS lengths are exact integers from a
 bit-parallel LCS on either backend (kernels/lcs.cu, twin backend/lcs_cpu.py),
-and the distances are computed from them on the host, so both backends give
-the same matrix.
+and the distances come from them where they are, by a host-made table of
+``k ** 0.75`` and one IEEE division, so both backends give the same matrix.
 """
 
 from __future__ import annotations

@@ -68,10 +68,14 @@ def _agglomerate(d, share, weighted):
 def mixed_linkage_rowmin(d, share):
     """Mixed linkage (see msa_gpu.tree.mixed_linkage): children and branch
     lengths, node heights half the merge distances."""
-    n = d.shape[0]
     children, dist = _agglomerate(d, share, False)
+    return children, _branch_lengths(children, dist, d.shape[0])
+
+
+def _branch_lengths(children, dist, n):
+    """Each merge's two branch lengths, node heights half the merge distances."""
     height = np.concatenate([np.zeros(n), dist / 2.0])
-    return children, np.maximum(height[n:, None] - height[children], 0.0)
+    return np.maximum(height[n:, None] - height[children], 0.0)
 
 
 def upgma_rowmin(d):
@@ -120,13 +124,14 @@ def single_linkage_prim(d):
     ends, length = _prim_edges(d)
     lo, hi = np.minimum(ends[:, 0], ends[:, 1]), np.maximum(ends[:, 0], ends[:, 1])
     order = np.lexsort((hi, lo, length))
-    children, dist = _join(lo[order], hi[order], length[order], n)
-    height = np.concatenate([np.zeros(n), dist / 2.0])
-    return children, np.maximum(height[n:, None] - height[children], 0.0)
+    children = _join(lo[order], hi[order], n)
+    return children, _branch_lengths(children, length[order], n)
 
 
 @numba.njit(cache=True, nogil=True)
-def _join(a, b, length, n):
+def _join(a, b, n):
+    """Children of the merges joining the clusters of ``a[k]`` and ``b[k]``
+    in turn (union-find; node n + k is merge k, the lower node first)."""
     parent = np.arange(n)
     node = np.arange(n)
     children = np.empty((n - 1, 2), dtype=np.int64)
@@ -142,4 +147,4 @@ def _join(a, b, length, n):
         children[k, 0], children[k, 1] = min(x, y), max(x, y)
         parent[rb] = ra
         node[ra] = n + k
-    return children, length.copy()
+    return children
