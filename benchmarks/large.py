@@ -33,9 +33,10 @@ from . import datasets, report
 from .synthetic import evolve_family, write_family
 
 CHILD_MSAGPU = """
-import faulthandler, json, os, sys, time
-if os.environ.get("MSAGPU_STACKS"):  # stacks every minute (a watchdog without the GIL: may crash, see NOTES)
-    faulthandler.dump_traceback_later(60, repeat=True, file=open(os.environ["MSAGPU_STACKS"], "a"))
+import json, os, sys, time
+if os.environ.get("MSAGPU_STACKS"):  # every thread's stack once a minute (benchmarks/stacks.py)
+    from benchmarks.stacks import watch
+    watch(os.environ["MSAGPU_STACKS"])
 t0 = time.perf_counter()
 from msa_gpu.aligner import Aligner
 from msa_gpu.config import AlignerConfig
