@@ -35,7 +35,8 @@ from msa_gpu.progressive import (
 from msa_gpu.refine import refine
 from msa_gpu.result import AlignResult
 from msa_gpu.scoring import SCALE
-from msa_gpu.tree import DENSE_MAX, mixed_linkage, nj, partition_tree, sequence_weights, single_linkage, upgma
+from msa_gpu.tree import (DENSE_MAX, lcs_single_linkage, mixed_linkage, nj, partition_tree, sequence_weights,
+                          single_linkage, upgma)
 from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
 
@@ -147,8 +148,9 @@ class Aligner:
         trees of the previous ones: ``w`` builders, each holding a matrix and
         its working copy, beside the matrix just computed, (2w + 1) matrices
         within ``tree_memory`` bytes (w at least one). A single-linkage tree
-        (FAMSA's, from 500 sequences by default) is built at once instead: it
-        reads its matrix without a copy, so one matrix is held at a time."""
+        is built at once instead: it reads its matrix without a copy, so one
+        matrix is held at a time; on LCS distances (FAMSA's tree, from 500
+        sequences by default) it needs no matrix at all (`spans_lcs`)."""
         from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
@@ -159,6 +161,10 @@ class Aligner:
         with ThreadPoolExecutor(workers) as pool:
             pending: deque = deque()
             for f in todo:
+                if self.config.spans_lcs(len(families[f])):  # FAMSA's tree, with no matrix at all
+                    with _timed(timings, "distance"):
+                        trees[f] = lcs_single_linkage(families[f], self.backend.xp)
+                    continue
                 with _timed(timings, "distance"):
                     dm = self._distance(families[f])
                 if self.config.tree_for(len(families[f])) is TreeMethod.single:

@@ -358,19 +358,23 @@ PLAN_MIN_GB = 0.25
 
 
 def _stage_plan(config: AlignerConfig, families: list, fmt) -> StagePlan | None:
-    """The memory plan of the families that build N x N matrices, where it is
-    large enough to say (`PLAN_MIN_GB`)."""
+    """The memory plan of the families that build N x N matrices (not those
+    whose tree needs none: `AlignerConfig.spans_lcs`), where it is large
+    enough to say (`PLAN_MIN_GB`)."""
     if not families:
         return None
-    n_max = max(len(s) for s in families)
+    with_matrix = [len(s) for s in families if config.keep_distances or not config.spans_lcs(len(s))]
+    n_max = max(with_matrix, default=0)
     matrix = 8 * n_max * n_max
-    if config.keep_distances:
+    if not with_matrix:
+        at_once = 0
+    elif config.keep_distances:
         at_once = len(families)
     elif config.tree_for(n_max) is TreeMethod.single:
         at_once = 1  # built as soon as its matrix is made, without a copy
     else:
         at_once = min(len(families), 2 * config.tree_builders(matrix) + 1)
-    plan = stage_plan([(len(s), int(s.lengths.max())) for s in families], at_once, fmt is OutFormat.fasta)
+    plan = stage_plan([(len(s), int(s.lengths.max())) for s in families], at_once, fmt is OutFormat.fasta, n_max)
     total = plan.distance_gb + plan.alignments_gb + plan.output_gb
     return plan if total >= PLAN_MIN_GB else None
 

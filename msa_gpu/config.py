@@ -216,6 +216,14 @@ class AlignerConfig:
         return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
                 and self.distance_for(n_seqs) is DistanceMethod.lcs)
 
+    def spans_lcs(self, n_seqs: int) -> bool:
+        """Whether a family's guide tree is single linkage on LCS distances
+        taken through Prim's spanning tree (from `SPANNING_MIN_SEQS`), which
+        needs no N x N matrix: each distance is computed when its row's
+        sequence joins the tree (tree.lcs_single_linkage)."""
+        return (n_seqs >= SPANNING_MIN_SEQS and self.distance_for(n_seqs) is DistanceMethod.lcs
+                and self.tree_for(n_seqs) is TreeMethod.single)
+
     def is_large(self, n_seqs: int) -> bool:
         """Whether a family of this size takes the large-family path."""
         if self.mode is Mode.auto:
@@ -228,6 +236,11 @@ class AlignerConfig:
             return Mode.large
         return Mode.accurate if self.is_accurate(n_seqs, max_length) else Mode.fast
 
+
+#: From this many sequences single linkage runs through Prim's minimum
+#: spanning tree (tree.single_linkage), below it by mixed linkage with no
+#: average share: the same clusters, ties possibly in another order.
+SPANNING_MIN_SEQS = 257
 
 #: Refinement rounds of accurate mode unless ``maxiterate`` says otherwise.
 ACCURATE_ITERATIONS = 10

@@ -56,17 +56,19 @@ class StagePlan:
                 f"host and {self.device_gb:.2f} GB device, output {out}")
 
 
-def stage_plan(families: list[tuple[int, int]], matrices_at_once: int, streamed: bool) -> StagePlan:
+def stage_plan(families: list[tuple[int, int]], matrices_at_once: int, streamed: bool,
+               matrix_n: int | None = None) -> StagePlan:
     """The plan of a batch of families given as (sequences, longest length):
-    ``matrices_at_once`` float64 N x N matrices of the largest family in the
-    distance stage, every alignment as bits (`GAP_FACTOR` times the longest
+    ``matrices_at_once`` float64 N x N matrices of the largest family that
+    makes one (``matrix_n`` sequences; default the largest) in the distance
+    stage, every alignment as bits (`GAP_FACTOR` times the longest
     sequence wide), the widest family's 2 bytes a cell on the device, and the
     largest family's text unless the output is ``streamed``.
 
     >>> stage_plan([(10_000, 500)] * 12, 1, True).line()
     'memory plan: distances 0.80 GB host, alignments 0.02 GB host and 0.03 GB device, output rows streamed'
     """
-    largest = max(n for n, _ in families)
+    largest = max(n for n, _ in families) if matrix_n is None else matrix_n
     cells = [n * int(longest * GAP_FACTOR) for n, longest in families]
     return StagePlan(matrices_at_once * 8 * largest * largest / 1e9, sum(cells) / 8 / 1e9, 2 * max(cells) / 1e9,
                      0.0 if streamed else max(cells) * 1.1 / 1e9)

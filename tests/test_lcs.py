@@ -51,3 +51,50 @@ def test_lcs_distance_drives_a_single_linkage_tree():
     res = Aligner(AlignerConfig(mode="fast", distance="lcs", tree="single", retree=0), backend=cpu_backend()).align(seqs)
     assert res.distances.method == "lcs"
     assert sorted(res.guide_tree.children[0].tolist()) == [0, 1]
+
+
+def _spanning_family(seed: int, n: int = 300):
+    """n mutants of one sequence, some cut short, and 20 repeats (ties)."""
+    rng = np.random.default_rng(seed)
+    letters = list("ACDEFGHIKLMNPQRSTVWY")
+    base = rng.choice(letters, 90)
+    raw = []
+    for i in range(n):
+        s = base.copy()
+        hits = rng.integers(0, len(s), rng.integers(0, 30))
+        s[hits] = rng.choice(letters, len(hits))
+        raw.append("".join(s[: rng.integers(10, 90)] if i % 7 == 0 else s))
+    raw += raw[:20]
+    return make_sequences([f"s{i}" for i in range(len(raw))], [r.encode() for r in raw], "protein")
+
+
+def test_spanning_tree_without_a_matrix_is_the_matrix_paths_tree():
+    """FAMSA's tree straight from the LCS distances (Prim, each row computed
+    when its sequence joins) equals single linkage over the whole matrix:
+    the same children and branch lengths, ties included."""
+    from msa_gpu.tree import lcs_single_linkage, single_linkage
+
+    seqs = _spanning_family(4)
+    got = lcs_single_linkage(seqs)
+    want = single_linkage(lcs_distance(seqs))
+    assert np.array_equal(got.children, want.children)
+    assert np.array_equal(got.lengths, want.lengths)
+
+
+def test_default_tree_of_a_large_family_makes_no_matrix(monkeypatch):
+    """From 500 sequences (lcs_min_seqs) the CLI's default builds FAMSA's tree with
+    no N x N matrix: lcs_distance is never called, and the tree and the
+    alignment are those along the matrix path's single-linkage tree."""
+    import msa_gpu.aligner as aligner_mod
+    from msa_gpu.tree import single_linkage
+
+    seqs = _spanning_family(5, 480)
+    cfg = AlignerConfig(mode="fast", backend="cpu", dedupe=False, keep_distances=False)  # as the CLI runs
+    assert cfg.spans_lcs(len(seqs)) and not cfg.spans_lcs(256)
+    want_tree = single_linkage(lcs_distance(seqs))
+    want = Aligner(cfg, backend=cpu_backend()).align(seqs, guide_tree=want_tree)
+    monkeypatch.setattr(aligner_mod, "lcs_distance", lambda *a: pytest.fail("an N x N matrix was made"))
+    res = Aligner(cfg, backend=cpu_backend()).align(seqs)
+    assert res.distances is None
+    assert np.array_equal(res.guide_tree.children, want_tree.children)
+    assert res.rows() == want.rows()

@@ -229,3 +229,28 @@ def test_lcs_lengths_identical_on_the_gpu(monkeypatch):
     monkeypatch.setattr(lcs_gpu, "lcs_row_blocks", lambda *a: blocks(*a, block_bytes=4 * 7 * len(raw)))
     assert np.array_equal(lcs.lcs_lengths(seqs, cupy), want)
     reached_gpu_path("lcs distances")
+
+
+def test_lcs_spanning_tree_identical_on_the_gpu():
+    """Prim's spanning tree over LCS distances with no matrix (one relax and
+    one pick launch a step) gives the twin's edges and lengths, bit for bit,
+    with repeated sequences (ties) and mask widths of 1-8 words; the tree is
+    the matrix path's."""
+    _gpu()
+    import cupy
+
+    from msa_gpu.distances import lcs_distance, lcs_spanning_edges
+    from msa_gpu.tree import lcs_single_linkage, single_linkage
+
+    rng = np.random.default_rng(12)
+    raw = [rng.choice(list(b"ACDEFGHIKLMNPQRSTVWY"), int(k)).astype(np.uint8).tobytes() for k in rng.integers(1, 500, 200)]
+    raw += random_family(rng, 150, 50, 120, "ACDEFGHIKLMNPQRSTVWY")
+    raw += raw[-20:]
+    seqs = make_sequences([f"s{i}" for i in range(len(raw))], raw, "protein")
+    ends, length = lcs_spanning_edges(seqs, np)
+    g_ends, g_length = lcs_spanning_edges(seqs, cupy)
+    assert np.array_equal(g_ends, ends) and np.array_equal(g_length, length)
+    tree = lcs_single_linkage(seqs, cupy)
+    want = single_linkage(lcs_distance(seqs, np))
+    assert np.array_equal(tree.children, want.children) and np.array_equal(tree.lengths, want.lengths)
+    reached_gpu_path("lcs spanning tree")

@@ -40,3 +40,51 @@ def lcs_rows(masks, mask_off, codes, code_off, lens, r0, r1, n, out):
         w_i = (lens[i] + 63) >> 6
         for j in range(i + 1, n):
             out[i - r0, j] = _lcs_one(masks, mask_off[i], w_i, lens[i], codes[code_off[j]:code_off[j] + lens[j]])
+
+
+@numba.njit(cache=True, parallel=True)
+def _relax(masks, mask_off, codes, code_off, lens, powers, no_common, j, inside, best, src):
+    """Twin of kernels/lcs.cu's lcs_prim_relax: d(j, k) for every k outside
+    the tree, kept where lower than ``best[k]``."""
+    lj = lens[j]
+    b = codes[code_off[j]:code_off[j] + lj]
+    for k in numba.prange(lens.shape[0]):
+        if inside[k]:
+            continue
+        lk = lens[k]
+        ell = _lcs_one(masks, mask_off[k], (lk + 63) >> 6, lk, b)
+        d = powers[lj + lk - 2 * ell] / np.float64(ell) if ell > 0 else no_common
+        if d < best[k]:
+            best[k] = d
+            src[k] = j
+
+
+@numba.njit(cache=True, nogil=True)
+def _pick(best, inside):
+    """Twin of lcs_prim_pick: the nearest sequence outside, ties to the lowest index."""
+    arg, low = -1, 0.0
+    for k in range(best.shape[0]):
+        if not inside[k] and (arg < 0 or best[k] < low):
+            arg, low = k, best[k]
+    return arg
+
+
+def prim_lcs_edges(masks, mask_off, codes, code_off, lens, powers, no_common):
+    """Prim's minimum spanning tree of the LCS distances from sequence 0,
+    each distance computed when its row's sequence joins (no matrix held):
+    the edges' ends and lengths in the order they join."""
+    n = lens.shape[0]
+    inside = np.zeros(n, np.bool_)
+    best = np.full(n, np.inf)
+    src = np.zeros(n, np.int64)
+    ends = np.empty((n - 1, 2), np.int64)
+    length = np.empty(n - 1)
+    j = 0
+    inside[0] = True
+    for step in range(n - 1):
+        _relax(masks, mask_off, codes, code_off, lens, powers, no_common, j, inside, best, src)
+        j = _pick(best, inside)
+        ends[step] = src[j], j
+        length[step] = best[j]
+        inside[j] = True
+    return ends, length

@@ -36,3 +36,27 @@ def lcs_row_blocks(masks, mask_off, codes, code_off, lens, block_bytes: int = 1 
             kernel((int(rows.size),), (THREADS,),
                    (d_masks, d_moff, d_codes, d_coff, d_lens, rows, np.int32(rows.size), np.int32(r0), np.int32(n), block))
         yield r0, r1, block
+
+
+def prim_lcs_edges(masks, mask_off, codes, code_off, lens, powers, no_common):
+    """Twin of lcs_cpu.prim_lcs_edges on the device: per step one relax launch
+    (a thread per sequence) and one pick launch (one block), no host sync
+    until the edges come back."""
+    n = len(lens)
+    words = int((int(lens.max()) + 63) >> 6)
+    relax = get_function("lcs", "lcs_prim_relax", {"LCS_WORDS": str(_words_class(words))})
+    pick = get_function("lcs", "lcs_prim_pick", {"LCS_WORDS": str(_words_class(words))})
+    args = (cp.asarray(masks), cp.asarray(mask_off), cp.asarray(codes), cp.asarray(code_off),
+            cp.asarray(lens.astype(np.int32)), cp.asarray(powers), np.float64(no_common))
+    cur = cp.zeros(1, cp.int64)
+    inside = cp.zeros(n, cp.uint8)
+    inside[0] = 1
+    best = cp.full(n, np.inf, cp.float64)
+    src = cp.zeros(n, cp.int64)
+    ends = cp.empty((n - 1, 2), cp.int64)
+    length = cp.empty(n - 1, cp.float64)
+    grid = ((n + THREADS - 1) // THREADS,)
+    for step in range(n - 1):
+        relax(grid, (THREADS,), (*args, cur, inside, best, src, np.int32(n)))
+        pick((1,), (1024,), (best, src, inside, cur, ends, length, np.int32(step), np.int32(n)))
+    return ends.get(), length.get()

@@ -103,3 +103,19 @@ def lcs_distance(seqs: Sequences, xp=np) -> DistanceMatrix:
         rows = distances_from_lcs(block, lens_x[r0:r1], lens_x, powers_x, xp)
         d[r0:r1] = rows.get() if xp is not np else rows
     return DistanceMatrix(d, "lcs")
+
+
+def lcs_spanning_edges(seqs: Sequences, xp=np) -> tuple[np.ndarray, np.ndarray]:
+    """Prim's minimum spanning tree of the `lcs_distance` distances from
+    sequence 0 (ties to the lowest index), with no matrix: each sequence's
+    distances to those still outside are computed when it joins, on ``xp``'s
+    device. The same edges, in the same order, as Prim over the matrix
+    (tree/_linkage._prim_edges), on either backend: the same integers, table
+    and division. Returns the edges' ends (n - 1, 2) and lengths, host arrays."""
+    masks, moff, codes, coff, lens = _encoded(seqs)
+    powers = indel_powers(2 * int(lens.max()))
+    if xp is not np:
+        from msa_gpu.backend.lcs_gpu import prim_lcs_edges
+    else:
+        from msa_gpu.backend.lcs_cpu import prim_lcs_edges
+    return prim_lcs_edges(masks, moff, codes, coff, lens, powers, NO_COMMON)

@@ -60,3 +60,102 @@ extern "C" __global__ void lcs_rows(
         out[(long long)(i - r0) * n + j] = zeros;
     }
 }
+
+// One step of Prim's minimum spanning tree over the LCS distances, no matrix
+// held (twin: lcs_cpu.prim_lcs_edges): sequence j = *cur has just joined the
+// tree; each sequence k still outside takes d(j, k) as its distance to the
+// tree where it is lower (strictly: the earlier source keeps a tie).
+// d = powers[len_j + len_k - 2 lcs] / lcs (NO_COMMON where lcs = 0), the same
+// table and IEEE division as distances/lcs.py. Thread k holds k's masks
+// (LCS_WORDS the widest class of the family) and walks j's residues: the
+// LCS is symmetric, so the integer is the same either way.
+extern "C" __global__ void lcs_prim_relax(
+    const unsigned long long* __restrict__ masks, const long long* __restrict__ mask_off,
+    const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
+    const int* __restrict__ lens, const double* __restrict__ powers, double no_common,
+    const long long* __restrict__ cur, const unsigned char* __restrict__ inside,
+    double* __restrict__ best, long long* __restrict__ src, int n)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n || inside[k]) return;
+    const long long j = *cur;
+    const int lk = lens[k];
+    const int W = (lk + 63) >> 6;
+    const unsigned long long* M = masks + mask_off[k];
+    const unsigned long long tail = (lk & 63) ? ~((1ULL << (lk & 63)) - 1ULL) : 0ULL;
+    unsigned long long V[LCS_WORDS];
+#pragma unroll
+    for (int w = 0; w < LCS_WORDS; ++w) V[w] = ~0ULL;
+    const unsigned char* b = codes + code_off[j];
+    const int lj = lens[j];
+    for (int t = 0; t < lj; ++t) {
+        const unsigned long long* m = M + (long long)b[t] * W;
+        unsigned long long carry = 0ULL;
+#pragma unroll
+        for (int w = 0; w < LCS_WORDS; ++w) {
+            if (w < W) {
+                const unsigned long long v = V[w];
+                const unsigned long long u = v & m[w];
+                const unsigned long long s = v + u;
+                const unsigned long long s2 = s + carry;
+                carry = (unsigned long long)((s < v) | (s2 < s));
+                V[w] = s2 | (v & ~u);
+            }
+        }
+    }
+    int l = 0;
+#pragma unroll
+    for (int w = 0; w < LCS_WORDS; ++w) {
+        if (w < W) {
+            const unsigned long long x = (w == W - 1) ? (V[w] | tail) : V[w];
+            l += 64 - __popcll(x);
+        }
+    }
+    const double d = l > 0 ? __ddiv_rn(powers[lj + lk - 2 * l], (double)l) : no_common;
+    if (d < best[k]) {
+        best[k] = d;
+        src[k] = j;
+    }
+}
+
+// The next sequence to join: the one outside the tree nearest to it, ties
+// to the lowest index (one block). It joins; edge `step` is (src, it) with
+// its length, and *cur becomes it for the next relax.
+extern "C" __global__ void lcs_prim_pick(
+    const double* __restrict__ best, const long long* __restrict__ src,
+    unsigned char* __restrict__ inside, long long* __restrict__ cur,
+    long long* __restrict__ ends, double* __restrict__ length, int step, int n)
+{
+    __shared__ double sv[1024];
+    __shared__ int si[1024];
+    double v = 0.0;
+    int arg = -1;
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+        if (!inside[k] && (arg < 0 || best[k] < v)) {
+            v = best[k];
+            arg = k;
+        }
+    }
+    sv[threadIdx.x] = v;
+    si[threadIdx.x] = arg;
+    __syncthreads();
+    for (int s = blockDim.x >> 1; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            const int a = si[threadIdx.x], b = si[threadIdx.x + s];
+            if (b >= 0 && (a < 0 || sv[threadIdx.x + s] < sv[threadIdx.x]
+                           || (sv[threadIdx.x + s] == sv[threadIdx.x] && b < a))) {
+                sv[threadIdx.x] = sv[threadIdx.x + s];
+                si[threadIdx.x] = b;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const int j = si[0];
+        inside[j] = 1;
+        *cur = j;
+        ends[2LL * step] = src[j];
+        ends[2LL * step + 1] = j;
+        length[step] = sv[0];
+    }
+}

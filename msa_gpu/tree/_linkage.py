@@ -120,8 +120,14 @@ def single_linkage_prim(d):
     union-find. O(n) memory beside ``d``, which is only read. Returns children
     (the lower node first) and branch lengths, node heights half the merge
     distances."""
-    n = d.shape[0]
-    ends, length = _prim_edges(d)
+    return single_linkage_edges(*_prim_edges(d), d.shape[0])
+
+
+def single_linkage_edges(ends, length, n):
+    """Single linkage from a minimum spanning tree's edges (``ends`` (n - 1,
+    2), ``length``): the edges in order of length (ties: the lower ends
+    first) join clusters by union-find. Returns children (the lower node
+    first) and branch lengths, node heights half the merge distances."""
     lo, hi = np.minimum(ends[:, 0], ends[:, 1]), np.maximum(ends[:, 0], ends[:, 1])
     order = np.lexsort((hi, lo, length))
     children = _join(lo[order], hi[order], n)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from msa_gpu.types import DistanceMatrix, GuideTree
+from msa_gpu.config import SPANNING_MIN_SEQS
+from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
 #: From this many sequences UPGMA runs in numba (`_linkage.upgma_rowmin`:
 #: 10,000 sequences in well under a second, without the GIL, where SciPy's
@@ -62,11 +63,27 @@ def single_linkage(dm: DistanceMatrix) -> GuideTree:
     the matrix without copying it. Both join the same clusters at the same
     distances; where distances tie they may take them in a different order."""
     n = len(dm)
-    if n <= DENSE_MAX:
+    if n < SPANNING_MIN_SEQS:
         return mixed_linkage(dm, 0.0)
     from msa_gpu.tree._linkage import single_linkage_prim  # numba: imported only when needed
 
     children, lengths = single_linkage_prim(dm.values)
+    return GuideTree(n, children, lengths)
+
+
+def lcs_single_linkage(seqs: Sequences, xp=np) -> GuideTree:
+    """FAMSA's guide tree without an n x n matrix: single linkage on the LCS
+    distances (`msa_gpu.distances.lcs`) through Prim's spanning tree, each
+    distance computed when its row's sequence joins (O(n) memory, the LCS of
+    each pair once). The same tree as `single_linkage` of `lcs_distance` from
+    `SPANNING_MIN_SEQS` sequences, where that takes Prim's path too."""
+    n = len(seqs)
+    if n == 1:
+        return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
+    from msa_gpu.distances import lcs_spanning_edges
+    from msa_gpu.tree._linkage import single_linkage_edges  # numba: imported only when needed
+
+    children, lengths = single_linkage_edges(*lcs_spanning_edges(seqs, xp), n)
     return GuideTree(n, children, lengths)
 
 
