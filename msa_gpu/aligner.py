@@ -35,7 +35,7 @@ from msa_gpu.progressive import (
 from msa_gpu.refine import refine
 from msa_gpu.result import AlignResult
 from msa_gpu.scoring import SCALE
-from msa_gpu.tree import (DENSE_MAX, lcs_single_linkage, mixed_linkage, nj, partition_tree, sequence_weights,
+from msa_gpu.tree import (DENSE_MAX, lcs_single_linkage_many, mixed_linkage, nj, partition_tree, sequence_weights,
                           single_linkage, upgma)
 from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
@@ -160,10 +160,12 @@ class Aligner:
         trees: dict[int, GuideTree] = {}
         with ThreadPoolExecutor(workers) as pool:
             pending: deque = deque()
+            spans = [f for f in todo if self.config.spans_lcs(len(families[f]))]
+            if spans:  # FAMSA's tree with no matrix at all, these families stepped together
+                with _timed(timings, "distance"):
+                    trees.update(zip(spans, lcs_single_linkage_many([families[f] for f in spans], self.backend.xp)))
             for f in todo:
-                if self.config.spans_lcs(len(families[f])):  # FAMSA's tree, with no matrix at all
-                    with _timed(timings, "distance"):
-                        trees[f] = lcs_single_linkage(families[f], self.backend.xp)
+                if f in trees:
                     continue
                 with _timed(timings, "distance"):
                     dm = self._distance(families[f])

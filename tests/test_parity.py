@@ -239,7 +239,7 @@ def test_lcs_spanning_tree_identical_on_the_gpu():
     _gpu()
     import cupy
 
-    from msa_gpu.distances import lcs_distance, lcs_spanning_edges
+    from msa_gpu.distances import lcs_distance, lcs_spanning_edges, lcs_spanning_edges_many
     from msa_gpu.tree import lcs_single_linkage, single_linkage
 
     rng = np.random.default_rng(12)
@@ -253,4 +253,11 @@ def test_lcs_spanning_tree_identical_on_the_gpu():
     tree = lcs_single_linkage(seqs, cupy)
     want = single_linkage(lcs_distance(seqs, np))
     assert np.array_equal(tree.children, want.children) and np.array_equal(tree.lengths, want.lengths)
+    # a batch stepped together: families of other sizes and mask widths, one of two sequences
+    fams = [seqs, make_sequences(["a", "b"], [b"MKV", b"MKW"], "protein")]
+    for n, lo, hi in ((60, 20, 60), (300, 100, 200), (90, 600, 700)):
+        fams.append(make_sequences([f"s{i}" for i in range(n)], random_family(rng, n, lo, hi, "ACDEFGHIKLMNPQRSTVWY"),
+                                   "protein"))
+    for got, want in zip(lcs_spanning_edges_many(fams, cupy), lcs_spanning_edges_many(fams, np)):
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     reached_gpu_path("lcs spanning tree")

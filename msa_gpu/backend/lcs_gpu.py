@@ -11,7 +11,7 @@ from msa_gpu.kernels import get_function
 THREADS = 128
 
 
-def _words_class(w: int) -> int:
+def words_class(w: int) -> int:
     """The compiled mask width serving rows of ``w`` words (a power of two:
     the state stays in registers, and few variants compile)."""
     return 1 << max(int(w) - 1, 0).bit_length()
@@ -29,7 +29,7 @@ def lcs_row_blocks(masks, mask_off, codes, code_off, lens, block_bytes: int = 1 
     for r0 in range(0, n, step):
         r1 = min(r0 + step, n)
         block = cp.empty((r1 - r0, n), cp.int32)
-        cls = np.array([_words_class(w) for w in words[r0:r1]])
+        cls = np.array([words_class(w) for w in words[r0:r1]])
         for c in np.unique(cls):
             rows = cp.asarray((r0 + np.flatnonzero(cls == c)).astype(np.int32))
             kernel = get_function("lcs", "lcs_rows", {"LCS_WORDS": str(int(c))})
@@ -38,25 +38,34 @@ def lcs_row_blocks(masks, mask_off, codes, code_off, lens, block_bytes: int = 1 
         yield r0, r1, block
 
 
-def prim_lcs_edges(masks, mask_off, codes, code_off, lens, powers, no_common):
-    """Twin of lcs_cpu.prim_lcs_edges on the device: per step one relax launch
-    (a thread per sequence) and one pick launch (one block), no host sync
-    until the edges come back."""
-    n = len(lens)
+def prim_lcs_edges_many(masks, mask_off, codes, code_off, lens, powers, no_common, sizes):
+    """Twin of lcs_cpu.prim_lcs_edges for every family of a batch at once
+    (``sizes``: each family's sequences, in order, at least 2 each; the other
+    arrays over the batch's sequences, ``mask_off`` and ``code_off`` global):
+    per step one relax launch (a thread per sequence) and one pick launch (a
+    block per family), no host sync until the edges come back. Returns each
+    family's (ends, lengths) in its own numbering."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
     words = int((int(lens.max()) + 63) >> 6)
-    relax = get_function("lcs", "lcs_prim_relax", {"LCS_WORDS": str(_words_class(words))})
-    pick = get_function("lcs", "lcs_prim_pick", {"LCS_WORDS": str(_words_class(words))})
+    defines = {"LCS_WORDS": str(words_class(words))}
+    relax, pick = get_function("lcs", "lcs_prim_relax", defines), get_function("lcs", "lcs_prim_pick", defines)
+    base = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    edge_base = np.concatenate([[0], np.cumsum(sizes - 1)[:-1]]).astype(np.int64)
+    fam = cp.asarray(np.repeat(np.arange(len(sizes), dtype=np.int32), sizes))
+    fam_n, d_base, d_edge = cp.asarray(sizes.astype(np.int32)), cp.asarray(base), cp.asarray(edge_base)
     args = (cp.asarray(masks), cp.asarray(mask_off), cp.asarray(codes), cp.asarray(code_off),
-            cp.asarray(lens.astype(np.int32)), cp.asarray(powers), np.float64(no_common))
-    cur = cp.zeros(1, cp.int64)
+            cp.asarray(lens.astype(np.int32)), cp.asarray(powers), np.float64(no_common), fam, fam_n)
+    cur = cp.asarray(base)
     inside = cp.zeros(n, cp.uint8)
-    inside[0] = 1
+    inside[cur] = 1
     best = cp.full(n, np.inf, cp.float64)
     src = cp.zeros(n, cp.int64)
-    ends = cp.empty((n - 1, 2), cp.int64)
-    length = cp.empty(n - 1, cp.float64)
+    ends = cp.empty((n - len(sizes), 2), cp.int64)
+    length = cp.empty(n - len(sizes), cp.float64)
     grid = ((n + THREADS - 1) // THREADS,)
-    for step in range(n - 1):
-        relax(grid, (THREADS,), (*args, cur, inside, best, src, np.int32(n)))
-        pick((1,), (1024,), (best, src, inside, cur, ends, length, np.int32(step), np.int32(n)))
-    return ends.get(), length.get()
+    for step in range(int(sizes.max()) - 1):
+        relax(grid, (THREADS,), (*args, cur, inside, best, src, np.int32(n), np.int32(step)))
+        pick((len(sizes),), (1024,), (best, src, inside, cur, d_base, fam_n, d_edge, ends, length, np.int32(step)))
+    ends, length = ends.get(), length.get()
+    return [(ends[e:e + k - 1], length[e:e + k - 1]) for e, k in zip(edge_base, sizes)]

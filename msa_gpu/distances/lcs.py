@@ -112,10 +112,36 @@ def lcs_spanning_edges(seqs: Sequences, xp=np) -> tuple[np.ndarray, np.ndarray]:
     device. The same edges, in the same order, as Prim over the matrix
     (tree/_linkage._prim_edges), on either backend: the same integers, table
     and division. Returns the edges' ends (n - 1, 2) and lengths, host arrays."""
-    masks, moff, codes, coff, lens = _encoded(seqs)
-    powers = indel_powers(2 * int(lens.max()))
-    if xp is not np:
-        from msa_gpu.backend.lcs_gpu import prim_lcs_edges
-    else:
+    return lcs_spanning_edges_many([seqs], xp)[0]
+
+
+def lcs_spanning_edges_many(families: list[Sequences], xp=np) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`lcs_spanning_edges` of several families (of at least 2 sequences
+    each). On the GPU the families whose masks take the same number of words
+    step together, one launch pair a step for all of them; each family's
+    edges do not depend on its company."""
+    out: list = [None] * len(families)
+    if xp is np:
         from msa_gpu.backend.lcs_cpu import prim_lcs_edges
-    return prim_lcs_edges(masks, moff, codes, coff, lens, powers, NO_COMMON)
+
+        for f, seqs in enumerate(families):
+            masks, moff, codes, coff, lens = _encoded(seqs)
+            out[f] = prim_lcs_edges(masks, moff, codes, coff, lens, indel_powers(2 * int(lens.max())), NO_COMMON)
+        return out
+    from msa_gpu.backend.lcs_gpu import prim_lcs_edges_many, words_class
+
+    groups: dict[int, list[int]] = {}
+    for f, seqs in enumerate(families):
+        groups.setdefault(words_class((int(seqs.lengths.max()) + 63) >> 6), []).append(f)
+    for members in groups.values():
+        parts = [_encoded(families[f]) for f in members]
+        masks = np.concatenate([p[0] for p in parts])
+        codes = np.concatenate([p[2] for p in parts])
+        lens = np.concatenate([p[4] for p in parts])
+        moff = np.concatenate([p[1] + o for p, o in zip(parts, np.cumsum([0] + [len(p[0]) for p in parts[:-1]]))])
+        coff = np.concatenate([p[3] + o for p, o in zip(parts, np.cumsum([0] + [len(p[2]) for p in parts[:-1]]))])
+        edges = prim_lcs_edges_many(masks, moff, codes, coff, lens, indel_powers(2 * int(lens.max())), NO_COMMON,
+                                    [len(families[f]) for f in members])
+        for f, e in zip(members, edges):
+            out[f] = e
+    return out

@@ -61,24 +61,29 @@ extern "C" __global__ void lcs_rows(
     }
 }
 
-// One step of Prim's minimum spanning tree over the LCS distances, no matrix
-// held (twin: lcs_cpu.prim_lcs_edges): sequence j = *cur has just joined the
-// tree; each sequence k still outside takes d(j, k) as its distance to the
-// tree where it is lower (strictly: the earlier source keeps a tie).
-// d = powers[len_j + len_k - 2 lcs] / lcs (NO_COMMON where lcs = 0), the same
+// One step of Prim's minimum spanning tree over the LCS distances of every
+// family of a batch, no matrix held (twin: lcs_cpu.prim_lcs_edges, one
+// family at a time). Sequences are numbered across the batch; k belongs to
+// family fam[k] of fam_n[f] sequences. Sequence j = cur[f] has just joined
+// its family's tree; each k still outside takes d(j, k) as its distance to
+// the tree where it is lower (strictly: the earlier source keeps a tie).
+// d = powers[len_j + len_k - 2 lcs] / lcs (no_common where lcs = 0), the same
 // table and IEEE division as distances/lcs.py. Thread k holds k's masks
-// (LCS_WORDS the widest class of the family) and walks j's residues: the
-// LCS is symmetric, so the integer is the same either way.
+// (LCS_WORDS the widest class of the batch) and walks j's residues: the LCS
+// is symmetric, so the integer is the same either way.
 extern "C" __global__ void lcs_prim_relax(
     const unsigned long long* __restrict__ masks, const long long* __restrict__ mask_off,
     const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
     const int* __restrict__ lens, const double* __restrict__ powers, double no_common,
-    const long long* __restrict__ cur, const unsigned char* __restrict__ inside,
-    double* __restrict__ best, long long* __restrict__ src, int n)
+    const int* __restrict__ fam, const int* __restrict__ fam_n, const long long* __restrict__ cur,
+    const unsigned char* __restrict__ inside, double* __restrict__ best, long long* __restrict__ src,
+    int n, int step)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= n || inside[k]) return;
-    const long long j = *cur;
+    const int f = fam[k];
+    if (step >= fam_n[f] - 1) return;
+    const long long j = cur[f];
     const int lk = lens[k];
     const int W = (lk + 63) >> 6;
     const unsigned long long* M = masks + mask_off[k];
@@ -118,19 +123,25 @@ extern "C" __global__ void lcs_prim_relax(
     }
 }
 
-// The next sequence to join: the one outside the tree nearest to it, ties
-// to the lowest index (one block). It joins; edge `step` is (src, it) with
-// its length, and *cur becomes it for the next relax.
+// The next sequence to join family blockIdx.x's tree: the one outside it
+// nearest to it, ties to the lowest index. It joins; the family's edge
+// `step` is (src, it) in the family's own numbering, with its length, and
+// cur[f] becomes it for the next relax.
 extern "C" __global__ void lcs_prim_pick(
     const double* __restrict__ best, const long long* __restrict__ src,
     unsigned char* __restrict__ inside, long long* __restrict__ cur,
-    long long* __restrict__ ends, double* __restrict__ length, int step, int n)
+    const long long* __restrict__ fam_base, const int* __restrict__ fam_n,
+    const long long* __restrict__ edge_base, long long* __restrict__ ends, double* __restrict__ length, int step)
 {
     __shared__ double sv[1024];
-    __shared__ int si[1024];
+    __shared__ long long si[1024];
+    const int f = blockIdx.x;
+    const int nf = fam_n[f];
+    if (step >= nf - 1) return;
+    const long long base = fam_base[f];
     double v = 0.0;
-    int arg = -1;
-    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+    long long arg = -1;
+    for (long long k = base + threadIdx.x; k < base + nf; k += blockDim.x) {
         if (!inside[k] && (arg < 0 || best[k] < v)) {
             v = best[k];
             arg = k;
@@ -141,7 +152,7 @@ extern "C" __global__ void lcs_prim_pick(
     __syncthreads();
     for (int s = blockDim.x >> 1; s > 0; s >>= 1) {
         if (threadIdx.x < s) {
-            const int a = si[threadIdx.x], b = si[threadIdx.x + s];
+            const long long a = si[threadIdx.x], b = si[threadIdx.x + s];
             if (b >= 0 && (a < 0 || sv[threadIdx.x + s] < sv[threadIdx.x]
                            || (sv[threadIdx.x + s] == sv[threadIdx.x] && b < a))) {
                 sv[threadIdx.x] = sv[threadIdx.x + s];
@@ -151,11 +162,12 @@ extern "C" __global__ void lcs_prim_pick(
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        const int j = si[0];
+        const long long j = si[0];
+        const long long e = edge_base[f] + step;
         inside[j] = 1;
-        *cur = j;
-        ends[2LL * step] = src[j];
-        ends[2LL * step + 1] = j;
-        length[step] = sv[0];
+        cur[f] = j;
+        ends[2 * e] = src[j] - base;
+        ends[2 * e + 1] = j - base;
+        length[e] = sv[0];
     }
 }

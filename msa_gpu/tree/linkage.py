@@ -77,14 +77,21 @@ def lcs_single_linkage(seqs: Sequences, xp=np) -> GuideTree:
     distance computed when its row's sequence joins (O(n) memory, the LCS of
     each pair once). The same tree as `single_linkage` of `lcs_distance` from
     `SPANNING_MIN_SEQS` sequences, where that takes Prim's path too."""
-    n = len(seqs)
-    if n == 1:
-        return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
-    from msa_gpu.distances import lcs_spanning_edges
+    return lcs_single_linkage_many([seqs], xp)[0]
+
+
+def lcs_single_linkage_many(families: list[Sequences], xp=np) -> list[GuideTree]:
+    """`lcs_single_linkage` of several families, stepped together on the GPU."""
+    from msa_gpu.distances import lcs_spanning_edges_many
     from msa_gpu.tree._linkage import single_linkage_edges  # numba: imported only when needed
 
-    children, lengths = single_linkage_edges(*lcs_spanning_edges(seqs, xp), n)
-    return GuideTree(n, children, lengths)
+    trees: list = [GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))] * len(families)
+    todo = [f for f, s in enumerate(families) if len(s) > 1]
+    for f, edges in zip(todo, lcs_spanning_edges_many([families[f] for f in todo], xp)):
+        n = len(families[f])
+        children, lengths = single_linkage_edges(*edges, n)
+        trees[f] = GuideTree(n, children, lengths)
+    return trees
 
 
 def _mixed_linkage_dense(d: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
