@@ -97,9 +97,9 @@ class Aligner:
         cfg = self.config
         todo = [f for f, a in enumerate(accurate) if a]
         libs: list = [None] * len(families)
-        if cfg.library_mode == "posterior":  # pair-HMM posteriors (CPU engine; issue 29 experiment)
+        if cfg.library_mode == "posterior":  # pair-HMM posteriors (issue 29 experiment; transformation on the host)
             for f in todo:
-                libs[f] = on_backend(posterior_library(families[f]), self.backend.xp)
+                libs[f] = on_backend(posterior_library(families[f], xp=self.backend.xp), self.backend.xp)
             return libs
         settings = LibrarySettings(cfg.library_mode, cfg.library_gap_open, cfg.library_gap_extend,
                                    cfg.library_weight)

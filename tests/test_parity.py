@@ -261,3 +261,40 @@ def test_lcs_spanning_tree_identical_on_the_gpu():
     for got, want in zip(lcs_spanning_edges_many(fams, cupy), lcs_spanning_edges_many(fams, np)):
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     reached_gpu_path("lcs spanning tree")
+
+
+def test_pair_hmm_posteriors_identical_on_the_gpu():
+    """ProbCons' pair-HMM posteriors (kernels/posterior.cu) have the numba
+    twin's bits: every cell (cutoff 0) of short, long, unrelated and
+    one-residue pairs with unknown letters, in one batch and in many; the
+    posterior library and the accurate alignment on it are the same."""
+    _gpu()
+    import cupy
+
+    from msa_gpu.backend import posterior_gpu
+    from msa_gpu.consistency.pairhmm import probcons_model
+    from msa_gpu.consistency.probabilistic import posterior_library, sparse_pair_posteriors
+
+    rng = np.random.default_rng(13)
+    raw = random_family(rng, 6, 40, 90, "ACDEFGHIKLMNPQRSTVWY")
+    raw += [rng.choice(list(b"ACDEFGHIKLMNPQRSTVWY"), 400).astype(np.uint8).tobytes() for _ in range(2)]
+    raw += [b"W", b"MKXBZ", b"A" * 130]
+    seqs = make_sequences([f"s{i}" for i in range(len(raw))], raw, "protein")
+    model = probcons_model(seqs.alphabet.size)
+    pairs = [(s, t) for s in range(len(raw)) for t in range(len(raw)) if s != t]
+    for cutoff in (0.0, 0.01):
+        want = sparse_pair_posteriors(seqs, pairs, model, cutoff, np)
+        got = sparse_pair_posteriors(seqs, pairs, model, cutoff, cupy)
+        for (s, t), w, g in zip(pairs, want, got):
+            for a, b in zip(w, g):
+                assert np.array_equal(a, b), (s, t, cutoff)
+    small = posterior_gpu.sparse_posteriors(list(seqs.codes), np.array(pairs), model.init, model.trans, model.pair,
+                                            model.single, 0.01, block_bytes=1)  # one pair a batch
+    for w, g in zip(sparse_pair_posteriors(seqs, pairs, model, 0.01, np), small):
+        assert all(np.array_equal(a, b) for a, b in zip(w, g))
+    fam = make_sequences([f"s{i}" for i in range(8)], random_family(rng, 8, 60, 120, "ACDEFGHIKLMNPQRSTVWY"), "protein")
+    a, b = posterior_library(fam, xp=np), posterior_library(fam, xp=cupy)
+    assert np.array_equal(a.w, b.w) and np.array_equal(a.x, b.x) and np.array_equal(a.identity, b.identity)
+    cfg = AlignerConfig(mode="accurate", library_mode="posterior")
+    assert Aligner(cfg, backend=cpu_backend()).align(fam).rows() == Aligner(cfg, backend=_gpu()).align(fam).rows()
+    reached_gpu_path("pair-HMM posteriors")

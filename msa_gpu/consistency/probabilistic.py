@@ -24,23 +24,21 @@ PASSES = 2
 
 
 def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
-                      passes: int = PASSES) -> ConsistencyLibrary:
-    """The family's library (see the module): posteriors cut at ``cutoff``,
-    then ``passes`` consistency transformations (ProbCons: 2). Each pair's
-    matrix is held sparse (x, y, p): dense, a family of 142 sequences of ~400
+                      passes: int = PASSES, xp=np) -> ConsistencyLibrary:
+    """The family's library (see the module): posteriors cut at ``cutoff``
+    (on ``xp``'s device: the same bits on either), then ``passes``
+    consistency transformations (ProbCons: 2) on the host. Each pair's matrix
+    is held sparse (x, y, p): dense, a family of 142 sequences of ~400
     residues would hold 13 GB."""
     model = model or probcons_model(seqs.alphabet.size)
     n = len(seqs)
     lengths = seqs.lengths.astype(np.int64)
     identity = np.eye(n)
-    rows: dict[tuple[int, int], tuple] = {}
-    for s in range(n):
-        for t in range(s + 1, n):
-            p = pair_posteriors(seqs.codes[s], seqs.codes[t], model)
-            x, y = np.nonzero(p >= cutoff)
-            rows[(s, t)] = (x, y, p[x, y])
-            same = seqs.codes[s][x] == seqs.codes[t][y]
-            identity[s, t] = identity[t, s] = float(p[x, y][same].sum()) / max(min(lengths[s], lengths[t]), 1)
+    pairs = [(s, t) for s in range(n) for t in range(s + 1, n)]
+    rows = dict(zip(pairs, sparse_pair_posteriors(seqs, pairs, model, cutoff, xp)))
+    for (s, t), (x, y, p) in rows.items():
+        same = seqs.codes[s][x] == seqs.codes[t][y]
+        identity[s, t] = identity[t, s] = float(p[same].sum()) / max(min(lengths[s], lengths[t]), 1)
     for _ in range(passes):
         rows = _transformed(rows, n, lengths, cutoff)
     xs, ys, ws, counts = [], [], [], []
@@ -54,6 +52,39 @@ def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: flo
     pair_off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32)  # noqa: E731
     return ConsistencyLibrary(n, lengths, pair_off, cat(xs), cat(ys), cat(ws), identity)
+
+
+def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
+                           xp=np) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each pair's posteriors of at least ``cutoff`` as (x, y, p), row-major:
+    on the GPU in batches (backend/posterior_gpu.py), on the CPU a pair per
+    host thread (the numba twin releases the GIL). The same bits either way."""
+    if xp is not np:
+        from msa_gpu.backend.posterior_gpu import sparse_posteriors
+
+        return sparse_posteriors(list(seqs.codes), np.array(pairs, dtype=np.int64).reshape(-1, 2), model.init,
+                                 model.trans, model.pair, model.single, cutoff)
+
+    def one(pair):
+        p = pair_posteriors(seqs.codes[pair[0]], seqs.codes[pair[1]], model)
+        x, y = np.nonzero(p >= cutoff)
+        return x, y, p[x, y]
+
+    return _threaded(one, pairs)
+
+
+def _threaded(fn, items: list) -> list:
+    """``fn`` of each item on host threads (numba kernels that release the
+    GIL; as many as numba may use, which ``threads`` caps), results in order."""
+    import numba
+
+    workers = min(len(items), numba.get_num_threads())
+    if workers < 2:
+        return [fn(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
 
 
 def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float) -> dict:
@@ -81,13 +112,13 @@ def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float) -> dict
     indptr_a = np.concatenate(indptr)
     indices_a = np.concatenate(indices) if indices else np.zeros(0, np.int64)
     data_a = np.concatenate(data) if data else np.zeros(0)
-    out = {}
-    for s in range(n):
-        for t in range(s + 1, n):
-            dense = consistency_pair(s, t, n, lengths, indptr_a, indices_a, data_a, base, cutoff)
-            x, y = np.nonzero(dense)
-            out[(s, t)] = (x, y, dense[x, y])
-    return out
+    def one(pair):
+        dense = consistency_pair(pair[0], pair[1], n, lengths, indptr_a, indices_a, data_a, base, cutoff)
+        x, y = np.nonzero(dense)
+        return x, y, dense[x, y]
+
+    pairs = [(s, t) for s in range(n) for t in range(s + 1, n)]
+    return dict(zip(pairs, _threaded(one, pairs)))
 
 
 def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:
