@@ -66,6 +66,9 @@ InOpt = Annotated[Optional[list[str]], typer.Option("-i", "--in", "--infile", he
                                                     "the same as a positional input)")]
 DistmatOut = Annotated[Optional[Path], typer.Option("--distmat-out", help="Write the guide-tree distances as a "
                                                     "labelled PHYLIP matrix")]
+ColumnScores = Annotated[Optional[Path], typer.Option("--column-scores", help="Write each column's confidence "
+                                                      "(0-1, one line a column: the mean pair-HMM posterior of "
+                                                      "the residues it aligns; protein)")]
 AddOpt = Annotated[Optional[Path], typer.Option("--add", help="Sequences to add to the --existing alignment "
                                               "(its columns never change)")]
 ExistingOpt = Annotated[Optional[Path], typer.Option("--existing", help="The existing alignment (aligned FASTA) "
@@ -211,6 +214,7 @@ def align(
     dask: DaskOpt = None,
     gpus: GpusOpt = None,
     distmat_out: DistmatOut = None,
+    column_scores: ColumnScores = None,
     add: AddOpt = None,
     existing: ExistingOpt = None,
     keeplength: KeepLength = False,
@@ -243,12 +247,14 @@ def align(
         batch = outdir is not None
         if not batch and (len(paths) > 1 or paths != inputs):
             raise InputError("several inputs, a folder or a list file need --outdir DIR")
-        if batch and (output is not None or tree_out is not None or distmat_out is not None or tree_in is not None):
-            raise InputError("--outdir cannot be combined with -o, --tree-out, --guidetree-in or --distmat-out")
+        if batch and (output is not None or tree_out is not None or distmat_out is not None or tree_in is not None
+                      or column_scores is not None):
+            raise InputError("--outdir cannot be combined with -o, --tree-out, --guidetree-in, --distmat-out or "
+                             "--column-scores")
         if tree_in is not None and (dask or (gpus is not None and gpus.strip() != "1")):
             raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
-        for target in (output, tree_out, distmat_out):  # fail before the work, not after it
+        for target in (output, tree_out, distmat_out, column_scores):  # fail before the work, not after it
             if target is not None and str(target) != "-" and not Path(target).resolve().parent.is_dir():
                 raise InputError(f"{target}: no such folder to write into")
         families, failed = [], []
@@ -264,6 +270,8 @@ def align(
         paths = [p for p in paths if p not in failed]
         if not families:
             raise InputError("no input could be read")
+        if column_scores is not None and families[0].seqtype is not SeqType.protein:
+            raise InputError("--column-scores needs protein sequences (ProbCons' pair-HMM is a protein model)")
         largest = max(families, key=len)
         need["plan"] = memory_plan(len(largest), int(largest.lengths.sum()), int(largest.lengths.max())).line()
         targets = [outdir / output_name(p, fmt) for p in paths] if batch else [output]
@@ -320,7 +328,9 @@ def align(
                     write_text(target, lambda h, s=seqs, r=result: stream_fasta(h, s.names, r.alignment.iter_rows(s)))
                     continue
                 try:
-                    text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype)
+                    scores = (result.column_scores() if fmt is OutFormat.stockholm
+                              and seqs.seqtype is SeqType.protein else None)  # a #=GC PP_cons line
+                    text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype, scores)
                 except InputError as exc:
                     if not batch:
                         raise
@@ -334,6 +344,9 @@ def align(
                     if target is not None and str(target) != "-":
                         pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(seqs.names)), seqs.names))
                         write_text(f"{target}.names", lambda h, pairs=pairs: h.write(pairs))
+        if column_scores is not None:
+            values = "".join(f"{v:.4f}\n" for v in results[0].column_scores())
+            write_text(column_scores, lambda h: h.write(values))
         if tree_out is not None:
             newick = to_newick(results[0].guide_tree, list(families[0].names))
             write_text(tree_out, lambda h: h.write(newick + "\n"))

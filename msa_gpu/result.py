@@ -54,6 +54,21 @@ class AlignResult:
 
         return Phylo.read(StringIO(to_newick(self.guide_tree, list(self.sequences.names))), "newick")
 
+    def column_scores(self, max_seqs: int | None = None):
+        """Each column's confidence in [0, 1] (float64, one a column): the mean
+        pair-HMM posterior of the residues it aligns
+        (`msa_gpu.consistency.column_confidence`), on this run's backend.
+        Protein only."""
+        import numpy as np
+
+        from msa_gpu.consistency import column_confidence
+        from msa_gpu.consistency.confidence import MAX_SEQS
+
+        xp = np
+        if self.backend == "gpu":
+            import cupy as xp
+        return column_confidence(self.sequences, self.alignment, xp, max_seqs or MAX_SEQS)
+
     def write(self, path, fmt=None) -> None:
         """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""
         from msa_gpu.io import format_for, render_alignment, write_text

@@ -4,7 +4,11 @@ enumeration of every path, rows sum to at most 1, long pairs stay finite."""
 import numpy as np
 import pytest
 
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig
 from msa_gpu.consistency.pairhmm import pair_posteriors, probcons_model
+from msa_gpu.io import make_sequences
 
 MODEL = probcons_model()
 X_STATES, Y_STATES = (1, 3), (2, 4)
@@ -134,3 +138,63 @@ def test_accurate_mode_runs_on_the_posterior_library(refs):
     res.alignment.check(seqs)
     assert res.library is not None and res.library.n_entries > 0
 
+
+
+def _blocky_family(seed: int = 3, n: int = 8):
+    """n proteins: a conserved 40-residue block, 30 residues drawn at random
+    for each sequence (unalignable), and another conserved 40."""
+    rng = np.random.default_rng(seed)
+    letters = list("ACDEFGHIKLMNPQRSTVWY")
+    left, right = rng.choice(letters, 40), rng.choice(letters, 40)
+    raw = []
+    for _ in range(n):
+        a, b = left.copy(), right.copy()
+        for part in (a, b):
+            hit = rng.random(40) < 0.1
+            part[hit] = rng.choice(letters, hit.sum())
+        raw.append("".join(a) + "".join(rng.choice(letters, 30)) + "".join(b))
+    return make_sequences([f"s{i}" for i in range(n)], [r.encode() for r in raw], "protein")
+
+
+def test_column_confidence_is_lower_in_a_shuffled_block():
+    """Columns of the unalignable block score lower than the conserved ones,
+    and every score lies in [0, 1], one a column (CPU; CPU = GPU through the
+    posteriors' parity test)."""
+    seqs = _blocky_family()
+    res = Aligner(AlignerConfig(mode="fast", backend="cpu"), backend=cpu_backend()).align(seqs)
+    scores = res.column_scores()
+    assert scores.shape == (res.alignment.n_cols,) and scores.min() >= 0.0 and scores.max() <= 1.0
+    cols = np.flatnonzero(res.alignment.row_mask(0))  # sequence 0's residues' columns
+    conserved = np.concatenate([scores[cols[:40]], scores[cols[70:]]])
+    shuffled = scores[cols[40:70]]
+    print(f"conserved {conserved.mean():.3f}, shuffled {shuffled.mean():.3f}")
+    assert conserved.mean() > 0.8 and shuffled.mean() < 0.5, (conserved.mean(), shuffled.mean())
+
+
+def test_column_scores_file_and_stockholm_pp_line(tmp_path):
+    """`--column-scores FILE` writes one value a column; Stockholm output
+    carries them as `#=GC PP_cons`, which Biopython reads back; DNA is refused
+    before any work with a one-line error."""
+    from Bio import AlignIO
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+    from msa_gpu.io import posterior_line
+
+    seqs = _blocky_family()
+    src = tmp_path / "in.fa"
+    src.write_text("".join(f">{n}\n{r.decode()}\n" for n, r in zip(seqs.names, seqs.raw)))
+    out, scores = tmp_path / "out.sto", tmp_path / "cols.txt"
+    res = CliRunner().invoke(app, ["align", str(src), "-o", str(out), "--column-scores", str(scores),
+                                   "--backend", "cpu", "-q"])
+    assert res.exit_code == 0, res.output
+    values = np.loadtxt(scores)
+    aln = AlignIO.read(str(out), "stockholm")
+    pp = aln.column_annotations["posterior_probability"]
+    assert len(values) == aln.get_alignment_length() == len(pp)
+    assert pp == posterior_line(values)
+    dna = tmp_path / "dna.fa"
+    dna.write_text(">a\nACGTACGT\n>b\nACGTTCGT\n")
+    res = CliRunner().invoke(app, ["align", str(dna), "-o", str(tmp_path / "d.fa"), "--column-scores",
+                                   str(tmp_path / "d.txt"), "--backend", "cpu", "-q"])
+    assert res.exit_code != 0 and "needs protein" in res.output and not (tmp_path / "d.txt").exists()

@@ -1,7 +1,9 @@
 """Accurate mode's consistency library (``Sequences -> ConsistencyLibrary``):
 all-pairs alignments by the pairwise engine, extended through every third
 sequence, stacked for a batch's families (``library``); and ProbCons' pair-HMM
-with its posterior match probabilities (``pairhmm``, issue 29's first step)."""
+with its posterior match probabilities (``pairhmm``, ``probabilistic``: a
+posterior library) and the column confidence they give an alignment
+(``confidence``)."""
 
 from msa_gpu.consistency.library import (
                                          LibrarySettings,
@@ -12,8 +14,10 @@ from msa_gpu.consistency.library import (
                                          stack_libraries,
 )
 
+from msa_gpu.consistency.confidence import column_confidence
 from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
 from msa_gpu.consistency.probabilistic import on_backend, posterior_library
 
-__all__ = ["LibrarySettings", "LibraryStack", "LibraryWeight", "PairHMM", "build_libraries", "library_distance",
+__all__ = ["LibrarySettings", "LibraryStack", "LibraryWeight", "PairHMM", "build_libraries", "column_confidence",
+           "library_distance",
            "on_backend", "pair_posteriors", "posterior_library", "probcons_model", "stack_libraries"]

@@ -76,11 +76,23 @@ def strict_names(names: list[str], width: int = 10) -> list[str]:
     return out
 
 
+def posterior_line(scores) -> str:
+    """Column confidences in [0, 1] as HMMER writes posterior probabilities
+    (a ``#=GC PP_cons`` line): '0'-'9' for the nearest tenth below 0.95,
+    '*' from 0.95.
+
+    >>> posterior_line([0.0, 0.04, 0.05, 0.5, 0.94, 0.95, 1.0])
+    '00159**'
+    """
+    return "".join("*" if v >= 0.95 else str(min(int(v * 10 + 0.5), 9)) for v in scores)
+
+
 def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
-                     seqtype: SeqType = SeqType.protein) -> str:
+                     seqtype: SeqType = SeqType.protein, column_scores=None) -> str:
     """The alignment as text in ``fmt``. Formats other than FASTA keep each
     name's first word, which must then be non-empty and distinct (strict
-    PHYLIP: `strict_names`)."""
+    PHYLIP: `strict_names`). Stockholm output carries ``column_scores`` (one
+    a column, in [0, 1]), if given, as its ``#=GC PP_cons`` line."""
     fmt = OutFormat(fmt)
     if fmt is OutFormat.fasta:  # the streamed writer's text (Biopython's took 1 s for 10,000 rows)
         out = _io.StringIO()
@@ -108,7 +120,10 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
         _write_msf(handle, recs, seqtype)
     else:
         bio = {"phylip": "phylip-relaxed", "phylip-strict": "phylip"}.get(fmt.value, fmt.value)
-        AlignIO.write(MultipleSeqAlignment(recs), handle, bio)
+        msa = MultipleSeqAlignment(recs)
+        if fmt is OutFormat.stockholm and column_scores is not None:
+            msa.column_annotations["posterior_probability"] = posterior_line(column_scores)
+        AlignIO.write(msa, handle, bio)
     return handle.getvalue()
 
 
