@@ -267,7 +267,8 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
     """ProbCons' pair-HMM posteriors (kernels/posterior.cu) have the numba
     twin's bits: every cell (cutoff 0) of short, long, unrelated and
     one-residue pairs with unknown letters, in one batch and in many; the
-    posterior library and the accurate alignment on it are the same."""
+    posterior library (its consistency transformation on the device too) and
+    the accurate alignment on it are the same."""
     _gpu()
     import cupy
 
@@ -294,7 +295,8 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
         assert all(np.array_equal(a, b) for a, b in zip(w, g))
     fam = make_sequences([f"s{i}" for i in range(8)], random_family(rng, 8, 60, 120, "ACDEFGHIKLMNPQRSTVWY"), "protein")
     a, b = posterior_library(fam, xp=np), posterior_library(fam, xp=cupy)
-    assert np.array_equal(a.w, b.w) and np.array_equal(a.x, b.x) and np.array_equal(a.identity, b.identity)
+    assert np.array_equal(a.w, b.w) and np.array_equal(a.x, b.x) and np.array_equal(a.y, b.y)
+    assert np.array_equal(a.pair_off, b.pair_off) and np.array_equal(a.identity, b.identity)
     cfg = AlignerConfig(mode="accurate", library_mode="posterior")
     assert Aligner(cfg, backend=cpu_backend()).align(fam).rows() == Aligner(cfg, backend=_gpu()).align(fam).rows()
     reached_gpu_path("pair-HMM posteriors")

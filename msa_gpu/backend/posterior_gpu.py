@@ -65,3 +65,37 @@ def _batch(kernel, d_codes, offs, pairs, L1, L2, model, A, cutoff):
     x, y = local // cols, local % cols
     bounds = np.searchsorted(owner, np.arange(len(pairs) + 1))
     return [(x[a:b], y[a:b], vals[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def consistency_pairs(indptr, indices, data, base, lengths, n: int, cutoff: float,
+                      block_bytes: int = 1 << 30) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Twin of posterior_cpu.consistency_pair for every pair s < t of a family
+    (CSR of every ordered pair's posteriors, as `probabilistic._transformed`
+    builds it): each pair's transformed entries (x, y, p), row-major."""
+    kernel = get_function("posterior", "consistency_pairs")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    d = [cp.asarray(a) for a in (indptr, indices, data, base, lengths)]
+    pairs = np.array([(s, t) for s in range(n) for t in range(s + 1, n)], dtype=np.int32).reshape(-1, 2)
+    cells = lengths[pairs[:, 0]] * lengths[pairs[:, 1]]
+    out: list = []
+    start = 0
+    while start < len(pairs):
+        stop, used = start, 0
+        while stop < len(pairs) and (stop == start or used + 8 * cells[stop] <= block_bytes):
+            used += 8 * int(cells[stop])
+            stop += 1
+        part, c = pairs[start:stop], cells[start:stop]
+        off = np.concatenate([[0], np.cumsum(c)]).astype(np.int64)
+        dense = cp.empty(max(int(off[-1]), 1), dtype=cp.float64)
+        kernel((len(part),), (THREADS,), (*d, np.int32(n), cp.asarray(part[:, 0].copy()), cp.asarray(part[:, 1].copy()),
+                                          dense, cp.asarray(off[:-1].copy()), np.float64(cutoff)))
+        idx = cp.flatnonzero(dense[: int(off[-1])])
+        vals, idx = dense[idx].get(), idx.get()
+        owner = np.searchsorted(off[1:], idx, side="right")
+        local = idx - off[owner]
+        cols = lengths[part[owner, 1]]
+        x, y = local // cols, local % cols
+        bounds = np.searchsorted(owner, np.arange(len(part) + 1))
+        out.extend((x[a:b], y[a:b], vals[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
+        start = stop
+    return out

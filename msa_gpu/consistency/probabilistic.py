@@ -26,8 +26,8 @@ PASSES = 2
 def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
                       passes: int = PASSES, xp=np) -> ConsistencyLibrary:
     """The family's library (see the module): posteriors cut at ``cutoff``
-    (on ``xp``'s device: the same bits on either), then ``passes``
-    consistency transformations (ProbCons: 2) on the host. Each pair's matrix
+    and ``passes`` consistency transformations (ProbCons: 2), on ``xp``'s
+    device: the same bits on either. Each pair's matrix
     is held sparse (x, y, p): dense, a family of 142 sequences of ~400
     residues would hold 13 GB."""
     model = model or probcons_model(seqs.alphabet.size)
@@ -40,7 +40,7 @@ def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: flo
         same = seqs.codes[s][x] == seqs.codes[t][y]
         identity[s, t] = identity[t, s] = float(p[same].sum()) / max(min(lengths[s], lengths[t]), 1)
     for _ in range(passes):
-        rows = _transformed(rows, n, lengths, cutoff)
+        rows = _transformed(rows, n, lengths, cutoff, xp)
     xs, ys, ws, counts = [], [], [], []
     for s in range(n):
         for t in range(s + 1, n):
@@ -87,9 +87,10 @@ def _threaded(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
-def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float) -> dict:
+def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float, xp=np) -> dict:
     """One consistency transformation of every pair s < t's sparse matrix
-    (``rows``: (x, y, p) with x in s, y in t, x ascending)."""
+    (``rows``: (x, y, p) with x in s, y in t, x ascending), on ``xp``'s
+    device (the same bits on either)."""
     from msa_gpu.backend.posterior_cpu import consistency_pair
 
     indptr, indices, data, base = [np.zeros(1, np.int64)], [], [], np.zeros(n * n, np.int64)
@@ -112,12 +113,17 @@ def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float) -> dict
     indptr_a = np.concatenate(indptr)
     indices_a = np.concatenate(indices) if indices else np.zeros(0, np.int64)
     data_a = np.concatenate(data) if data else np.zeros(0)
+    pairs = [(s, t) for s in range(n) for t in range(s + 1, n)]
+    if xp is not np:
+        from msa_gpu.backend.posterior_gpu import consistency_pairs
+
+        return dict(zip(pairs, consistency_pairs(indptr_a, indices_a, data_a, base, lengths, n, cutoff)))
+
     def one(pair):
         dense = consistency_pair(pair[0], pair[1], n, lengths, indptr_a, indices_a, data_a, base, cutoff)
         x, y = np.nonzero(dense)
         return x, y, dense[x, y]
 
-    pairs = [(s, t) for s in range(n) for t in range(s + 1, n)]
     return dict(zip(pairs, _threaded(one, pairs)))
 
 

@@ -166,3 +166,45 @@ extern "C" __global__ void pair_posteriors(
         __syncthreads();
     }
 }
+
+// ProbCons' consistency transformation of a batch of pairs s < t (twin:
+// posterior_cpu.consistency_pair): P'(x, y) = (sum over u of P_su P_ut) / n,
+// P_ss the identity, kept where at least `cutoff`. The sparse posteriors of
+// every ordered pair (a, b) are rows of a in CSR at base[a n + b]. One block
+// a pair, one thread an output row x, which adds its terms in the twin's
+// order (u, then the entries of x's row, then theirs), so the sums have the
+// same bits; the row lives in `out` (dense, Ls x Lt a pair).
+extern "C" __global__ void consistency_pairs(
+    const long long* __restrict__ indptr, const long long* __restrict__ indices,
+    const double* __restrict__ data, const long long* __restrict__ base, const long long* __restrict__ lengths,
+    int n, const int* __restrict__ ps, const int* __restrict__ pt, double* __restrict__ out,
+    const long long* __restrict__ out_off, double cutoff)
+{
+    const int q = blockIdx.x;
+    const int s = ps[q], t = pt[q];
+    const long long Ls = lengths[s], Lt = lengths[t];
+    double* O = out + out_off[q];
+    for (long long x = threadIdx.x; x < Ls; x += blockDim.x) {
+        double* row = O + x * Lt;
+        for (long long y = 0; y < Lt; ++y) row[y] = 0.0;
+        for (int u = 0; u < n; ++u) {
+            if (u == s || u == t) {
+                const long long b = base[(long long)s * n + t];
+                for (long long k = indptr[b + x]; k < indptr[b + x + 1]; ++k)
+                    row[indices[k]] = ADD(row[indices[k]], data[k]);
+                continue;
+            }
+            const long long a = base[(long long)s * n + u], c = base[(long long)u * n + t];
+            for (long long k = indptr[a + x]; k < indptr[a + x + 1]; ++k) {
+                const long long z = indices[k];
+                const double p = data[k];
+                for (long long m = indptr[c + z]; m < indptr[c + z + 1]; ++m)
+                    row[indices[m]] = ADD(row[indices[m]], MUL(p, data[m]));
+            }
+        }
+        for (long long y = 0; y < Lt; ++y) {
+            const double v = __ddiv_rn(row[y], (double)n);
+            row[y] = v >= cutoff ? v : 0.0;
+        }
+    }
+}
