@@ -62,12 +62,11 @@ class AlignResult:
         import numpy as np
 
         from msa_gpu.consistency import column_confidence
-        from msa_gpu.consistency.confidence import MAX_SEQS
 
         xp = np
         if self.backend == "gpu":
             import cupy as xp
-        return column_confidence(self.sequences, self.alignment, xp, max_seqs or MAX_SEQS)
+        return column_confidence(self.sequences, self.alignment, xp, max_seqs)
 
     def write(self, path, fmt=None) -> None:
         """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""

@@ -31,12 +31,13 @@ MAX_SEQS = 40
 CUTOFF = 0.01
 
 
-def column_confidence(seqs: Sequences, aln: Alignment, xp=np, max_seqs: int = MAX_SEQS) -> np.ndarray:
+def column_confidence(seqs: Sequences, aln: Alignment, xp=np, max_seqs: int | None = None) -> np.ndarray:
     """(n_cols,) float64 in [0, 1]: each column's mean posterior (see the
-    module). Protein only: the model's emissions are amino acids."""
+    module; ``max_seqs`` default `MAX_SEQS`). Protein only: the model's
+    emissions are amino acids."""
     if seqs.seqtype is not SeqType.protein:
         raise ValueError("column confidence needs protein sequences (ProbCons' pair-HMM is a protein model)")
-    n = len(seqs)
+    n, max_seqs = len(seqs), max_seqs or MAX_SEQS
     picked = np.unique(np.linspace(0, n - 1, min(n, max_seqs)).round().astype(np.int64))
     pairs = [(int(s), int(t)) for i, s in enumerate(picked) for t in picked[i + 1:]]
     total = np.zeros(aln.n_cols)
