@@ -311,6 +311,7 @@ def align(
             given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
             results = Aligner(config, reporter=reporter).align_many(families, guide_trees=given)
         run_timings, run_backend = results[0].timings, results[0].backend
+        first_scores = None  # one family's column confidences, once made
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
             write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
@@ -330,6 +331,8 @@ def align(
                 try:
                     scores = (result.column_scores() if fmt is OutFormat.stockholm
                               and seqs.seqtype is SeqType.protein else None)  # a #=GC PP_cons line
+                    if not batch:  # --column-scores writes the same values
+                        first_scores = scores
                     text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype, scores)
                 except InputError as exc:
                     if not batch:
@@ -345,7 +348,9 @@ def align(
                         pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(seqs.names)), seqs.names))
                         write_text(f"{target}.names", lambda h, pairs=pairs: h.write(pairs))
         if column_scores is not None:
-            values = "".join(f"{v:.4f}\n" for v in results[0].column_scores())
+            if first_scores is None:
+                first_scores = results[0].column_scores()
+            values = "".join(f"{v:.4f}\n" for v in first_scores)
             write_text(column_scores, lambda h: h.write(values))
         if tree_out is not None:
             newick = to_newick(results[0].guide_tree, list(families[0].names))

@@ -44,13 +44,12 @@ def column_confidence(seqs: Sequences, aln: Alignment, xp=np, max_seqs: int | No
     count = np.zeros(aln.n_cols, dtype=np.int64)
     if not pairs:
         return total
-    cols = {int(s): np.flatnonzero(aln.row_mask(int(s))) for s in picked}
+    masks = {int(s): aln.row_mask(int(s)) for s in picked}
+    cols = {s: np.flatnonzero(m) for s, m in masks.items()}  # each residue's column
     posts = sparse_pair_posteriors(seqs, pairs, probcons_model(seqs.alphabet.size), CUTOFF, xp)
     for (s, t), (x, y, p) in zip(pairs, posts):
         cs, ct = cols[s], cols[t]
-        both = np.zeros(aln.n_cols, dtype=bool)
-        both[cs] = True
-        count += both & aln.row_mask(t)
+        count += masks[s] & masks[t]
         here = cs[x] == ct[y]
         np.add.at(total, cs[x[here]], p[here])
     return np.where(count > 0, total / np.maximum(count, 1), 0.0).clip(0.0, 1.0)

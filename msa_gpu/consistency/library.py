@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend.pairwise import PairScoring, align_pairs, all_pair_indices
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, DistanceMatrix, Sequences
 
@@ -208,7 +208,7 @@ def _extended(lengths: np.ndarray, maps: list, identity: np.ndarray, backend) ->
     res_off = offsets(lengths)
     dev = [(xp.asarray(m.ravel()), xp.asarray(w.ravel())) for m, w in maps]
     xs, ys, ws, counts = [], [], [], []
-    for chunk in _extend_chunks(cells):
+    for chunk in budget_chunks(cells, EXTEND_CELLS):  # dense matrices within EXTEND_CELLS, a larger pair alone
         dense_off = offsets(cells[chunk])
         dense = None
         for d_map, d_w in dev:
@@ -230,18 +230,6 @@ def _extended(lengths: np.ndarray, maps: list, identity: np.ndarray, backend) ->
                               identity)
 
 
-def _extend_chunks(cells: np.ndarray) -> list[np.ndarray]:
-    """Consecutive pairs whose dense matrices fit `EXTEND_CELLS` (a larger
-    pair alone)."""
-    out, start, used = [], 0, 0
-    for k, c in enumerate(cells.tolist()):
-        if k > start and used + c > EXTEND_CELLS:
-            out.append(np.arange(start, k))
-            start, used = k, 0
-        used += c
-    if len(cells):
-        out.append(np.arange(start, len(cells)))
-    return out
 
 
 def _matched_residues(pairs, start, runs, r0, r1):

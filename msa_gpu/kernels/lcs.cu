@@ -11,6 +11,42 @@
 #define LCS_WORDS 4
 #endif
 
+// LCS length of a sequence of `la` residues, held as its masks M, and the
+// residues b[0..lb): the number of zero bits of V within its first la bits.
+__device__ __forceinline__ int lcs_length(const unsigned long long* __restrict__ M, int la,
+                                          const unsigned char* __restrict__ b, int lb)
+{
+    const int W = (la + 63) >> 6;
+    const unsigned long long tail = (la & 63) ? ~((1ULL << (la & 63)) - 1ULL) : 0ULL;
+    unsigned long long V[LCS_WORDS];
+#pragma unroll
+    for (int w = 0; w < LCS_WORDS; ++w) V[w] = ~0ULL;
+    for (int k = 0; k < lb; ++k) {
+        const unsigned long long* m = M + (long long)b[k] * W;
+        unsigned long long carry = 0ULL;
+#pragma unroll
+        for (int w = 0; w < LCS_WORDS; ++w) {
+            if (w < W) {
+                const unsigned long long v = V[w];
+                const unsigned long long u = v & m[w];
+                const unsigned long long s = v + u;
+                const unsigned long long s2 = s + carry;
+                carry = (unsigned long long)((s < v) | (s2 < s));
+                V[w] = s2 | (v & ~u);
+            }
+        }
+    }
+    int zeros = 0;
+#pragma unroll
+    for (int w = 0; w < LCS_WORDS; ++w) {
+        if (w < W) {
+            const unsigned long long x = (w == W - 1) ? (V[w] | tail) : V[w];
+            zeros += 64 - __popcll(x);
+        }
+    }
+    return zeros;
+}
+
 extern "C" __global__ void lcs_rows(
     const unsigned long long* __restrict__ masks, const long long* __restrict__ mask_off,
     const unsigned char* __restrict__ codes, const long long* __restrict__ code_off,
@@ -21,43 +57,13 @@ extern "C" __global__ void lcs_rows(
     if (t >= n_rows) return;
     const int i = rows[t];
     const int li = lens[i];
-    const int W = (li + 63) >> 6;
     const unsigned long long* M = masks + mask_off[i];
-    const unsigned long long tail = (li & 63) ? ~((1ULL << (li & 63)) - 1ULL) : 0ULL;
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
         if (j == i) {
             out[(long long)(i - r0) * n + j] = li;
             continue;
         }
-        unsigned long long V[LCS_WORDS];
-#pragma unroll
-        for (int w = 0; w < LCS_WORDS; ++w) V[w] = ~0ULL;
-        const unsigned char* b = codes + code_off[j];
-        const int lj = lens[j];
-        for (int k = 0; k < lj; ++k) {
-            const unsigned long long* m = M + (long long)b[k] * W;
-            unsigned long long carry = 0ULL;
-#pragma unroll
-            for (int w = 0; w < LCS_WORDS; ++w) {
-                if (w < W) {
-                    const unsigned long long v = V[w];
-                    const unsigned long long u = v & m[w];
-                    const unsigned long long s = v + u;
-                    const unsigned long long s2 = s + carry;
-                    carry = (unsigned long long)((s < v) | (s2 < s));
-                    V[w] = s2 | (v & ~u);
-                }
-            }
-        }
-        int zeros = 0;
-#pragma unroll
-        for (int w = 0; w < LCS_WORDS; ++w) {
-            if (w < W) {
-                const unsigned long long x = (w == W - 1) ? (V[w] | tail) : V[w];
-                zeros += 64 - __popcll(x);
-            }
-        }
-        out[(long long)(i - r0) * n + j] = zeros;
+        out[(long long)(i - r0) * n + j] = lcs_length(M, li, codes + code_off[j], lens[j]);
     }
 }
 
@@ -85,37 +91,8 @@ extern "C" __global__ void lcs_prim_relax(
     if (step >= fam_n[f] - 1) return;
     const long long j = cur[f];
     const int lk = lens[k];
-    const int W = (lk + 63) >> 6;
-    const unsigned long long* M = masks + mask_off[k];
-    const unsigned long long tail = (lk & 63) ? ~((1ULL << (lk & 63)) - 1ULL) : 0ULL;
-    unsigned long long V[LCS_WORDS];
-#pragma unroll
-    for (int w = 0; w < LCS_WORDS; ++w) V[w] = ~0ULL;
-    const unsigned char* b = codes + code_off[j];
     const int lj = lens[j];
-    for (int t = 0; t < lj; ++t) {
-        const unsigned long long* m = M + (long long)b[t] * W;
-        unsigned long long carry = 0ULL;
-#pragma unroll
-        for (int w = 0; w < LCS_WORDS; ++w) {
-            if (w < W) {
-                const unsigned long long v = V[w];
-                const unsigned long long u = v & m[w];
-                const unsigned long long s = v + u;
-                const unsigned long long s2 = s + carry;
-                carry = (unsigned long long)((s < v) | (s2 < s));
-                V[w] = s2 | (v & ~u);
-            }
-        }
-    }
-    int l = 0;
-#pragma unroll
-    for (int w = 0; w < LCS_WORDS; ++w) {
-        if (w < W) {
-            const unsigned long long x = (w == W - 1) ? (V[w] | tail) : V[w];
-            l += 64 - __popcll(x);
-        }
-    }
+    const int l = lcs_length(masks + mask_off[k], lk, codes + code_off[j], lj);
     const double d = l > 0 ? __ddiv_rn(powers[lj + lk - 2 * l], (double)l) : no_common;
     if (d < best[k]) {
         best[k] = d;
