@@ -9,6 +9,15 @@ less the score of the path the alignment already has through the same DP
 (`path_score`, kernels/refine.cu); each family takes its best cut when the
 gain is positive (the first such cut on ties), and stops when no cut gains
 or after its rounds. Integer scores make it deterministic on both backends.
+
+A cut's DP scores only its own two profiles (profile gap costs are not an
+exact sum over pairs), so gains under different cuts need not add up: left
+alone, accepted cuts drift, and BB11005's total went down in 101 of 200
+rounds. A family's objective is therefore the sum, over all its cuts, of
+the path its alignment has through each cut's DP (what every round computes
+anyway): a round whose alignment does not raise it undoes the last accepted
+cut and ends the family's refinement, as MAFFT keeps a realignment only when
+the whole alignment's score rises. ``--maxiterate`` is then a cap.
 """
 
 from __future__ import annotations
@@ -91,6 +100,8 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     done = {f: sides[f].n_cuts == 0 for f in codes}
     # every alignment a family has had: coming back to one is a cycle, not a gain
     seen = {f: {_digest(backend.to_host(codes[f]))} for f in codes}
+    objective: dict[int, int] = {}  # each family's objective before its last accepted cut
+    before: dict = {}  # and its codes then
     ran, accepted = [0] * len(jobs), [0] * len(jobs)
     for r in range(max(rounds, default=0)):
         active = [f for f in codes if not done[f] and r < rounds[f]]
@@ -99,11 +110,19 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
         round_sides = [sides[f] if sample <= 0 else sides[f].sample(sample, r) for f in active]
         cuts = _cuts([codes[f] for f in active], round_sides, [jobs[f] for f in active], backend)
         sided = [side_info(jobs[f], mat_of[f]) for f in active]
-        best = _best_cuts(cuts, sided, ctx, long_cells, budget)
-        chosen = [i for i, e in enumerate(best) if e is not None]
+        best, totals = _best_cuts(cuts, sided, ctx, long_cells, budget)
         for i, f in enumerate(active):
             ran[f] += 1
             done[f] = best[i] is None and sample <= 0
+            if sample > 0:
+                continue
+            if f in before and totals[i] <= objective[f]:  # the last cut lowered the objective: undo it
+                codes[f] = before[f]
+                accepted[f] -= 1
+                done[f], best[i] = True, None
+            objective[f] = totals[i]
+            before[f] = codes[f]
+        chosen = [i for i, e in enumerate(best) if e is not None]
         if on_progress is not None:
             on_progress(r + 1, max(rounds))
         if not chosen:
@@ -232,15 +251,18 @@ def backend_host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells: int, budget: int) -> list:
+def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells: int,
+               budget: int) -> tuple[list, list[int]]:
     """Realign every cut (the DP only, no merge), in runs of consecutive cuts
-    that fit the memory budget; per family, its best gaining cut, or None.
-    Cuts over ``long_cells`` cells are not realigned."""
+    that fit the memory budget; per family, its best gaining cut (or None)
+    and its objective (the sum of its alignment's path scores over the cuts
+    realigned). Cuts over ``long_cells`` cells are not realigned."""
     backend = ctx.backend
     b = cuts.block
     sizes = (b.L[0::2] + 1) * (b.L[1::2] + 1)
     long_mask = sizes > long_cells
     gains = np.full(len(cuts.family), -1, dtype=np.int64)
+    paths = np.zeros(len(cuts.family), dtype=np.int64)
     code_off, row_off = offsets(b.k * b.L), offsets(b.k)
     per_cell = BYTES_PER_CELL + BYTES_PER_LIBRARY_CELL * any(s.library is not None for s in sides)
     for chunk in batch_chunks(sizes, long_mask, budget, per_cell):
@@ -254,12 +276,14 @@ def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells
         move_off = cuts.move_base[fam] + cuts.cut[lo:hi] * cuts.width[fam]
         old = backend.ops.path_score(sb.batch, cuts.moves, move_off, cuts.width[fam])
         gains[lo:hi] = np.where(long_mask[lo:hi], -1, backend.to_host(score).astype(np.int64) - old)
-    best = []
+        paths[lo:hi] = np.where(long_mask[lo:hi], 0, old)
+    best, totals = [], []
     for i in range(len(cuts.first) - 1):
         g = gains[cuts.first[i]: cuts.first[i + 1]]
         e = int(np.argmax(g)) if len(g) else 0
         best.append(e if len(g) and g[e] > 0 else None)
-    return best
+        totals.append(int(paths[cuts.first[i]: cuts.first[i + 1]].sum()))
+    return best, totals
 
 
 def _alignment(codes: np.ndarray, gap: int) -> Alignment:
