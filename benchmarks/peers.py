@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Every aligner the harness knows, in the order the report lists them.
-KNOWN = ("msagpu", "famsa", "kalign", "mafft", "clustalo", "clustalw", "muscle")
+KNOWN = ("msagpu", "famsa", "kalign", "mafft", "clustalo", "clustalw", "muscle", "probcons")
 
 MAFFT_MODES = {
     "auto": ["--auto"],
@@ -326,6 +326,17 @@ def _probe_kalign(opts: RunOptions, tools: ToolPath) -> AlignerInfo:
                        how=f"subprocess: {_show(argv)}")
 
 
+def _probe_probcons(opts: RunOptions, tools: ToolPath) -> AlignerInfo:
+    exe = tools.find("probcons")
+    if exe is None:
+        return _missing("probcons", "probcons")
+    env = tools.env_for(exe)
+    version = _first_match(r"PROBCONS version\s+(\d+(?:\.\d+)*)", _capture([exe], env))
+    argv = [exe, "{input}"]  # its defaults: 2 consistency passes, 100 refinement passes; FASTA on stdout
+    return AlignerInfo("probcons", True, version=version, threads=1, argv=argv, stdout_is_output=True, env=env,
+                       how=f"subprocess: {_show(argv)} > OUT.fa  (single-threaded)")
+
+
 PROBES = {
     "msagpu": _probe_msagpu,
     "famsa": _probe_famsa,
@@ -334,6 +345,7 @@ PROBES = {
     "clustalo": _probe_clustalo,
     "clustalw": _probe_clustalw,
     "muscle": _probe_muscle,
+    "probcons": _probe_probcons,
 }
 
 

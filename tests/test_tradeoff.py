@@ -89,3 +89,19 @@ def test_like_for_like_is_msagpu_on_the_peers_completed_families():
     got = tradeoff.like_for_like(subset, ours, ["RV11", "RV12"])["fast"]
     assert got["n_families"] == 1 and got["mean_sp"] == 0.5 and got["mean_tc"] == 0.2
     assert got["per_set"] == {"RV11": {"n": 1, "n_ok": 1, "sp": 0.5, "tc": 0.2}}
+
+
+def test_probcons_is_probed_from_an_unpacked_package(tmp_path):
+    """ProbCons (issue 29's reference implementation) runs as a peer from a
+    ``dpkg -x`` folder: found under usr/bin, version read from its banner,
+    the alignment taken from its standard output."""
+    from benchmarks.peers import RunOptions, probe
+
+    exe = tmp_path / "usr" / "bin" / "probcons"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\necho\necho 'PROBCONS version 1.12 - align multiple protein sequences' >&2\n")
+    exe.chmod(0o755)
+    info = probe("probcons", RunOptions(peer_prefix=str(tmp_path)))
+    assert info.available and info.version == "1.12" and info.stdout_is_output
+    assert info.argv == [str(exe), "{input}"] and "probcons IN.fa" in info.how
+    assert not probe("probcons", RunOptions(peer_prefix=str(tmp_path / "none"))).available or shutil.which("probcons")
