@@ -114,6 +114,7 @@ class AlignerConfig:
     maxiterate: int | None = None
     consistency: float = 40.0
     library_mode: str = "local"
+    objective: str = "sp"  # sp: matrix, gaps and library; mea: the library alone, no gap costs (ProbCons)
     library_weight: str = "identity"
     library_gap_open: float = 11.0
     library_gap_extend: float = 1.0
@@ -151,6 +152,8 @@ class AlignerConfig:
             raise ValueError("maxiterate must lie in 0..100000")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
+        if self.objective not in ("sp", "mea"):
+            raise ValueError("objective must be 'sp' or 'mea'")
         if self.gap_model not in ("auto", "flat", "counts"):
             raise ValueError("gap_model must be 'auto', 'flat' or 'counts'")
         if self.gap_scaling_n < 0:

@@ -19,11 +19,12 @@ def _bytes(L1: np.ndarray, L2: np.ndarray) -> np.ndarray:
     return 8 * L1 * L2 + 8 * 3 * (L1 + 1) * NS + 4 * 2 * (L1 + L2 + 1)
 
 
-def sparse_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float,
-                      block_bytes: int = 1 << 30) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """For each pair (s, t) of ``pairs`` (P, 2), the posteriors of sequence s's
-    residues (rows) against t's that are at least ``cutoff``: (x, y, p) host
-    arrays in row-major order. Pairs go in batches of about ``block_bytes``."""
+def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float,
+                    block_bytes: int = 1 << 30):
+    """For each pair q = (s, t) of ``pairs`` (P, 2), the posteriors of
+    sequence s's residues (rows) against t's that are at least ``cutoff``,
+    as flat device arrays (q, x, y, p) sorted by pair, then row-major. Pairs
+    go in batches of about ``block_bytes``."""
     lens = np.array([len(c) for c in codes], dtype=np.int64)
     offs = offsets(lens)[:-1]
     d_codes = cp.asarray(np.concatenate(codes).astype(np.uint8) if len(codes) else np.zeros(1, np.uint8))
@@ -32,26 +33,43 @@ def sparse_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, p
     kernel = get_function("posterior", "pair_posteriors")
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     L1, L2 = lens[pairs[:, 0]], lens[pairs[:, 1]]
-    out: list = []
-    for c in budget_chunks(_bytes(L1, L2), block_bytes):
-        out.extend(_batch(kernel, d_codes, offs, pairs[c], L1[c], L2[c], model, A, cutoff))
-    return out
+    parts = [_batch(kernel, d_codes, offs, pairs[c], L1[c], L2[c], model, A, cutoff, c)
+             for c in budget_chunks(_bytes(L1, L2), block_bytes)]
+    return _concat(parts)
 
 
-def _sparse_rows(values, keep, off: np.ndarray, cols: np.ndarray) -> list:
-    """Each pair's kept entries (x, y, value), row-major, from the flat device
-    matrices ``values`` (pair q's ``off[q + 1] - off[q]`` cells, ``cols[q]``
-    to a row) where the device mask ``keep`` holds; host arrays."""
+def sparse_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float,
+                      block_bytes: int = 1 << 30) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`flat_posteriors` as each pair's (x, y, p) host arrays."""
+    return split_pairs(*flat_posteriors(codes, pairs, init, trans, pair, single, cutoff, block_bytes),
+                       len(np.asarray(pairs).reshape(-1, 2)))
+
+
+def split_pairs(q, x, y, p, n_pairs: int) -> list:
+    """Flat (q, x, y, p) arrays sorted by q as each pair's (x, y, p), host."""
+    q, x, y, p = (a.get() if hasattr(a, "get") else np.asarray(a) for a in (q, x, y, p))
+    bounds = np.searchsorted(q, np.arange(n_pairs + 1))
+    return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _kept(values, keep, off: np.ndarray, cols: np.ndarray, ids: np.ndarray):
+    """The kept entries of flat device matrices ``values`` (matrix i's
+    ``off[i + 1] - off[i]`` cells, ``cols[i]`` to a row, pair id ``ids[i]``)
+    where the device mask ``keep`` holds: device (q, x, y, value), row-major."""
     idx = cp.flatnonzero(keep)
-    vals, idx = values[idx].get(), idx.get()
-    owner = np.searchsorted(off[1:], idx, side="right")
-    local = idx - off[owner]
-    x, y = local // cols[owner], local % cols[owner]
-    bounds = np.searchsorted(owner, np.arange(len(cols) + 1))
-    return [(x[a:b], y[a:b], vals[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    owner = cp.searchsorted(cp.asarray(off[1:]), idx, side="right")
+    local = idx - cp.asarray(off)[owner]
+    width = cp.asarray(np.asarray(cols, np.int64))[owner]
+    return cp.asarray(np.asarray(ids, np.int64))[owner], local // width, local % width, values[idx]
 
 
-def _batch(kernel, d_codes, offs, pairs, L1, L2, model, A, cutoff):
+def _concat(parts: list):
+    if not parts:
+        return tuple(cp.zeros(0, dt) for dt in (cp.int64, cp.int64, cp.int64, cp.float64))
+    return tuple(cp.concatenate([p[i] for p in parts]) for i in range(4))
+
+
+def _batch(kernel, d_codes, offs, pairs, L1, L2, model, A, cutoff, ids):
     cells = L1 * L2
     post_off, ring_off, scale_off = offsets(cells), offsets(3 * (L1 + 1) * NS), offsets(2 * (L1 + L2 + 1))
     post = cp.empty(max(int(post_off[-1]), 1), dtype=cp.float64)
@@ -62,25 +80,26 @@ def _batch(kernel, d_codes, offs, pairs, L1, L2, model, A, cutoff):
             cp.asarray(L2.astype(np.int32)), *model, np.int32(A), post, cp.asarray(post_off[:-1].copy()), ring,
             cp.asarray(ring_off[:-1].copy()), scales, cp.asarray(scale_off[:-1].copy())))
     flat = post[: int(post_off[-1])]
-    return _sparse_rows(flat, flat >= cutoff, post_off, L2)
+    return _kept(flat, flat >= cutoff, post_off, L2, ids)
 
 
-def consistency_pairs(indptr, indices, data, base, lengths, n: int, cutoff: float,
-                      block_bytes: int = 1 << 30) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Twin of posterior_cpu.consistency_pair for every pair s < t of a family
-    (CSR of every ordered pair's posteriors, as `probabilistic._transformed`
-    builds it): each pair's transformed entries (x, y, p), row-major."""
+def consistency_pairs(indptr, indices, data, base, lengths, pairs: np.ndarray, n: int, cutoff: float,
+                      block_bytes: int = 1 << 30):
+    """Twin of posterior_cpu.consistency_pair for the pairs s < t of a family
+    (``pairs``, host (P, 2); the CSR of every ordered pair's posteriors, as
+    `probabilistic.ordered_csr` builds it, on the device): the transformed
+    entries as flat device arrays (q, x, y, p), by pair, then row-major."""
     kernel = get_function("posterior", "consistency_pairs")
     lengths = np.asarray(lengths, dtype=np.int64)
     d = [cp.asarray(a) for a in (indptr, indices, data, base, lengths)]
-    pairs = np.array([(s, t) for s in range(n) for t in range(s + 1, n)], dtype=np.int32).reshape(-1, 2)
+    pairs = np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
     cells = lengths[pairs[:, 0]] * lengths[pairs[:, 1]]
-    out: list = []
+    parts = []
     for c in budget_chunks(8 * cells, block_bytes):
         part, off = pairs[c], offsets(cells[c])
         dense = cp.empty(max(int(off[-1]), 1), dtype=cp.float64)
         kernel((len(part),), (THREADS,), (*d, np.int32(n), cp.asarray(part[:, 0].copy()), cp.asarray(part[:, 1].copy()),
                                           dense, cp.asarray(off[:-1].copy()), np.float64(cutoff)))
         dense = dense[: int(off[-1])]
-        out.extend(_sparse_rows(dense, dense != 0, off, lengths[part[:, 1]]))
-    return out
+        parts.append(_kept(dense, dense != 0, off, lengths[part[:, 1]], c))
+    return _concat(parts)

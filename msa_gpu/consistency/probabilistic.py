@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from msa_gpu.arrays import offsets
 from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
@@ -23,54 +24,93 @@ CUTOFF = 0.01
 PASSES = 2
 
 
+#: Fixed point of the expected identities' sums (integer sums have the same
+#: bits in any order, so both backends give the same guide tree).
+IDENTITY_ONE = float(1 << 40)
+
+
 def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
                       passes: int = PASSES, xp=np) -> ConsistencyLibrary:
     """The family's library (see the module): posteriors cut at ``cutoff``
     and ``passes`` consistency transformations (ProbCons: 2), on ``xp``'s
-    device: the same bits on either. Each pair's matrix
-    is held sparse (x, y, p): dense, a family of 142 sequences of ~400
-    residues would hold 13 GB."""
+    device: the same bits on either. Every pair's matrix is held sparse, all
+    pairs in flat arrays (q, x, y, p) that stay on the device between the
+    passes (dense, a family of 142 sequences of ~400 residues would hold
+    13 GB); the library's entry arrays stay there too."""
     model = model or probcons_model(seqs.alphabet.size)
     n = len(seqs)
     lengths = seqs.lengths.astype(np.int64)
-    identity = np.eye(n)
-    pairs = [(s, t) for s in range(n) for t in range(s + 1, n)]
-    rows = dict(zip(pairs, sparse_pair_posteriors(seqs, pairs, model, cutoff, xp)))
-    for (s, t), (x, y, p) in rows.items():
-        same = seqs.codes[s][x] == seqs.codes[t][y]
-        identity[s, t] = identity[t, s] = float(p[same].sum()) / max(min(lengths[s], lengths[t]), 1)
+    pairs = np.array([(s, t) for s in range(n) for t in range(s + 1, n)], dtype=np.int64).reshape(-1, 2)
+    flat = flat_pair_posteriors(seqs, pairs, model, cutoff, xp)
+    identity = _expected_identity(seqs, pairs, flat, xp)
     for _ in range(passes):
-        rows = _transformed(rows, n, lengths, cutoff, xp)
-    xs, ys, ws, counts = [], [], [], []
-    for s in range(n):
-        for t in range(s + 1, n):
-            x, y, p = rows[(s, t)]
-            xs.append(x.astype(np.int32))
-            ys.append(y.astype(np.int32))
-            ws.append(np.rint(p * n * LIBRARY_ONE * LIBRARY_ONE).astype(np.int32))
-            counts.append(len(x))
-    pair_off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32)  # noqa: E731
-    return ConsistencyLibrary(n, lengths, pair_off, cat(xs), cat(ys), cat(ws), identity)
+        flat = _transformed(flat, pairs, n, lengths, cutoff, xp)
+    q, x, y, p = flat
+    counts = _host(xp.bincount(q, minlength=len(pairs))) if len(pairs) else np.zeros(0, np.int64)
+    w = xp.rint(p * float(n * LIBRARY_ONE * LIBRARY_ONE)).astype(xp.int32)
+    return ConsistencyLibrary(n, lengths, offsets(counts), x.astype(xp.int32), y.astype(xp.int32), w, identity)
 
 
-def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
-                           xp=np) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Each pair's posteriors of at least ``cutoff`` as (x, y, p), row-major:
-    on the GPU in batches (backend/posterior_gpu.py), on the CPU a pair per
-    host thread (the numba twin releases the GIL). The same bits either way."""
+def _host(a) -> np.ndarray:
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _expected_identity(seqs: Sequences, pairs: np.ndarray, flat, xp) -> np.ndarray:
+    """Each pair's expected identity: posterior mass on identical residues
+    over the shorter length (host (n, n), 1 on the diagonal), summed in
+    fixed point (`IDENTITY_ONE`) so that the order of the sum does not matter."""
+    n = len(seqs)
+    identity = np.eye(n)
+    q, x, y, p = flat
+    if not len(pairs):
+        return identity
+    codes = xp.asarray(np.concatenate(seqs.codes).astype(np.int16))
+    start = xp.asarray(offsets(seqs.lengths)[:-1])
+    ps, pt = xp.asarray(pairs[:, 0]), xp.asarray(pairs[:, 1])
+    same = codes[start[ps[q]] + x] == codes[start[pt[q]] + y]
+    mass = xp.where(same, xp.rint(p * IDENTITY_ONE), 0).astype(xp.int64)
+    ends = xp.searchsorted(q, xp.arange(len(pairs) + 1))
+    csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(mass)])
+    total = _host(csum[ends[1:]] - csum[ends[:-1]]).astype(np.float64) / IDENTITY_ONE
+    lengths = seqs.lengths.astype(np.int64)
+    shorter = np.maximum(np.minimum(lengths[pairs[:, 0]], lengths[pairs[:, 1]]), 1)
+    identity[pairs[:, 0], pairs[:, 1]] = identity[pairs[:, 1], pairs[:, 0]] = total / shorter
+    return identity
+
+
+def flat_pair_posteriors(seqs: Sequences, pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np):
+    """Each pair's posteriors of at least ``cutoff`` as flat arrays
+    (q, x, y, p) on ``xp``'s device, by pair index q, then row-major: on the
+    GPU in batches (backend/posterior_gpu.py), on the CPU a pair per host
+    thread (the numba twin releases the GIL). The same bits either way."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if xp is not np:
-        from msa_gpu.backend.posterior_gpu import sparse_posteriors
+        from msa_gpu.backend.posterior_gpu import flat_posteriors
 
-        return sparse_posteriors(list(seqs.codes), np.array(pairs, dtype=np.int64).reshape(-1, 2), model.init,
-                                 model.trans, model.pair, model.single, cutoff)
+        return flat_posteriors(list(seqs.codes), pairs, model.init, model.trans, model.pair, model.single, cutoff)
 
     def one(pair):
         p = pair_posteriors(seqs.codes[pair[0]], seqs.codes[pair[1]], model)
         x, y = np.nonzero(p >= cutoff)
         return x, y, p[x, y]
 
-    return _threaded(one, pairs)
+    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()]))
+
+
+def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
+                           xp=np) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`flat_pair_posteriors` as each pair's (x, y, p) host arrays."""
+    q, x, y, p = (_host(a) for a in flat_pair_posteriors(seqs, np.array(pairs, np.int64), model, cutoff, xp))
+    bounds = np.searchsorted(q, np.arange(len(pairs) + 1))
+    return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _flat(rows: list):
+    """Per-pair (x, y, p) host arrays as flat (q, x, y, p)."""
+    counts = [len(r[0]) for r in rows]
+    q = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+    cat = lambda i, dt: np.concatenate([np.asarray(r[i], dt) for r in rows]) if rows else np.zeros(0, dt)  # noqa: E731
+    return q, cat(0, np.int64), cat(1, np.int64), cat(2, np.float64)
 
 
 def _threaded(fn, items: list) -> list:
@@ -87,44 +127,43 @@ def _threaded(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
-def _transformed(rows: dict, n: int, lengths: np.ndarray, cutoff: float, xp=np) -> dict:
-    """One consistency transformation of every pair s < t's sparse matrix
-    (``rows``: (x, y, p) with x in s, y in t, x ascending), on ``xp``'s
-    device (the same bits on either)."""
-    from msa_gpu.backend.posterior_cpu import consistency_pair
+def ordered_csr(flat, pairs: np.ndarray, n: int, lengths: np.ndarray, xp=np):
+    """Every ordered pair (a, b)'s posteriors as CSR rows of a, from the pairs
+    s < t's flat (q, x, y, p): (indptr, indices, data, base) on ``xp``'s
+    device, pair (a, b)'s rows from ``base[a * n + b]``, each row's entries
+    by column. (b, a) is (a, b) transposed; the keys are distinct, so any
+    sort gives the same arrays."""
+    q, x, y, p = flat
+    ps, pt = xp.asarray(pairs[:, 0]), xp.asarray(pairs[:, 1])
+    s, t = ps[q], pt[q]
+    a, b = xp.concatenate([s, t]), xp.concatenate([t, s])
+    row, col, val = xp.concatenate([x, y]), xp.concatenate([y, x]), xp.concatenate([p, p])
+    first = np.repeat(np.arange(n), n)
+    rows_of = np.where(first != np.tile(np.arange(n), n), lengths[first], 0)  # rows of each ordered pair
+    base = offsets(rows_of)
+    g = xp.asarray(base[:-1])[a * n + b] + row
+    order = xp.argsort(g * int(max(lengths.max(initial=0), 1)) + col)
+    counts = xp.bincount(g, minlength=int(base[-1]))
+    indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(counts)])
+    return indptr, col[order], val[order], base[:-1]
 
-    indptr, indices, data, base = [np.zeros(1, np.int64)], [], [], np.zeros(n * n, np.int64)
-    row_at = 0
-    for a in range(n):  # CSR of every ordered pair, rows of the first sequence
-        for b in range(n):
-            if a == b:
-                continue
-            if a < b:
-                x, y, p = rows[(a, b)]
-            else:  # the transpose, sorted by its rows
-                y, x, p = rows[(b, a)]
-                order = np.lexsort((y, x))
-                x, y, p = x[order], y[order], p[order]
-            base[a * n + b] = row_at
-            indptr.append(indptr[-1][-1] + np.cumsum(np.bincount(x, minlength=int(lengths[a]))))
-            indices.append(y.astype(np.int64))
-            data.append(p)
-            row_at += int(lengths[a])
-    indptr_a = np.concatenate(indptr)
-    indices_a = np.concatenate(indices) if indices else np.zeros(0, np.int64)
-    data_a = np.concatenate(data) if data else np.zeros(0)
-    pairs = [(s, t) for s in range(n) for t in range(s + 1, n)]
+
+def _transformed(flat, pairs: np.ndarray, n: int, lengths: np.ndarray, cutoff: float, xp=np):
+    """One consistency transformation of every pair s < t's sparse matrix
+    (flat (q, x, y, p)), on ``xp``'s device (the same bits on either)."""
+    indptr, indices, data, base = ordered_csr(flat, pairs, n, lengths, xp)
     if xp is not np:
         from msa_gpu.backend.posterior_gpu import consistency_pairs
 
-        return dict(zip(pairs, consistency_pairs(indptr_a, indices_a, data_a, base, lengths, n, cutoff)))
+        return consistency_pairs(indptr, indices, data, base, lengths, pairs, n, cutoff)
+    from msa_gpu.backend.posterior_cpu import consistency_pair
 
     def one(pair):
-        dense = consistency_pair(pair[0], pair[1], n, lengths, indptr_a, indices_a, data_a, base, cutoff)
+        dense = consistency_pair(pair[0], pair[1], n, lengths, indptr, indices, data, base, cutoff)
         x, y = np.nonzero(dense)
         return x, y, dense[x, y]
 
-    return dict(zip(pairs, _threaded(one, pairs)))
+    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()]))
 
 
 def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:

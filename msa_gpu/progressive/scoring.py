@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from msa_gpu.alphabet import Alphabet
 from msa_gpu.config import DEFAULTS, AlignerConfig
 from msa_gpu.scoring import SCALE, GapScheme, matrix_fixed
 from msa_gpu.types import Sequences
@@ -30,6 +31,8 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = 
     size) takes ``large_matrix_offset`` unless ``matrix_offset`` is set."""
     matrix, go, ge, offset = DEFAULTS[seqs.alphabet.name]
     large = config.is_large(len(seqs)) if large is None else large
+    if config.objective == "mea" and not large and config.is_accurate(len(seqs), int(seqs.lengths.max(initial=0))):
+        return mea_scoring(seqs.alphabet)
     if large:
         offset = config.large_matrix_offset
     counts = gap_model(config, seqs, large) == "counts"
@@ -43,6 +46,20 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, large: bool | None = 
     m = matrix_fixed(config.matrix or matrix, seqs.alphabet.letters, off)
     return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(config.gap_pair * SCALE)),
                    1 if counts else 0)
+
+
+def mea_scoring(a: Alphabet) -> Scoring:
+    """Maximum expected accuracy (ProbCons): no substitution scores and no
+    gap costs, so a merge's column score is the library's alone (the
+    transformed posteriors, averaged over the pairs it aligns) and its DP
+    finds the alignment with the most expected correct pairs.
+
+    >>> from msa_gpu.alphabet import PROTEIN
+    >>> sc = mea_scoring(PROTEIN)
+    >>> int(abs(sc.matrix).sum()), sc.gaps, sc.gap_pair
+    (0, (0, 0, 0, 0), 0)
+    """
+    return Scoring(a.size, a.gap, np.zeros((len(a.letters), len(a.letters)), np.int64), (0, 0, 0, 0), 0, 0)
 
 
 def gap_model(config: AlignerConfig, seqs: Sequences, large: bool) -> str:
