@@ -15,7 +15,7 @@ from msa_gpu.consistency import (
     build_libraries,
     library_distance,
     on_backend,
-    posterior_library,
+    posterior_libraries,
     stack_libraries,
 )
 from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets, lcs_distance
@@ -97,9 +97,10 @@ class Aligner:
         cfg = self.config
         todo = [f for f, a in enumerate(accurate) if a]
         libs: list = [None] * len(families)
-        if cfg.library_mode == "posterior":  # pair-HMM posteriors (issue 29 experiment; transformation on the host)
-            for f in todo:
-                libs[f] = on_backend(posterior_library(families[f], xp=self.backend.xp), self.backend.xp)
+        if cfg.library_mode == "posterior":  # pair-HMM posteriors, every family's together
+            xp = self.backend.xp
+            for f, lib in zip(todo, posterior_libraries([families[f] for f in todo], xp=xp)):
+                libs[f] = on_backend(lib, xp)
             return libs
         settings = LibrarySettings(cfg.library_mode, cfg.library_gap_open, cfg.library_gap_extend,
                                    cfg.library_weight)

@@ -127,6 +127,33 @@ def test_posterior_library_is_the_consistency_transform_of_the_posteriors(passes
     assert lib.identity[0, 1] > lib.identity[0, 3] > 0.0
 
 
+def test_libraries_built_together_equal_those_built_alone():
+    """A batch's families share one posterior pass and one launch a
+    transformation pass (`posterior_libraries`): each family's library is
+    the one it gets alone, in one group or one group a family, a lone
+    sequence included."""
+    from msa_gpu.consistency import posterior_libraries, posterior_library
+
+    rng = np.random.default_rng(8)
+    letters = list(b"ACDEFGHIKLMNPQRSTVWY")
+    fams = []
+    for n, length in ((6, 50), (1, 20), (3, 35), (2, 12)):
+        base = rng.choice(letters, length)
+        raw = []
+        for _ in range(n):
+            s = base.copy()
+            hit = rng.random(length) < 0.3
+            s[hit] = rng.choice(letters, hit.sum())
+            raw.append(s[rng.random(length) > 0.1].astype(np.uint8).tobytes())
+        fams.append(make_sequences([f"s{i}" for i in range(n)], raw, "protein"))
+    for together in (posterior_libraries(fams), posterior_libraries(fams, group_cells=1)):
+        for fam, lib in zip(fams, together):
+            alone = posterior_library(fam)
+            for name in ("pair_off", "x", "y", "w", "identity"):
+                assert np.array_equal(getattr(lib, name), getattr(alone, name)), name
+    assert together[1].n_entries == 0 and together[0].n_entries > 0
+
+
 def test_accurate_mode_runs_on_the_posterior_library(refs):
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend

@@ -274,7 +274,7 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
 
     from msa_gpu.backend import posterior_gpu
     from msa_gpu.consistency.pairhmm import probcons_model
-    from msa_gpu.consistency.probabilistic import posterior_library, sparse_pair_posteriors
+    from msa_gpu.consistency.probabilistic import posterior_libraries, sparse_pair_posteriors
 
     rng = np.random.default_rng(13)
     raw = random_family(rng, 6, 40, 90, "ACDEFGHIKLMNPQRSTVWY")
@@ -294,9 +294,11 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
     for w, g in zip(sparse_pair_posteriors(seqs, pairs, model, 0.01, np), small):
         assert all(np.array_equal(a, b) for a, b in zip(w, g))
     fam = make_sequences([f"s{i}" for i in range(8)], random_family(rng, 8, 60, 120, "ACDEFGHIKLMNPQRSTVWY"), "protein")
-    a, b = posterior_library(fam, xp=np), posterior_library(fam, xp=cupy)
-    for name in ("w", "x", "y", "pair_off", "identity"):  # the GPU library's entries stay on the device
-        assert np.array_equal(getattr(a, name), cupy.asnumpy(cupy.asarray(getattr(b, name)))), name
+    fams = [fam, seqs, make_sequences(["a"], [b"MKV"], "protein")]
+    for group_cells in (1, 1 << 40):  # a launch a family, or one for all
+        for a, b in zip(posterior_libraries(fams, xp=np), posterior_libraries(fams, xp=cupy, group_cells=group_cells)):
+            for name in ("w", "x", "y", "pair_off", "identity"):  # the GPU library's entries stay on the device
+                assert np.array_equal(getattr(a, name), cupy.asnumpy(cupy.asarray(getattr(b, name)))), name
     cfg = AlignerConfig(mode="accurate", library_mode="posterior")
     assert Aligner(cfg, backend=cpu_backend()).align(fam).rows() == Aligner(cfg, backend=_gpu()).align(fam).rows()
     reached_gpu_path("pair-HMM posteriors")

@@ -83,23 +83,28 @@ def _batch(kernel, d_codes, offs, pairs, L1, L2, model, A, cutoff, ids):
     return _kept(flat, flat >= cutoff, post_off, L2, ids)
 
 
-def consistency_pairs(indptr, indices, data, base, lengths, pairs: np.ndarray, n: int, cutoff: float,
+def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, cutoff: float,
                       block_bytes: int = 1 << 30):
-    """Twin of posterior_cpu.consistency_pair for the pairs s < t of a family
-    (``pairs``, host (P, 2); the CSR of every ordered pair's posteriors, as
-    `probabilistic.ordered_csr` builds it, on the device): the transformed
+    """Twin of posterior_cpu.consistency_pair for pairs s < t of one or more
+    families (pair q: local indices ``ps[q] < pt[q]`` in a family of ``nq[q]``
+    sequences whose lengths start at ``lengths[lq[q]]`` and whose ordered
+    pairs' CSR rows start at ``base[bq[q] + a n + b]``; `probabilistic`
+    builds it on the device; the per-pair arrays are host): the transformed
     entries as flat device arrays (q, x, y, p), by pair, then row-major."""
     kernel = get_function("posterior", "consistency_pairs")
     lengths = np.asarray(lengths, dtype=np.int64)
     d = [cp.asarray(a) for a in (indptr, indices, data, base, lengths)]
-    pairs = np.asarray(pairs, dtype=np.int32).reshape(-1, 2)
-    cells = lengths[pairs[:, 0]] * lengths[pairs[:, 1]]
+    ps, pt = np.asarray(ps, np.int64), np.asarray(pt, np.int64)
+    lq = np.asarray(lq, np.int64)
+    ls, lt = lengths[lq + ps], lengths[lq + pt]
+    cells = ls * lt
     parts = []
     for c in budget_chunks(8 * cells, block_bytes):
-        part, off = pairs[c], offsets(cells[c])
+        off = offsets(cells[c])
         dense = cp.empty(max(int(off[-1]), 1), dtype=cp.float64)
-        kernel((len(part),), (THREADS,), (*d, np.int32(n), cp.asarray(part[:, 0].copy()), cp.asarray(part[:, 1].copy()),
-                                          dense, cp.asarray(off[:-1].copy()), np.float64(cutoff)))
+        per_pair = [cp.asarray(np.ascontiguousarray(a[c]).astype(dt)) for a, dt in
+                    ((np.asarray(nq), np.int32), (np.asarray(bq), np.int64), (lq, np.int64), (ps, np.int32), (pt, np.int32))]
+        kernel((len(c),), (THREADS,), (*d, *per_pair, dense, cp.asarray(off[:-1].copy()), np.float64(cutoff)))
         dense = dense[: int(off[-1])]
-        parts.append(_kept(dense, dense != 0, off, lengths[part[:, 1]], c))
+        parts.append(_kept(dense, dense != 0, off, lt[c], c))
     return _concat(parts)

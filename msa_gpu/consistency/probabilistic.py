@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
@@ -24,73 +24,176 @@ CUTOFF = 0.01
 PASSES = 2
 
 
-#: Fixed point of the expected identities' sums (integer sums have the same
-#: bits in any order, so both backends give the same guide tree).
-IDENTITY_ONE = float(1 << 40)
+#: Posterior cells (pairs x L^2) of the families whose libraries are built
+#: together: their sparse posteriors (~2% of the cells) and the CSR of
+#: their ordered pairs (twice as many) stay on the device at once.
+GROUP_CELLS = 2 << 30
 
 
 def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
                       passes: int = PASSES, xp=np) -> ConsistencyLibrary:
-    """The family's library (see the module): posteriors cut at ``cutoff``
+    """One family's library (`posterior_libraries`)."""
+    return posterior_libraries([seqs], model, cutoff, passes, xp)[0]
+
+
+def posterior_libraries(families: list[Sequences], model: PairHMM | None = None, cutoff: float = CUTOFF,
+                        passes: int = PASSES, xp=np, group_cells: int = GROUP_CELLS) -> list[ConsistencyLibrary]:
+    """Each family's library (see the module): posteriors cut at ``cutoff``
     and ``passes`` consistency transformations (ProbCons: 2), on ``xp``'s
-    device: the same bits on either. Every pair's matrix is held sparse, all
-    pairs in flat arrays (q, x, y, p) that stay on the device between the
-    passes (dense, a family of 142 sequences of ~400 residues would hold
-    13 GB); the library's entry arrays stay there too."""
-    model = model or probcons_model(seqs.alphabet.size)
-    n = len(seqs)
+    device: the same bits on either. Families go together, in groups of
+    about ``group_cells`` posterior cells with one alphabet, so that small
+    families fill the device: one posterior launch and one launch a pass for
+    all of a group's pairs. Every pair's matrix is held sparse, all pairs in
+    flat arrays (q, x, y, p) that stay on the device between the passes
+    (dense, a family of 142 sequences of ~400 residues would hold 13 GB), and
+    so do the libraries' entry arrays."""
+    out: list = [None] * len(families)
+    cells = [_cells(f) for f in families]
+    for size in sorted({f.alphabet.size for f in families}):
+        todo = [i for i, f in enumerate(families) if f.alphabet.size == size]
+        for chunk in budget_chunks([cells[i] for i in todo], group_cells):
+            group = [todo[int(k)] for k in chunk]
+            libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp)
+            for i, lib in zip(group, libs):
+                out[i] = lib
+    return out
+
+
+def _cells(seqs: Sequences) -> int:
     lengths = seqs.lengths.astype(np.int64)
-    pairs = np.array([(s, t) for s in range(n) for t in range(s + 1, n)], dtype=np.int64).reshape(-1, 2)
-    flat = flat_pair_posteriors(seqs, pairs, model, cutoff, xp)
-    identity = _expected_identity(seqs, pairs, flat, xp)
-    for _ in range(passes):
-        flat = _transformed(flat, pairs, n, lengths, cutoff, xp)
-    q, x, y, p = flat
-    counts = _host(xp.bincount(q, minlength=len(pairs))) if len(pairs) else np.zeros(0, np.int64)
-    w = xp.rint(p * float(n * LIBRARY_ONE * LIBRARY_ONE)).astype(xp.int32)
-    return ConsistencyLibrary(n, lengths, offsets(counts), x.astype(xp.int32), y.astype(xp.int32), w, identity)
+    return int((lengths.sum() ** 2 - (lengths ** 2).sum()) // 2)
+
+
+class _Group:
+    """Families whose libraries are built together: their pairs s < t
+    (family after family) indexed globally, with each pair's family, local
+    and global sequence indices."""
+
+    def __init__(self, families: list[Sequences]):
+        self.families = families
+        self.n = np.array([len(f) for f in families], dtype=np.int64)
+        self.seq0 = offsets(self.n)  # each family's first sequence, globally
+        self.lengths = np.concatenate([f.lengths for f in families]).astype(np.int64)
+        local = [np.array([(s, t) for s in range(n) for t in range(s + 1, n)], np.int64).reshape(-1, 2)
+                 for n in self.n.tolist()]
+        self.pair0 = offsets([len(p) for p in local])  # each family's first pair
+        self.fam = np.repeat(np.arange(len(families)), np.diff(self.pair0))
+        self.local = np.concatenate(local) if local else np.zeros((0, 2), np.int64)
+        self.glob = self.local + self.seq0[self.fam][:, None]
+        self.ord0 = offsets(self.n * self.n)  # each family's first ordered pair (a, b), a n + b after it
+
+    def libraries(self, model: PairHMM, cutoff: float, passes: int, xp) -> list[ConsistencyLibrary]:
+        flat = self.posteriors(model, cutoff, xp)
+        identity = self.expected_identity(flat, xp)
+        for _ in range(passes):
+            flat = self.transformed(flat, cutoff, xp)
+        q, x, y, p = flat
+        counts = _host(xp.bincount(q, minlength=len(self.local))) if len(self.local) else np.zeros(0, np.int64)
+        ends = offsets(counts)
+        out = []
+        for f, seqs in enumerate(self.families):
+            n, a, b = len(seqs), int(ends[self.pair0[f]]), int(ends[self.pair0[f + 1]])
+            w = xp.rint(p[a:b] * float(n * LIBRARY_ONE * LIBRARY_ONE)).astype(xp.int32)
+            out.append(ConsistencyLibrary(n, seqs.lengths.astype(np.int64), ends[self.pair0[f]: self.pair0[f + 1] + 1] - a,
+                                          x[a:b].astype(xp.int32), y[a:b].astype(xp.int32), w, identity[f]))
+        return out
+
+    def posteriors(self, model: PairHMM, cutoff: float, xp):
+        codes = [c for f in self.families for c in f.codes]
+        return flat_posteriors_of(codes, self.glob, model, cutoff, xp)
+
+    def expected_identity(self, flat, xp) -> list[np.ndarray]:
+        """Each family's expected identities: posterior mass on identical
+        residues over the shorter length (host (n, n), 1 on the diagonal),
+        summed in fixed point (`IDENTITY_ONE`) so that the order of the sum
+        does not matter."""
+        q, x, y, p = flat
+        out = [np.eye(len(f)) for f in self.families]
+        if not len(self.local):
+            return out
+        codes = xp.asarray(np.concatenate([c for f in self.families for c in f.codes]).astype(np.int16))
+        start = xp.asarray(offsets(self.lengths)[:-1])
+        gs, gt = xp.asarray(self.glob[:, 0]), xp.asarray(self.glob[:, 1])
+        same = codes[start[gs[q]] + x] == codes[start[gt[q]] + y]
+        mass = xp.where(same, xp.rint(p * IDENTITY_ONE), 0).astype(xp.int64)
+        ends = xp.searchsorted(q, xp.arange(len(self.local) + 1))
+        csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(mass)])
+        total = _host(csum[ends[1:]] - csum[ends[:-1]]).astype(np.float64) / IDENTITY_ONE
+        shorter = np.maximum(np.minimum(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]]), 1)
+        value = total / shorter
+        for f, m in enumerate(out):
+            sl = slice(self.pair0[f], self.pair0[f + 1])
+            s, t = self.local[sl, 0], self.local[sl, 1]
+            m[s, t] = m[t, s] = value[sl]
+        return out
+
+    def ordered_csr(self, flat, xp):
+        """Every ordered pair (a, b) of each family as CSR rows of a, from the
+        pairs s < t's flat (q, x, y, p): (indptr, indices, data, base) on
+        ``xp``'s device, family f's pair (a, b) from row ``base[ord0[f] +
+        a n + b]``, each row's entries by column ((b, a) is (a, b) transposed;
+        the keys are distinct, so any sort gives the same arrays)."""
+        q, x, y, p = flat
+        fam = xp.asarray(self.fam)[q]
+        n, ord0 = xp.asarray(self.n)[fam], xp.asarray(self.ord0)[fam]
+        s, t = xp.asarray(self.local[:, 0])[q], xp.asarray(self.local[:, 1])[q]
+        o = xp.concatenate([ord0 + s * n + t, ord0 + t * n + s])
+        row, col, val = xp.concatenate([x, y]), xp.concatenate([y, x]), xp.concatenate([p, p])
+        rows_of = np.concatenate([np.where(np.arange(k * k) // k != np.arange(k * k) % k,
+                                           self.lengths[self.seq0[f] + np.arange(k * k) // k], 0)
+                                  for f, k in enumerate(self.n.tolist())]) if len(self.n) else np.zeros(0, np.int64)
+        base = offsets(rows_of)
+        g = xp.asarray(base[:-1])[o] + row
+        order = xp.argsort(g * int(max(self.lengths.max(initial=0), 1)) + col)
+        indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(xp.bincount(g, minlength=int(base[-1])))])
+        return indptr, col[order].astype(xp.int32), val[order], base[:-1]
+
+    def transformed(self, flat, cutoff: float, xp):
+        """One consistency transformation of every pair's sparse matrix (flat
+        (q, x, y, p)), on ``xp``'s device (the same bits on either)."""
+        indptr, indices, data, base = self.ordered_csr(flat, xp)
+        nq, bq, lq = self.n[self.fam], self.ord0[self.fam], self.seq0[self.fam]
+        if xp is not np:
+            from msa_gpu.backend.posterior_gpu import consistency_pairs
+
+            return consistency_pairs(indptr, indices, data, base, self.lengths, nq, bq, lq,
+                                     self.local[:, 0], self.local[:, 1], cutoff)
+        from msa_gpu.backend.posterior_cpu import consistency_pair
+
+        def one(q):
+            n = int(nq[q])
+            lens = self.lengths[lq[q]: lq[q] + n]
+            dense = consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
+                                     base[bq[q]: bq[q] + n * n], cutoff)
+            x, y = np.nonzero(dense)
+            return x, y, dense[x, y]
+
+        return _flat(_threaded(one, list(range(len(self.local)))))
+
+
+#: Fixed point of the expected identities' sums (integer sums have the same
+#: bits in any order, so both backends give the same guide tree).
+IDENTITY_ONE = float(1 << 40)
 
 
 def _host(a) -> np.ndarray:
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
-def _expected_identity(seqs: Sequences, pairs: np.ndarray, flat, xp) -> np.ndarray:
-    """Each pair's expected identity: posterior mass on identical residues
-    over the shorter length (host (n, n), 1 on the diagonal), summed in
-    fixed point (`IDENTITY_ONE`) so that the order of the sum does not matter."""
-    n = len(seqs)
-    identity = np.eye(n)
-    q, x, y, p = flat
-    if not len(pairs):
-        return identity
-    codes = xp.asarray(np.concatenate(seqs.codes).astype(np.int16))
-    start = xp.asarray(offsets(seqs.lengths)[:-1])
-    ps, pt = xp.asarray(pairs[:, 0]), xp.asarray(pairs[:, 1])
-    same = codes[start[ps[q]] + x] == codes[start[pt[q]] + y]
-    mass = xp.where(same, xp.rint(p * IDENTITY_ONE), 0).astype(xp.int64)
-    ends = xp.searchsorted(q, xp.arange(len(pairs) + 1))
-    csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(mass)])
-    total = _host(csum[ends[1:]] - csum[ends[:-1]]).astype(np.float64) / IDENTITY_ONE
-    lengths = seqs.lengths.astype(np.int64)
-    shorter = np.maximum(np.minimum(lengths[pairs[:, 0]], lengths[pairs[:, 1]]), 1)
-    identity[pairs[:, 0], pairs[:, 1]] = identity[pairs[:, 1], pairs[:, 0]] = total / shorter
-    return identity
-
-
-def flat_pair_posteriors(seqs: Sequences, pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np):
-    """Each pair's posteriors of at least ``cutoff`` as flat arrays
-    (q, x, y, p) on ``xp``'s device, by pair index q, then row-major: on the
-    GPU in batches (backend/posterior_gpu.py), on the CPU a pair per host
-    thread (the numba twin releases the GIL). The same bits either way."""
+def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np):
+    """The posteriors of at least ``cutoff`` of ``pairs`` (P, 2) of ``codes``
+    as flat arrays (q, x, y, p) on ``xp``'s device, by pair index q, then
+    row-major: on the GPU in batches (backend/posterior_gpu.py), on the CPU
+    a pair per host thread (the numba twin releases the GIL). The same bits
+    either way."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if xp is not np:
         from msa_gpu.backend.posterior_gpu import flat_posteriors
 
-        return flat_posteriors(list(seqs.codes), pairs, model.init, model.trans, model.pair, model.single, cutoff)
+        return flat_posteriors(codes, pairs, model.init, model.trans, model.pair, model.single, cutoff)
 
     def one(pair):
-        p = pair_posteriors(seqs.codes[pair[0]], seqs.codes[pair[1]], model)
+        p = pair_posteriors(codes[pair[0]], codes[pair[1]], model)
         x, y = np.nonzero(p >= cutoff)
         return x, y, p[x, y]
 
@@ -99,8 +202,10 @@ def flat_pair_posteriors(seqs: Sequences, pairs: np.ndarray, model: PairHMM, cut
 
 def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
                            xp=np) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """`flat_pair_posteriors` as each pair's (x, y, p) host arrays."""
-    q, x, y, p = (_host(a) for a in flat_pair_posteriors(seqs, np.array(pairs, np.int64), model, cutoff, xp))
+    """Each pair's posteriors of at least ``cutoff`` as (x, y, p) host
+    arrays, row-major (`flat_posteriors_of`)."""
+    flat = flat_posteriors_of(list(seqs.codes), np.array(pairs, np.int64), model, cutoff, xp)
+    q, x, y, p = (_host(a) for a in flat)
     bounds = np.searchsorted(q, np.arange(len(pairs) + 1))
     return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
@@ -125,45 +230,6 @@ def _threaded(fn, items: list) -> list:
 
     with ThreadPoolExecutor(workers) as pool:
         return list(pool.map(fn, items))
-
-
-def ordered_csr(flat, pairs: np.ndarray, n: int, lengths: np.ndarray, xp=np):
-    """Every ordered pair (a, b)'s posteriors as CSR rows of a, from the pairs
-    s < t's flat (q, x, y, p): (indptr, indices, data, base) on ``xp``'s
-    device, pair (a, b)'s rows from ``base[a * n + b]``, each row's entries
-    by column. (b, a) is (a, b) transposed; the keys are distinct, so any
-    sort gives the same arrays."""
-    q, x, y, p = flat
-    ps, pt = xp.asarray(pairs[:, 0]), xp.asarray(pairs[:, 1])
-    s, t = ps[q], pt[q]
-    a, b = xp.concatenate([s, t]), xp.concatenate([t, s])
-    row, col, val = xp.concatenate([x, y]), xp.concatenate([y, x]), xp.concatenate([p, p])
-    first = np.repeat(np.arange(n), n)
-    rows_of = np.where(first != np.tile(np.arange(n), n), lengths[first], 0)  # rows of each ordered pair
-    base = offsets(rows_of)
-    g = xp.asarray(base[:-1])[a * n + b] + row
-    order = xp.argsort(g * int(max(lengths.max(initial=0), 1)) + col)
-    counts = xp.bincount(g, minlength=int(base[-1]))
-    indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(counts)])
-    return indptr, col[order], val[order], base[:-1]
-
-
-def _transformed(flat, pairs: np.ndarray, n: int, lengths: np.ndarray, cutoff: float, xp=np):
-    """One consistency transformation of every pair s < t's sparse matrix
-    (flat (q, x, y, p)), on ``xp``'s device (the same bits on either)."""
-    indptr, indices, data, base = ordered_csr(flat, pairs, n, lengths, xp)
-    if xp is not np:
-        from msa_gpu.backend.posterior_gpu import consistency_pairs
-
-        return consistency_pairs(indptr, indices, data, base, lengths, pairs, n, cutoff)
-    from msa_gpu.backend.posterior_cpu import consistency_pair
-
-    def one(pair):
-        dense = consistency_pair(pair[0], pair[1], n, lengths, indptr, indices, data, base, cutoff)
-        x, y = np.nonzero(dense)
-        return x, y, dense[x, y]
-
-    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()]))
 
 
 def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:

@@ -167,34 +167,38 @@ extern "C" __global__ void pair_posteriors(
     }
 }
 
-// ProbCons' consistency transformation of a batch of pairs s < t (twin:
-// posterior_cpu.consistency_pair): P'(x, y) = (sum over u of P_su P_ut) / n,
-// P_ss the identity, kept where at least `cutoff`. The sparse posteriors of
-// every ordered pair (a, b) are rows of a in CSR at base[a n + b]. One block
-// a pair, one thread an output row x, which adds its terms in the twin's
-// order (u, then the entries of x's row, then theirs), so the sums have the
-// same bits; the row lives in `out` (dense, Ls x Lt a pair).
+// ProbCons' consistency transformation of a batch of pairs s < t, from one
+// or several families (twin: posterior_cpu.consistency_pair): P'(x, y) =
+// (sum over u of P_su P_ut) / n, P_ss the identity, kept where at least
+// `cutoff`. Pair q's family has n = nq[q] sequences, their lengths at
+// lengths[lq[q]..], and the sparse posteriors of its ordered pairs (a, b)
+// are rows of a in CSR at base[bq[q] + a n + b]. One block a pair, one thread
+// an output row x, which adds its terms in the twin's order (u, then the
+// entries of x's row, then theirs), so the sums have the same bits; the row
+// lives in `out` (dense, Ls x Lt a pair).
 extern "C" __global__ void consistency_pairs(
-    const long long* __restrict__ indptr, const long long* __restrict__ indices,
+    const long long* __restrict__ indptr, const int* __restrict__ indices,
     const double* __restrict__ data, const long long* __restrict__ base, const long long* __restrict__ lengths,
-    int n, const int* __restrict__ ps, const int* __restrict__ pt, double* __restrict__ out,
+    const int* __restrict__ nq, const long long* __restrict__ bq, const long long* __restrict__ lq,
+    const int* __restrict__ ps, const int* __restrict__ pt, double* __restrict__ out,
     const long long* __restrict__ out_off, double cutoff)
 {
     const int q = blockIdx.x;
-    const int s = ps[q], t = pt[q];
-    const long long Ls = lengths[s], Lt = lengths[t];
+    const int s = ps[q], t = pt[q], n = nq[q];
+    const long long* B = base + bq[q];
+    const long long Ls = lengths[lq[q] + s], Lt = lengths[lq[q] + t];
     double* O = out + out_off[q];
     for (long long x = threadIdx.x; x < Ls; x += blockDim.x) {
         double* row = O + x * Lt;
         for (long long y = 0; y < Lt; ++y) row[y] = 0.0;
         for (int u = 0; u < n; ++u) {
             if (u == s || u == t) {
-                const long long b = base[(long long)s * n + t];
+                const long long b = B[(long long)s * n + t];
                 for (long long k = indptr[b + x]; k < indptr[b + x + 1]; ++k)
                     row[indices[k]] = ADD(row[indices[k]], data[k]);
                 continue;
             }
-            const long long a = base[(long long)s * n + u], c = base[(long long)u * n + t];
+            const long long a = B[(long long)s * n + u], c = B[(long long)u * n + t];
             for (long long k = indptr[a + x]; k < indptr[a + x + 1]; ++k) {
                 const long long z = indices[k];
                 const double p = data[k];
