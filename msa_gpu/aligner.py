@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import Backend, select_backend, set_threads
 from msa_gpu.config import AlignerConfig, DistanceMethod, TreeMethod
 from msa_gpu.consistency import (
@@ -97,16 +98,22 @@ class Aligner:
         cfg = self.config
         todo = [f for f, a in enumerate(accurate) if a]
         libs: list = [None] * len(families)
-        if cfg.library_mode == "posterior":  # pair-HMM posteriors, every family's together
+        kinds = {f: cfg.library_for(families[f].seqtype) for f in todo}
+        posterior = [f for f in todo if kinds[f] == "posterior"]
+        for f in posterior:
+            if families[f].seqtype is not SeqType.protein:
+                raise ValueError("the posterior library needs protein sequences (ProbCons' pair-HMM is a protein model)")
+        if posterior:  # pair-HMM posteriors, every family's together
             xp = self.backend.xp
-            for f, lib in zip(todo, posterior_libraries([families[f] for f in todo], xp=xp)):
+            for f, lib in zip(posterior, posterior_libraries([families[f] for f in posterior], xp=xp,
+                                                                   on_progress=self._progress("pairs"))):
                 libs[f] = on_backend(lib, xp)
-            return libs
-        settings = LibrarySettings(cfg.library_mode, cfg.library_gap_open, cfg.library_gap_extend,
-                                   cfg.library_weight)
-        if todo:
-            for f, lib in zip(todo, build_libraries([families[f] for f in todo], settings, self.backend,
-                                                    on_progress=self._progress("pairs"))):
+        hard = [f for f in todo if kinds[f] != "posterior"]
+        for kind in sorted({kinds[f] for f in hard}):
+            group = [f for f in hard if kinds[f] == kind]
+            settings = LibrarySettings(kind, cfg.library_gap_open, cfg.library_gap_extend, cfg.library_weight)
+            for f, lib in zip(group, build_libraries([families[f] for f in group], settings, self.backend,
+                                                     on_progress=self._progress("pairs"))):
                 libs[f] = lib
         return libs
 

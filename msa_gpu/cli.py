@@ -279,7 +279,8 @@ def align(
             raise InputError("two inputs would write the same output file name")
         if linsi and ginsi:
             raise InputError("--localpair and --globalpair exclude each other")
-        library = "local" if linsi else "global" if ginsi else "local"
+        # protein: ProbCons' posteriors for every accurate run (issue 29); others: local or global alignments
+        library = "global" if ginsi and families[0].seqtype is not SeqType.protein else "auto"
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,

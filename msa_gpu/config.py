@@ -113,7 +113,7 @@ class AlignerConfig:
     mode: Mode = Mode.auto
     maxiterate: int | None = None
     consistency: float = 40.0
-    library_mode: str = "local"
+    library_mode: str = "auto"  # auto: posterior for protein, local otherwise; posterior, local, global, both
     objective: str = "sp"  # sp: matrix, gaps and library; mea: the library alone, no gap costs (ProbCons)
     library_weight: str = "identity"
     library_gap_open: float = 11.0
@@ -152,6 +152,8 @@ class AlignerConfig:
             raise ValueError("maxiterate must lie in 0..100000")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
+        if self.library_mode not in ("auto", "posterior", "local", "global", "both"):
+            raise ValueError("library_mode must be 'auto', 'posterior', 'local', 'global' or 'both'")
         if self.objective not in ("sp", "mea"):
             raise ValueError("objective must be 'sp' or 'mea'")
         if self.gap_model not in ("auto", "flat", "counts"):
@@ -176,6 +178,19 @@ class AlignerConfig:
         if self.maxiterate is not None:
             return self.maxiterate
         return ACCURATE_ITERATIONS if accurate else 0
+
+    def library_for(self, seqtype: SeqType) -> str:
+        """A family's consistency library, ``library_mode`` auto resolved:
+        ProbCons' pair-HMM posteriors for protein (on BAliBASE and balifam100
+        they beat the local alignments' library: benchmarks/results/NOTES.md,
+        issue 29), local alignments otherwise (the pair-HMM is a protein model).
+
+        >>> AlignerConfig().library_for(SeqType.protein), AlignerConfig().library_for(SeqType.dna)
+        ('posterior', 'local')
+        """
+        if self.library_mode != "auto":
+            return self.library_mode
+        return "posterior" if seqtype is SeqType.protein else "local"
 
     def is_accurate(self, n_seqs: int, max_length: int) -> bool:
         """Whether a family of this size runs in accurate mode."""

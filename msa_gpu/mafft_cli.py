@@ -10,7 +10,10 @@ MAFFT writes them, unless ``--preservecase``.
 >>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
 >>> cfg = opts.config_for(SeqType.protein)  # gap costs scale with the input's detected type
 >>> cfg.mode.value, cfg.maxiterate, cfg.library_mode, round(cfg.gap_open, 2), round(opts.config_for(SeqType.dna).gap_open, 2)
-('accurate', 1000, 'local', 26.0, 24.0)
+('accurate', 1000, 'auto', 26.0, 24.0)
+>>> g = parse(["--globalpair", "in.fa"])
+>>> g.config_for(SeqType.protein).library_mode, g.config_for(SeqType.dna).library_mode
+('auto', 'global')
 >>> parse(["--auto", "in.fa"]).config.mode.value, parse(["in.fa"]).config.mode.value
 ('auto', 'fast')
 """
@@ -109,12 +112,15 @@ class MafftOptions:
 
     def config_for(self, seqtype: SeqType) -> AlignerConfig:
         """The config with --op/--ep scaled for the detected sequence type
-        (proportional to msagpu's default for that alphabet)."""
+        (proportional to msagpu's default for that alphabet); protein takes
+        ProbCons' posteriors as its library with --localpair and --globalpair
+        alike (issue 29), nucleotides local or global alignments."""
         kind = "protein" if SeqType(seqtype) is SeqType.protein else "nucleotide"
         _, go, ge, _ = DEFAULTS[kind]
         from dataclasses import replace
 
-        return replace(self.config, seqtype=seqtype,
+        library = "auto" if kind == "protein" else self.config.library_mode
+        return replace(self.config, seqtype=seqtype, library_mode=library,
                        gap_open=go * self.op / MAFFT_OP if self.op is not None else None,
                        gap_extend=ge * self.ep / MAFFT_EP if self.ep is not None else None)
 
@@ -193,7 +199,7 @@ def parse(argv: list[str]) -> MafftOptions:
         raise InputError("--lop must be negative and --lep not negative (MAFFT's signs)")
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
-        library_mode="global" if "--globalpair" in pair else "local",
+        library_mode="global" if "--globalpair" in pair else "auto",
         retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
         threads=threads if threads and threads > 0 else None, matrix=matrix,
         library_gap_open=library_open, library_gap_extend=library_extend,

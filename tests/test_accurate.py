@@ -209,7 +209,8 @@ def test_accurate_mode_is_deterministic_and_valid():
 #: Families of references/balibase12 where accurate mode is known to lose more
 #: than 0.10 TC to fast mode (measured 2026-11-25, CPU, defaults): kept out of the
 #: per-family bar, and checked to still lose, so a fix shows here.
-KNOWN_REGRESSIONS = {"BB50013": "TC 0.882 fast, 0.748 accurate"}
+KNOWN_REGRESSIONS = {"BB50013": "TC 0.921 fast, 0.787 accurate (posterior library; 0.756 with the local one)",
+                     "BB30027": "TC 0.818 fast, 0.500 accurate (posterior library; 0.818 with the local one)"}
 
 
 def check_accurate_beats_fast(fast: dict[str, float], accurate: dict[str, float], margin: float = 0.10) -> None:

@@ -24,8 +24,8 @@ def _run(*args, stdin=None):
 @pytest.mark.parametrize("argv, want", [
     (["in.fa"], dict(mode="fast", maxiterate=None, retree=1)),
     (["--auto", "in.fa"], dict(mode="auto")),
-    (["--localpair", "--maxiterate", "1000", "in.fa"], dict(mode="accurate", maxiterate=1000, library_mode="local")),
-    (["--globalpair", "in.fa"], dict(mode="accurate", maxiterate=0, library_mode="global")),
+    (["--localpair", "--maxiterate", "1000", "in.fa"], dict(mode="accurate", maxiterate=1000, library_mode="auto")),
+    (["--globalpair", "in.fa"], dict(mode="accurate", maxiterate=0, library_mode="auto")),
     (["--genafpair", "--maxiterate=16", "in.fa"], dict(mode="accurate", maxiterate=16)),
     (["--maxiterate", "2", "in.fa"], dict(mode="fast", maxiterate=2)),
     (["--retree", "1", "in.fa"], dict(retree=0)),

@@ -37,7 +37,8 @@ def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: flo
 
 
 def posterior_libraries(families: list[Sequences], model: PairHMM | None = None, cutoff: float = CUTOFF,
-                        passes: int = PASSES, xp=np, group_cells: int = GROUP_CELLS) -> list[ConsistencyLibrary]:
+                        passes: int = PASSES, xp=np, group_cells: int = GROUP_CELLS,
+                        on_progress=None) -> list[ConsistencyLibrary]:
     """Each family's library (see the module): posteriors cut at ``cutoff``
     and ``passes`` consistency transformations (ProbCons: 2), on ``xp``'s
     device: the same bits on either. Families go together, in groups of
@@ -46,9 +47,11 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
     all of a group's pairs. Every pair's matrix is held sparse, all pairs in
     flat arrays (q, x, y, p) that stay on the device between the passes
     (dense, a family of 142 sequences of ~400 residues would hold 13 GB), and
-    so do the libraries' entry arrays."""
+    so do the libraries' entry arrays. ``on_progress(done, total)`` is
+    called after each group with the pairs done."""
     out: list = [None] * len(families)
     cells = [_cells(f) for f in families]
+    total, done = sum(len(f) * (len(f) - 1) // 2 for f in families), 0
     for size in sorted({f.alphabet.size for f in families}):
         todo = [i for i, f in enumerate(families) if f.alphabet.size == size]
         for chunk in budget_chunks([cells[i] for i in todo], group_cells):
@@ -56,6 +59,9 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
             libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp)
             for i, lib in zip(group, libs):
                 out[i] = lib
+            done += sum(len(families[i]) * (len(families[i]) - 1) // 2 for i in group)
+            if on_progress is not None:
+                on_progress(done, total)
     return out
 
 
