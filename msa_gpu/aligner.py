@@ -313,7 +313,7 @@ class Aligner:
                             codes = alignment_codes(families[f], alignments[f])
                             dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
         # stage 4: iterative refinement over tree bipartitions
-        rounds = [0 if big else self.config.iterations(a) for a, big in zip(accurate, large)]
+        rounds = [0 if big else self.config.iterations(a, s.seqtype) for a, big, s in zip(accurate, large, families)]
         if any(rounds):
             with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,

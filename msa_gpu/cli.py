@@ -87,7 +87,8 @@ GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, hel
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
-ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency library + refinement (MAFFT L-INS-i class); "
+ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency from ProbCons' pair-HMM posteriors for protein, "
+                                       "from local alignments and refinement for nucleotides (MAFFT L-INS-i class); "
                                        "fast: progressive only (FFT-NS-2 class); large: no N x N matrix (k-mer pivots, "
                                        "partition tree); auto: accurate up to 200 sequences of up to 2,000 residues, "
                                        "large from 20,000 sequences, else fast")]
@@ -478,7 +479,7 @@ def _mode_note(config: AlignerConfig, families) -> str:
         counts = ", ".join(f"{m.value} for {modes.count(m)}" for m in (Mode.accurate, Mode.fast, Mode.large)
                            if modes.count(m))
         chosen = f"mode auto: {counts} families ({rule})"
-    rounds = {0 if m is Mode.large else config.iterations(a) for m, a in zip(modes, accurate)}
+    rounds = {0 if m is Mode.large else config.iterations(a, f.seqtype) for m, a, f in zip(modes, accurate, families)}
     return chosen + (f", refinement up to {max(rounds)} rounds" if max(rounds) else "")
 
 

@@ -173,11 +173,17 @@ class AlignerConfig:
         if not 0.0 <= self.consistency <= MAX_COST:
             raise ValueError(f"consistency must lie in [0, {MAX_COST:g}] (matrix units)")
 
-    def iterations(self, accurate: bool) -> int:
-        """Refinement rounds: ``maxiterate``, else the mode's default."""
+    def iterations(self, accurate: bool, seqtype: SeqType = SeqType.protein) -> int:
+        """Refinement rounds: ``maxiterate``, else the mode's default: none
+        for fast mode and for a family whose library is the posteriors'
+        (with them, refinement lowered TC on BAliBASE, 0.5846 to 0.5729, and
+        balifam100, 0.6471 to 0.6248: benchmarks/results/NOTES.md, issue 29),
+        `ACCURATE_ITERATIONS` with a library of alignments."""
         if self.maxiterate is not None:
             return self.maxiterate
-        return ACCURATE_ITERATIONS if accurate else 0
+        if not accurate or self.library_for(seqtype) == "posterior":
+            return 0
+        return ACCURATE_ITERATIONS
 
     def library_for(self, seqtype: SeqType) -> str:
         """A family's consistency library, ``library_mode`` auto resolved:

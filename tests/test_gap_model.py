@@ -77,7 +77,7 @@ def test_gap_factor_and_scaled_scoring():
     assert gap_factor(2) == gap_factor(45) == 1.0
     assert gap_factor(90) == pytest.approx(1 + 1 / 7)
     seqs = make_sequences([f"s{i}" for i in range(90)], [b"ACDE"] * 90, "protein")
-    plain = family_scoring(AlignerConfig(), seqs)
+    plain = family_scoring(AlignerConfig(gap_model="flat"), seqs)
     scaled = family_scoring(AlignerConfig(gap_scaling=True, gap_model="counts"), seqs)
     assert scaled.gaps[0] == round(plain.gaps[0] * (1 + 1 / 7))
     assert scaled.gap_model == 1 and plain.gap_model == 0
@@ -85,6 +85,8 @@ def test_gap_factor_and_scaled_scoring():
     fast = family_scoring(AlignerConfig(mode="fast"), seqs)
     assert fast.gap_model == 1 and fast.gaps == scaled.gaps
     assert family_scoring(AlignerConfig(mode="fast", maxiterate=2), seqs).gap_model == 0
+    assert family_scoring(AlignerConfig(mode="accurate"), seqs).gap_model == 1  # posterior library: no refinement
+    assert family_scoring(AlignerConfig(mode="accurate", library_mode="local"), seqs).gap_model == 0
     assert family_scoring(AlignerConfig(mode="fast", gap_scaling_n=45), seqs).gaps == plain.gaps
     with pytest.raises(ValueError, match="gap_model"):
         AlignerConfig(gap_model="affine")

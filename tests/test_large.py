@@ -258,6 +258,6 @@ def test_refinement_builds_no_cuts_for_a_large_family_in_a_batch(monkeypatch):
     big = evolve_family(320, 60, seed=6)
     small = [evolve_family(6, 50, seed=20 + i) for i in range(3)]
     families = [make_sequences(f.names, f.sequences, "protein") for f in [big, *small]]
-    cfg = AlignerConfig(backend="cpu", large_min_seqs=300)
+    cfg = AlignerConfig(backend="cpu", large_min_seqs=300, maxiterate=2)
     res = Aligner(cfg).align_many(families)
     assert len(res) == 4 and sizes and max(sizes) <= 6

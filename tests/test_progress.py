@@ -45,7 +45,7 @@ def test_counted_stages_report_their_counts_and_time_left():
     seqs = make_sequences([f"s{i}" for i in range(6)], [b"MKTAYIAKQRQISFVKSHFSRQ", b"MKTAYIAKQISFVKSHFSRQ",
                                                          b"MKTAYIKQRQISFVKSHFSR", b"MKTAYIAKQRQISFVSHFSRQ",
                                                          b"MKAYIAKQRQISFVKSHFSRQ", b"MKTAYIAKQRQISFVKSHFS"], "protein")
-    Aligner(AlignerConfig(backend="cpu", mode="accurate"), backend=cpu_backend(),
+    Aligner(AlignerConfig(backend="cpu", mode="accurate", maxiterate=3), backend=cpu_backend(),
             reporter=StageReporter(stream=out, live=False, interval=0.0)).align(seqs)
     lines = out.getvalue().splitlines()
     assert any(line.startswith("msagpu: progressive: ") and "/5 merges" in line for line in lines), lines

@@ -69,7 +69,7 @@ def gap_model(config: AlignerConfig, seqs: Sequences, large: bool) -> str:
     if config.gap_model != "auto":
         return config.gap_model
     accurate = not large and config.is_accurate(len(seqs), int(seqs.lengths.max(initial=0)))
-    return "flat" if config.iterations(accurate) > 0 else "counts"
+    return "flat" if config.iterations(accurate, seqs.seqtype) > 0 else "counts"
 
 
 def gap_factor(n_seqs: int) -> float:
