@@ -302,7 +302,7 @@ class Aligner:
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive", self.reporter):
                 aligned = progressive_align([jobs[f] for f in todo], self.backend, self.config.long_cells, stack=stack,
-                                            on_progress=self._progress("merges"))
+                                            on_progress=self._progress("merges"), anchor_cells=self.config.anchor_cells)
                 for f, aln in zip(todo, aligned):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round

@@ -87,6 +87,8 @@ GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, hel
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
+Anchors = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Cut merges of over 16M DP cells at exact k-mer "
+                                       "matches and align only between them (long genomes); --no-anchors: the full DP")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency from ProbCons' pair-HMM posteriors for protein, "
                                        "from local alignments and refinement for nucleotides (MAFFT L-INS-i class); "
                                        "fast: progressive only (FFT-NS-2 class); large: no N x N matrix (k-mer pivots, "
@@ -208,6 +210,7 @@ def align(
     gap_extend: GapExtend = None,
     matrix: Matrix = None,
     retree: Retree = 1,
+    anchors: Anchors = True,
     mode: ModeOpt = Mode.auto,
     linsi: Linsi = False,
     ginsi: Ginsi = False,
@@ -285,7 +288,8 @@ def align(
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
-                               library_mode=library, keep_distances=distmat_out is not None)
+                               library_mode=library, keep_distances=distmat_out is not None,
+                               anchor_cells=AlignerConfig.anchor_cells if anchors else 0)
         if not quiet:
             typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
             if kernels_cold() or (backend is not BackendChoice.cpu and cuda_kernels_cold()):

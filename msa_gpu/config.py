@@ -77,8 +77,12 @@ class AlignerConfig:
     the matrix takes ``large_matrix_offset`` (unless ``matrix_offset`` is
     set), which keeps unrelated columns from splitting (without it a
     progressive alignment of 1M synthetic proteins of 300 residues grew past
-    25,000 columns). Merges of more than ``long_cells`` DP cells use
-    the checkpointed kernel, whose memory grows as (m + n)^1.5.
+    25,000 columns). Merges of more than ``anchor_cells`` DP cells are cut
+    at exact k-mer matches of the two profiles' consensus sequences, chained
+    (`msa_gpu.progressive.anchors`), and only the pieces between them go
+    through the DP (0: never). Merges, or pieces, of more than
+    ``long_cells`` DP cells use the checkpointed kernel, whose memory grows
+    as (m + n)^1.5.
 
     With ``keep_distances`` False (the command line's batch mode), a family
     whose matrix serves only its guide tree (no rebuild, none given) gets its
@@ -109,6 +113,7 @@ class AlignerConfig:
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own; a large family's subtrees take the family's)
     long_cells: int = 1 << 26
+    anchor_cells: int = 1 << 24  # merges over this many DP cells are cut at k-mer anchors (0: never; issue 31)
     threads: int | None = None
     mode: Mode = Mode.auto
     maxiterate: int | None = None
@@ -150,6 +155,8 @@ class AlignerConfig:
             raise ValueError("threads must be >= 1")
         if self.maxiterate is not None and not 0 <= self.maxiterate <= 100000:
             raise ValueError("maxiterate must lie in 0..100000")
+        if self.anchor_cells < 0:
+            raise ValueError("anchor_cells must be >= 0 (0: no anchors)")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
         if self.library_mode not in ("auto", "posterior", "local", "global", "both"):

@@ -302,3 +302,17 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
     cfg = AlignerConfig(mode="accurate", library_mode="posterior")
     assert Aligner(cfg, backend=cpu_backend()).align(fam).rows() == Aligner(cfg, backend=_gpu()).align(fam).rows()
     reached_gpu_path("pair-HMM posteriors")
+
+
+def test_anchored_long_merges_identical_on_the_gpu():
+    """Merges cut at k-mer anchors (issue 31): the anchors come from host
+    integer work and the pieces go through either backend's DP, so a family
+    of long genomes aligns to the same bytes on both."""
+    from benchmarks.genomes import family
+
+    fam = family(4, 9000, seed=5)
+    seqs = make_sequences(fam.names, fam.sequences, "dna")
+    cfg = AlignerConfig(anchor_cells=1 << 22)
+    cpu_rows = Aligner(cfg, backend=cpu_backend()).align(seqs).rows()
+    assert Aligner(cfg, backend=_gpu()).align(seqs).rows() == cpu_rows
+    reached_gpu_path("anchored merges")

@@ -98,7 +98,8 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
     job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),
                     aligner._scoring(seqs))
-    aln = progressive_align([job], aligner.backend, config.long_cells, initial=[initial])[0]
+    aln = progressive_align([job], aligner.backend, config.long_cells, initial=[initial],
+                            anchor_cells=config.anchor_cells)[0]
     timings["progressive"] = time.perf_counter() - clock
     return AlignResult(seqs, aln, None, tree, merge_schedule(tree), aligner.backend.name, timings, None)
 

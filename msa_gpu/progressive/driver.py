@@ -6,14 +6,17 @@ with ``xp`` and hands it to the backend's ``align_batch`` kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from msa_gpu.alphabet import SeqType
 from msa_gpu.arrays import offsets
 from msa_gpu.errors import ResourceError
+from msa_gpu.progressive.anchors import ANCHOR_CELLS, anchored_level
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays
 from msa_gpu.progressive.scoring import Scoring
+from msa_gpu.scoring import FRAC_ONE
 from msa_gpu.types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
 
 VEC = 24  # residue slots per column in the kernels
@@ -106,7 +109,7 @@ def batch_chunks(sizes: np.ndarray, long_mask: np.ndarray, budget: int, per_cell
 
 def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CELLS,
                       memory_budget: int | None = None, stack=None, initial: list | None = None,
-                      on_progress=None) -> list[Alignment]:
+                      on_progress=None, anchor_cells: int = ANCHOR_CELLS) -> list[Alignment]:
     """Align every family along its tree. Level h of every family is one
     batch (or a few, when ``memory_budget`` bytes bound it; default: the
     backend's): one launch each for profile statistics, column scores, the DP
@@ -115,7 +118,10 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
     consistency scores to their column scores. ``initial[f]`` may give
     profiles of family f's subtrees made elsewhere (node id -> `Profile`);
     its schedule then holds only the merges above them. ``on_progress(done,
-    total)`` is called after each level with the merges made so far."""
+    total)`` is called after each level with the merges made so far. Merges
+    of more than ``anchor_cells`` DP cells are cut at their anchors
+    (`msa_gpu.progressive.anchors`; 0: never), their pieces batched with the
+    level's other merges."""
     xp = backend.xp
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     mats, mat_of = stack_matrices(jobs, xp)
@@ -131,15 +137,21 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
                   for k in job.schedule.levels[h]]
         pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
                  for f, k in owners]
-        sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in pairs], dtype=np.int64)
+        fam_of = [jobs[f] for f, _ in owners]
+        level = anchored_level(pairs, [j.scoring.gap_code for j in fam_of],
+                               [j.seqs.seqtype is not SeqType.protein for j in fam_of], anchor_cells, xp,
+                               [j.library is None for j in fam_of])
+        units = level.units
+        sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in units], dtype=np.int64)
         long_mask = sizes > long_cells
+        merged_units: list = [None] * len(units)
         for chunk in batch_chunks(sizes, long_mask, budget, _cell_bytes(jobs)):
-            fams = [jobs[owners[i][0]] for i in chunk]
-            sides = [side_info(fam, mat_of[owners[i][0]]) for i, fam in zip(chunk, fams)]
-            merged = merge_resilient([pairs[i] for i in chunk], sides, long_mask[chunk], ctx)
-            for i, profile in zip(chunk, merged):
-                f, k = owners[i]
-                nodes[f][len(jobs[f].seqs) + k] = profile
+            who = [owners[level.owner[u]][0] for u in chunk]
+            sides = [side_info(jobs[f], mat_of[f], level.inner[u]) for f, u in zip(who, chunk)]
+            for u, profile in zip(chunk, merge_resilient([units[u] for u in chunk], sides, long_mask[chunk], ctx)):
+                merged_units[u] = profile
+        for (f, k), profile in zip(owners, level.stitch(merged_units, [j.scoring.gap_code for j in fam_of], xp)):
+            nodes[f][len(jobs[f].seqs) + k] = profile
         made += len(owners)
         if on_progress is not None:
             on_progress(made, total)
@@ -192,8 +204,14 @@ class SideInfo:
     n_seqs: int
 
 
-def side_info(job: FamilyJob, mat: int) -> SideInfo:
-    return SideInfo(job.scoring, mat, job.library, job.consistency, len(job.seqs))
+def side_info(job: FamilyJob, mat: int, inner: bool = False) -> SideInfo:
+    """A pair's scoring; ``inner``: a piece between anchors, whose end gaps
+    cost what inner gaps do (not the family's terminal factors)."""
+    scoring = job.scoring
+    if inner:
+        go, ge, _, _ = scoring.gaps
+        scoring = replace(scoring, gaps=(go, ge, FRAC_ONE, FRAC_ONE))
+    return SideInfo(scoring, mat, job.library, job.consistency, len(job.seqs))
 
 
 def _cell_bytes(jobs: list[FamilyJob]) -> int:
