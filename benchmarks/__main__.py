@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import add, batch, datasets, large, memory, mrle, pairwise, peers, report, tradeoff
+from . import add, batch, datasets, genomes, large, memory, mrle, pairwise, peers, report, tradeoff
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     large.register(sub)
     add.register(sub)
     memory.register(sub)
+    genomes.register(sub)
     return parser
 
 

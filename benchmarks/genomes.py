@@ -12,7 +12,11 @@ from, so the true alignment of any subset is known. Rearrangements are not
 simulated: a moved block has no single true place in a collinear alignment.
 
 ``pair(length)`` gives two genomes at a chosen divergence (issue 31's
-100 kb pair); ``family(n, length)`` a family.
+100 kb pair); ``family(n, length)`` a family. ``python -m benchmarks long``
+writes the pair and families of the sizes asked as sets of a benchmark
+folder and runs `benchmarks.tradeoff` on each set in turn (msagpu's mode
+auto and the peers, MAFFT --auto and FAMSA by default), so each set's times
+are its own: ``<tag>-<set>-tradeoff-genomes.{json,md}``.
 
 >>> fam = family(4, 2000, seed=1)
 >>> len(fam.names), {len(r) for r in fam.true_rows(range(4))[1]} == {len(fam.true_rows(range(4))[0])}
@@ -70,8 +74,9 @@ def _branch(res: np.ndarray, pos: np.ndarray, t: float, rng, indel_ratio: float,
         parts_p.append(pos[last:a])
         if d:
             last = min(len(res), a + k)
-        else:
-            left = pos[a - 1] if a > 0 else pos[0] - 1.0
+        else:  # after whatever this branch already put before base a (an earlier insertion at a included)
+            done = [q for q in parts_p if len(q)]
+            left = done[-1][-1] if done else pos[0] - 1.0
             right = pos[a]
             parts_r.append(rng.integers(0, 4, k).astype(np.int8))
             parts_p.append(left + (right - left) * np.sort(rng.uniform(0.05, 0.95, k)))
@@ -113,6 +118,63 @@ def pair(length: int = 100000, seed: int = 0, divergence: float = 0.05, indel_ra
     p0 = np.arange(length, dtype=np.float64)
     out = [_branch(root, p0, divergence, rng, indel_ratio, len_cum) for _ in range(2)]
     return SyntheticFamily(["g0", "g1"], [BASES[r].tobytes() for r, _ in out], [p for _, p in out])
+
+
+def write_sets(root: Path, sizes: list[int], length: int, pair_length: int, seed: int = 0) -> list[str]:
+    """The benchmark folder's sets (one family each): ``pair<L>`` and
+    ``genomes<n>``; returns the set names."""
+    sets = []
+    if pair_length:
+        name = f"pair{pair_length}"
+        write_family(pair(pair_length, seed), root / name, name, ref_size=2, seed=seed)
+        sets.append(name)
+    for n in sizes:
+        name = f"genomes{n}"
+        fam = family(n, length, seed)
+        write_family(fam, root / name, name, ref_size=min(n, 500), seed=seed)
+        sets.append(name)
+    return sets
+
+
+def register(sub) -> None:
+    """Add the ``long`` subcommand."""
+    b = sub.add_parser("long", help="long nucleotide genomes with their true alignment: msagpu against MAFFT and FAMSA")
+    b.add_argument("--sizes", default="100,1000", help="family sizes (comma-separated; empty: none)")
+    b.add_argument("--length", type=int, default=30000, help="genome length of the families")
+    b.add_argument("--pair-length", type=int, default=100000, help="the pair's length (0: no pair)")
+    b.add_argument("--peers", default="famsa,mafft-auto")
+    b.add_argument("--peer-jobs", default="1")
+    b.add_argument("--peer-threads", default="1")
+    b.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
+    b.add_argument("--timeout", default="1800")
+    b.add_argument("--peer-prefix", default=None)
+    b.add_argument("--data", default=None, help="write the sets here and keep them (default: a temporary folder)")
+    b.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    b.add_argument("--tag", default=None)
+    b.set_defaults(func=cmd_long)
+
+
+def cmd_long(args) -> int:
+    import datetime as dt
+    import tempfile
+
+    from benchmarks.__main__ import main as bench_main
+
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    tag = args.tag or dt.date.today().isoformat()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(args.data) if args.data else Path(tmp) / "genomes"
+        sets = write_sets(root, sizes, args.length, args.pair_length)
+        for name in sets:
+            argv = ["tradeoff", "--data", str(root), "--sets", name, "--modes", "auto", "--peers", args.peers,
+                    "--peer-jobs", args.peer_jobs, "--peer-threads", args.peer_threads, "--backend", args.backend,
+                    "--timeout", args.timeout, "--out", args.out, "--tag", f"{tag}-{name}", "--quiet"]
+            if args.peer_prefix:
+                argv += ["--peer-prefix", args.peer_prefix]
+            rc = bench_main(argv)
+            if rc:
+                return rc
+    return 0
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,7 +19,7 @@ CPU = cpu_backend()
 
 
 def _sp(fam, res) -> float:
-    cols, rows = fam.true_rows(range(len(fam.names)))
+    _, rows = fam.true_rows(range(len(fam.names)))
     ref = dict(zip(fam.names, rows))
     names = list(res.sequences.names)
     return sp_tc(names, res.rows(), names, [ref[n] for n in names]).sp
@@ -94,3 +94,21 @@ def test_stitched_profile_holds_both_sides_in_order():
 def test_anchor_cells_must_not_be_negative():
     with pytest.raises(ValueError, match="anchor_cells"):
         AlignerConfig(anchor_cells=-1)
+
+
+def test_long_benchmark_writes_one_tradeoff_a_set(tmp_path, monkeypatch):
+    """``python -m benchmarks long``: the pair and each family size are sets
+    of their own, scored against their true alignment."""
+    import json
+    import sys
+
+    from benchmarks.__main__ import main
+
+    monkeypatch.setitem(sys.modules, "pyfamsa", None)  # no peer needed
+    rc = main(["long", "--sizes", "3", "--length", "3000", "--pair-length", "5000", "--peers", "famsa",
+               "--backend", "cpu", "--out", str(tmp_path), "--tag", "t"])
+    assert rc == 0
+    for name in ("pair5000", "genomes3"):
+        doc = json.loads((tmp_path / f"t-{name}-tradeoff-genomes.json").read_text())
+        mine = doc["entries"][0]
+        assert doc["sets"] == [name] and mine["n_ok"] == 1 and mine["mean_sp"] > 0.95

@@ -34,8 +34,13 @@ from msa_gpu.progressive.profile import Profile
 
 #: Merges with more DP cells than this look for anchors (about 4,000 x 4,000).
 ANCHOR_CELLS = 1 << 24
-#: k-mer length by alphabet size: 15 nucleotides (4 bits each) or 8 residues (5 bits).
+#: k-mer length (nucleotide: True) of the first search, and the shortest
+#: of the searches inside the pieces left between anchors.
 K_MER = {True: 15, False: 8}
+K_MIN = {True: 9, False: 5}
+K_STEP = 2
+#: Pieces of more DP cells than this are searched again with shorter k-mers.
+PIECE_CELLS = 1 << 16
 #: Runs shorter than this (after trimming) are not anchors.
 MIN_RUN = 12
 #: Columns given back to the DP at either end of each anchor: an exact match
@@ -87,8 +92,12 @@ def _unique_positions(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vals[once], pos[once]
 
 
-def find_anchors(ca: np.ndarray, cb: np.ndarray, k: int, gap: int, min_run: int = MIN_RUN) -> list[Anchor]:
-    """The chained anchors of two consensus sequences (see the module).
+def find_anchors(ca: np.ndarray, cb: np.ndarray, k: int, gap: int, min_run: int = MIN_RUN,
+                 k_min: int | None = None, piece_cells: int = PIECE_CELLS) -> list[Anchor]:
+    """The chained anchors of two consensus sequences (see the module); with
+    ``k_min``, each piece left between them of more than ``piece_cells`` DP
+    cells is searched again with k-mers `K_STEP` shorter (unique within the
+    piece), down to ``k_min``.
 
     >>> rng = np.random.default_rng(0)
     >>> a = rng.integers(0, 4, 400)
@@ -100,7 +109,9 @@ def find_anchors(ca: np.ndarray, cb: np.ndarray, k: int, gap: int, min_run: int 
     kb, pb = _unique_positions(kmer_keys(cb, k, gap))
     common, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
     if not len(common):
-        return []
+        if k_min is None or k - K_STEP < k_min or (len(ca) + 1) * (len(cb) + 1) <= piece_cells:
+            return []
+        return find_anchors(ca, cb, k - K_STEP, gap, min_run, k_min, piece_cells)
     i, j = pa[ia], pb[ib]
     order = np.lexsort((i, i - j))  # by diagonal, then along it
     i, j = i[order], j[order]
@@ -110,7 +121,19 @@ def find_anchors(ca: np.ndarray, cb: np.ndarray, k: int, gap: int, min_run: int 
     starts = np.flatnonzero(new_run)
     ends = np.concatenate([starts[1:], [len(i)]]) - 1
     runs = sorted(zip(i[starts].tolist(), j[starts].tolist(), (i[ends] - i[starts] + k).tolist()))
-    return _trimmed(_heaviest_chain(runs), min_run)
+    top = _trimmed(_heaviest_chain(runs), min_run)
+    if k_min is None or k - K_STEP < k_min:
+        return top
+    out: list[Anchor] = []
+    ia = ib = 0
+    for x in [*top, Anchor(len(ca), len(cb), 0)]:
+        if (x.a - ia + 1) * (x.b - ib + 1) > piece_cells:
+            inner = find_anchors(ca[ia:x.a], cb[ib:x.b], k - K_STEP, gap, min_run, k_min, piece_cells)
+            out.extend(Anchor(y.a + ia, y.b + ib, y.length) for y in inner)
+        if x.length:
+            out.append(x)
+        ia, ib = x.a + x.length, x.b + x.length
+    return out
 
 
 def _heaviest_chain(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
@@ -219,7 +242,8 @@ def anchored_level(pairs: list, gaps: list[int], nucleotide: list[bool], anchor_
         if (anchor_cells > 0 and (may_cut is None or may_cut[p])
                 and (a.length + 1) * (b.length + 1) > anchor_cells):
             k = K_MER[nucleotide[p]]
-            anchors = find_anchors(consensus(a.codes, gaps[p], xp), consensus(b.codes, gaps[p], xp), k, gaps[p])
+            anchors = find_anchors(consensus(a.codes, gaps[p], xp), consensus(b.codes, gaps[p], xp), k, gaps[p],
+                                   k_min=K_MIN[nucleotide[p]])
         if not anchors:
             units.append((a, b))
             owner.append(p)
