@@ -1,7 +1,8 @@
-"""A consistency library from pair-HMM posteriors (issue 29, an experiment on
-the CPU): every pair's posterior match probabilities (`pairhmm`), those below
-ProbCons' cutoff 0.01 dropped, transformed through every third sequence
-(ProbCons' consistency transformation, twice), stored as a `ConsistencyLibrary`.
+"""A consistency library from pair-HMM posteriors (issue 29; accurate mode's
+library for protein): every pair's posterior match probabilities (`pairhmm`),
+those below ProbCons' cutoff 0.01 dropped, transformed through every third
+sequence (ProbCons' consistency transformation, twice), stored as a
+`ConsistencyLibrary`, on either backend with the same bits.
 
 The hard library's entries are ``sum over u of W(s,u) W(u,t)`` with pairwise
 weights W in 0..`LIBRARY_ONE`; here ``W`` is the posterior itself, so an entry
