@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import add, batch, datasets, genomes, large, memory, mrle, pairwise, peers, report, tradeoff
+from . import add, batch, datasets, genomes, large, latency, memory, mrle, pairwise, peers, report, tradeoff
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.register(sub)
     memory.register(sub)
     genomes.register(sub)
+    latency.register(sub)
     return parser
 
 

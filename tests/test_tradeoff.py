@@ -105,3 +105,18 @@ def test_probcons_is_probed_from_an_unpacked_package(tmp_path):
     assert info.available and info.version == "1.12" and info.stdout_is_output
     assert info.argv == [str(exe), "{input}"] and "probcons IN.fa" in info.how
     assert not probe("probcons", RunOptions(peer_prefix=str(tmp_path / "none"))).available or shutil.which("probcons")
+
+
+def test_latency_runs_one_process_a_family(tinybench, tmp_path):
+    """``python -m benchmarks latency``: one small family best of runs and a
+    serial loop, a process each, scored; a missing peer is said, not run."""
+    rc = main(["latency", "--data", str(tinybench), "--count", "2", "--repeat", "1", "--aligners", "msagpu,clustalo",
+               "--backend", "cpu", "--peer-prefix", str(tmp_path / "none"), "--workdir", str(tmp_path / "w"),
+               "--out", str(tmp_path / "r"), "--tag", "t"])
+    assert rc == 0
+    doc = json.loads((tmp_path / "r" / "t-latency-tinybench.json").read_text())
+    mine = doc["entries"][0]
+    assert mine["aligner"] == "msagpu" and doc["count"] == 2 and mine["single_best_s"] > 0
+    assert mine["loop_tc"] > 0.5 and mine["single_tc"] > 0.9
+    if shutil.which("clustalo") is None:
+        assert doc["not_run"] == {"clustalo": "not installed"}

@@ -1,0 +1,156 @@
+"""Start-up latency as a pipeline sees it (issue 32): one process per family.
+
+``python -m benchmarks latency --data balibase3.tar.gz`` measures, for msagpu
+and each peer found (MAFFT L-INS-i, Clustal Omega, FAMSA's command line),
+
+- one small family (``--family``, default BB11001) from a fresh process,
+  best of ``--repeat`` runs;
+- a serial loop over the ``--count`` smallest families (by residues), one
+  process each, as nf-core and Snakemake start the aligner: its total wall
+  time and mean SP/TC on core columns;
+
+and writes ``<tag>-latency-<dataset>.json`` and ``.md``. Every aligner writes
+FASTA to a file; times run from process start to its exit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from msa_gpu.score import sp_tc
+
+#: How each aligner is started: argv with {input} and {output}, and whether
+#: the alignment comes on stdout.
+COMMANDS = {
+    "msagpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
+    "mafft-linsi": (["mafft", "--localpair", "--maxiterate", "1000", "--quiet", "{input}"], True),
+    "clustalo": (["clustalo", "-i", "{input}", "-o", "{output}", "--force"], False),
+    "famsa": (["famsa", "{input}", "{output}"], False),
+}
+
+
+def _argv(name: str, inp: Path, out: Path, backend: str, prefix: Path | None) -> tuple[list[str], bool] | None:
+    argv, to_stdout = COMMANDS[name]
+    exe = argv[0]
+    if name != "msagpu":
+        found = next((str(d / exe) for d in ([prefix / "usr" / "bin", prefix / "bin"] if prefix else [])
+                      if (d / exe).exists()), None) or shutil.which(exe)
+        if found is None:
+            return None
+        argv = [found, *argv[1:]]
+    else:
+        argv = [*argv, "--backend", backend]
+    return [a.replace("{input}", str(inp)).replace("{output}", str(out)) for a in argv], to_stdout
+
+
+def _run(argv: list[str], to_stdout: bool, out: Path, timeout: float) -> float:
+    start = time.perf_counter()
+    with open(out, "wb") if to_stdout else open("/dev/null", "wb") as sink:
+        subprocess.run(argv, stdout=sink, stderr=subprocess.DEVNULL, timeout=timeout, check=True)
+    return time.perf_counter() - start
+
+
+def _read_fasta(path: Path) -> tuple[list[str], list[bytes]]:
+    names, rows = [], []
+    for line in path.read_bytes().splitlines():
+        if line.startswith(b">"):
+            names.append(line[1:].split()[0].decode())
+            rows.append(b"")
+        elif rows:
+            rows[-1] += line.strip()
+    return names, rows
+
+
+def _score(out: Path, fam) -> tuple[float, float]:
+    names, rows = _read_fasta(out)
+    ref_names, ref_rows = _read_fasta(Path(fam.ref_path))
+    core = Path(fam.core_path).read_text().strip()
+    s = sp_tc(names, [r.upper() for r in rows], ref_names, [r.upper() for r in ref_rows], core)
+    return s.sp, s.tc
+
+
+def run(args) -> dict:
+    from benchmarks import datasets
+
+    prefix = Path(args.peer_prefix).resolve() if args.peer_prefix else None
+    doc: dict = {"benchmark": "latency", "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                 "command": "python -m benchmarks " + " ".join(sys.argv[1:]), "entries": [], "not_run": {}}
+    with datasets.open_dataset(args.data) as ds:
+        families = datasets.select(ds)
+        size = {f.key: Path(f.input_path).stat().st_size for f in families}
+        loop = sorted(families, key=lambda f: (size[f.key], f.key))[: args.count]
+        single = next(f for f in families if f.family_id == args.family)
+        doc.update(dataset=ds.name, family=args.family, count=len(loop))
+        work = Path(args.workdir)
+        work.mkdir(parents=True, exist_ok=True)
+        for name in args.aligners:
+            if name not in COMMANDS:
+                raise SystemExit(f"unknown aligner {name!r} (known: {', '.join(COMMANDS)})")
+            out = work / f"{name}.fa"
+            made = _argv(name, Path(single.input_path), out, args.backend, prefix)
+            if made is None:
+                doc["not_run"][name] = "not installed"
+                continue
+            times = [_run(*made, out, args.timeout) for _ in range(args.repeat)]
+            one_sp, one_tc = _score(out, single)
+            total, sps, tcs = 0.0, [], []
+            for fam in loop:
+                argv, to_stdout = _argv(name, Path(fam.input_path), out, args.backend, prefix)
+                total += _run(argv, to_stdout, out, args.timeout)
+                sp, tc = _score(out, fam)
+                sps.append(sp)
+                tcs.append(tc)
+            doc["entries"].append({"aligner": name, "argv": made[0], "single_best_s": min(times), "single_runs_s": times,
+                                   "single_tc": one_tc, "loop_s": total, "loop_sp": sum(sps) / len(sps),
+                                   "loop_tc": sum(tcs) / len(tcs), "single_sp": one_sp})
+            print(f"{name}: {args.family} best of {args.repeat} {min(times):.2f} s; {len(loop)} families "
+                  f"{total:.1f} s, SP {sum(sps) / len(sps):.4f} TC {sum(tcs) / len(tcs):.4f}", flush=True)
+    return doc
+
+
+def markdown(doc: dict) -> str:
+    lines = [f"## Start-up latency: {doc['dataset']}, one process per family ({doc['created']})", "",
+             f"Command: `{doc['command']}`.", "",
+             f"| aligner | {doc['family']}, best of runs (s) | {doc['count']} smallest families, serial (s) | "
+             "their mean SP | mean TC |", "|---|---|---|---|---|"]
+    for e in doc["entries"]:
+        lines.append(f"| {e['aligner']} | {e['single_best_s']:.2f} | {e['loop_s']:.1f} | {e['loop_sp']:.4f} | "
+                     f"{e['loop_tc']:.4f} |")
+    for name, why in doc["not_run"].items():
+        lines.append(f"| {name} | {why} | | | |")
+    return "\n".join(lines) + "\n"
+
+
+def register(sub) -> None:
+    """Add the ``latency`` subcommand."""
+    b = sub.add_parser("latency", help="one process per family: a small family's wall time and a serial loop")
+    b.add_argument("--data", required=True, help="BAliBASE-layout folder or archive")
+    b.add_argument("--family", default="BB11001")
+    b.add_argument("--repeat", type=int, default=3)
+    b.add_argument("--count", type=int, default=200, help="the smallest families of the serial loop")
+    b.add_argument("--aligners", type=lambda t: [x for x in t.split(",") if x],
+                   default=["msagpu", "mafft-linsi", "famsa", "clustalo"])
+    b.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto", help="msagpu's backend")
+    b.add_argument("--timeout", type=float, default=600.0, help="seconds per process")
+    b.add_argument("--peer-prefix", default=None, help="folder of Debian packages unpacked with dpkg -x")
+    b.add_argument("--workdir", default="/tmp/msagpu-latency")
+    b.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    b.add_argument("--tag", default=None)
+    b.set_defaults(func=cmd_latency)
+
+
+def cmd_latency(args) -> int:
+    doc = run(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{args.tag or dt.date.today().isoformat()}-latency-{doc['dataset']}"
+    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(markdown(doc))
+    print(markdown(doc))
+    return 0
