@@ -274,7 +274,7 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
 
     from msa_gpu.backend import posterior_gpu
     from msa_gpu.consistency.pairhmm import probcons_model
-    from msa_gpu.consistency.probabilistic import posterior_libraries, sparse_pair_posteriors
+    from msa_gpu.consistency.probabilistic import flat_posteriors_of, posterior_libraries, sparse_pair_posteriors
 
     rng = np.random.default_rng(13)
     raw = random_family(rng, 6, 40, 90, "ACDEFGHIKLMNPQRSTVWY")
@@ -289,10 +289,10 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
         for (s, t), w, g in zip(pairs, want, got):
             for a, b in zip(w, g):
                 assert np.array_equal(a, b), (s, t, cutoff)
-    small = posterior_gpu.sparse_posteriors(list(seqs.codes), np.array(pairs), model.init, model.trans, model.pair,
-                                            model.single, 0.01, block_bytes=1)  # one pair a batch
-    for w, g in zip(sparse_pair_posteriors(seqs, pairs, model, 0.01, np), small):
-        assert all(np.array_equal(a, b) for a, b in zip(w, g))
+    small = posterior_gpu.flat_posteriors(list(seqs.codes), np.array(pairs), model.init, model.trans, model.pair,
+                                          model.single, 0.01, block_bytes=1)  # one pair a batch
+    for w, g in zip(flat_posteriors_of(list(seqs.codes), np.array(pairs), model, 0.01, np), small):
+        assert np.array_equal(w, cupy.asnumpy(g))
     fam = make_sequences([f"s{i}" for i in range(8)], random_family(rng, 8, 60, 120, "ACDEFGHIKLMNPQRSTVWY"), "protein")
     fams = [fam, seqs, make_sequences(["a"], [b"MKV"], "protein")]
     for group_cells in (1, 1 << 40):  # a launch a family, or one for all

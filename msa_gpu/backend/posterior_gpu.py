@@ -38,20 +38,6 @@ def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pai
     return _concat(parts)
 
 
-def sparse_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float,
-                      block_bytes: int = 1 << 30) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """`flat_posteriors` as each pair's (x, y, p) host arrays."""
-    return split_pairs(*flat_posteriors(codes, pairs, init, trans, pair, single, cutoff, block_bytes),
-                       len(np.asarray(pairs).reshape(-1, 2)))
-
-
-def split_pairs(q, x, y, p, n_pairs: int) -> list:
-    """Flat (q, x, y, p) arrays sorted by q as each pair's (x, y, p), host."""
-    q, x, y, p = (a.get() if hasattr(a, "get") else np.asarray(a) for a in (q, x, y, p))
-    bounds = np.searchsorted(q, np.arange(n_pairs + 1))
-    return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-
-
 def _kept(values, keep, off: np.ndarray, cols: np.ndarray, ids: np.ndarray):
     """The kept entries of flat device matrices ``values`` (matrix i's
     ``off[i + 1] - off[i]`` cells, ``cols[i]`` to a row, pair id ``ids[i]``)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
+from msa_gpu.backend import to_host
 from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
@@ -95,7 +96,7 @@ class _Group:
         for _ in range(passes):
             flat = self.transformed(flat, cutoff, xp)
         q, x, y, p = flat
-        counts = _host(xp.bincount(q, minlength=len(self.local))) if len(self.local) else np.zeros(0, np.int64)
+        counts = to_host(xp.bincount(q, minlength=len(self.local))) if len(self.local) else np.zeros(0, np.int64)
         ends = offsets(counts)
         out = []
         for f, seqs in enumerate(self.families):
@@ -125,7 +126,7 @@ class _Group:
         mass = xp.where(same, xp.rint(p * IDENTITY_ONE), 0).astype(xp.int64)
         ends = xp.searchsorted(q, xp.arange(len(self.local) + 1))
         csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(mass)])
-        total = _host(csum[ends[1:]] - csum[ends[:-1]]).astype(np.float64) / IDENTITY_ONE
+        total = to_host(csum[ends[1:]] - csum[ends[:-1]]).astype(np.float64) / IDENTITY_ONE
         shorter = np.maximum(np.minimum(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]]), 1)
         value = total / shorter
         for f, m in enumerate(out):
@@ -183,10 +184,6 @@ class _Group:
 IDENTITY_ONE = float(1 << 40)
 
 
-def _host(a) -> np.ndarray:
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
-
 def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np):
     """The posteriors of at least ``cutoff`` of ``pairs`` (P, 2) of ``codes``
     as flat arrays (q, x, y, p) on ``xp``'s device, by pair index q, then
@@ -212,7 +209,7 @@ def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model:
     """Each pair's posteriors of at least ``cutoff`` as (x, y, p) host
     arrays, row-major (`flat_posteriors_of`)."""
     flat = flat_posteriors_of(list(seqs.codes), np.array(pairs, np.int64), model, cutoff, xp)
-    q, x, y, p = (_host(a) for a in flat)
+    q, x, y, p = (to_host(a) for a in flat)
     bounds = np.searchsorted(q, np.arange(len(pairs) + 1))
     return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from msa_gpu.backend import to_host
 from msa_gpu.progressive.profile import Profile
 
 #: Merges with more DP cells than this look for anchors (about 4,000 x 4,000).
@@ -61,8 +62,7 @@ def consensus(codes, gap: int, xp=np) -> np.ndarray:
     """(L,) host int16: each column's most frequent code (the lowest on ties;
     ``gap`` where gaps are most frequent)."""
     counts = xp.stack([(codes == c).sum(axis=0) for c in range(gap + 1)])
-    out = counts.argmax(axis=0)
-    return (out.get() if hasattr(out, "get") else np.asarray(out)).astype(np.int16)
+    return to_host(counts.argmax(axis=0)).astype(np.int16)
 
 
 def kmer_keys(seq: np.ndarray, k: int, gap: int) -> np.ndarray:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msa_gpu.arrays import offsets
+from msa_gpu.backend import to_host
 from msa_gpu.progressive import (
     BYTES_PER_CELL,
     BYTES_PER_LIBRARY_CELL,
@@ -229,7 +230,7 @@ def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], backend) -> _
     prof_mask_off = mask_base[fam_of_prof] + (np.arange(int(prof_first[-1])) - prof_first[fam_of_prof]) * width[fam_of_prof]
     q = xp.searchsorted(xp.asarray(prof_mask_off[1:]), where, side="right")
     cols = where - xp.asarray(prof_mask_off)[q]
-    L = backend_host(xp.bincount(q, minlength=int(prof_first[-1]))).astype(np.int64)
+    L = to_host(xp.bincount(q, minlength=int(prof_first[-1]))).astype(np.int64)
     # rows: fixed per family
     k = np.concatenate([s.sizes for s in sides])
     rows = np.concatenate([s.rows for s in sides])
@@ -245,10 +246,6 @@ def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], backend) -> _
     moves = xp.concatenate(move_parts)
     return _Cuts(ProfileBlock(block_codes, k, L, rows, weights), family, cut, offsets(n_cuts), moves,
                  offsets(n_cuts * width)[:-1], width)
-
-
-def backend_host(a) -> np.ndarray:
-    return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
 def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells: int,
