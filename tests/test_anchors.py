@@ -85,8 +85,8 @@ def test_stitched_profile_holds_both_sides_in_order():
     a = Profile(np.array([0]), np.array([[0, 1, 2, 3, 0, 1]], np.uint8), np.array([1]))
     b = Profile(np.array([1, 2]), np.array([[0, 1, 2, 3, 0, 1, 2], [0, 1, 2, 3, 0, gap, 2]], np.uint8),
                 np.array([1, 1]))
-    level = anchors.AnchoredLevel([(a, b)], [], [], [], {0: [("anchor", anchors.Anchor(0, 0, 6)), ("b", 6, 7)]})
-    out = level.stitch([], [gap], np)[0]
+    level = anchors.AnchoredLevel([(a, b)], [gap], [], [], [], {0: [("anchor", anchors.Anchor(0, 0, 6)), ("b", 6, 7)]})
+    out = level.stitch([], np)[0]
     assert out.members.tolist() == [0, 1, 2] and out.codes.shape == (3, 7)
     assert out.codes[0].tolist() == [0, 1, 2, 3, 0, 1, gap] and out.codes[2].tolist() == [0, 1, 2, 3, 0, gap, 2]
 

@@ -147,10 +147,12 @@ class _Group:
         s, t = xp.asarray(self.local[:, 0])[q], xp.asarray(self.local[:, 1])[q]
         o = xp.concatenate([ord0 + s * n + t, ord0 + t * n + s])
         row, col, val = xp.concatenate([x, y]), xp.concatenate([y, x]), xp.concatenate([p, p])
-        rows_of = np.concatenate([np.where(np.arange(k * k) // k != np.arange(k * k) % k,
-                                           self.lengths[self.seq0[f] + np.arange(k * k) // k], 0)
-                                  for f, k in enumerate(self.n.tolist())]) if len(self.n) else np.zeros(0, np.int64)
-        base = offsets(rows_of)
+        rows_of = [np.zeros(0, np.int64)]  # each ordered pair (a, b)'s rows: a's length, none for (a, a)
+        for f, k in enumerate(self.n.tolist()):
+            r = np.repeat(self.lengths[self.seq0[f]: self.seq0[f] + k], k)
+            r[:: k + 1] = 0
+            rows_of.append(r)
+        base = offsets(np.concatenate(rows_of))
         g = xp.asarray(base[:-1])[o] + row
         order = xp.argsort(g * int(max(self.lengths.max(initial=0), 1)) + col)
         indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(xp.bincount(g, minlength=int(base[-1])))])

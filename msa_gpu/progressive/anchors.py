@@ -195,16 +195,16 @@ class AnchoredLevel:
     each pair's merged profile back together."""
 
     pairs: list
+    gaps: list  # each pair's gap code
     units: list
     owner: list
     inner: list  # unit u is a piece inside its pair: its end gaps are not the alignment's ends
     layouts: dict  # pair index -> [("dp", unit) | ("a", a0, a1) | ("b", b0, b1) | ("anchor", Anchor)]
 
-    def stitch(self, merged: list, gap: list[int], xp) -> list[Profile]:
-        """Each pair's merged profile (``merged[u]``: unit u's; ``gap[p]``:
-        pair p's gap code)."""
+    def stitch(self, merged: list, xp) -> list[Profile]:
+        """Each pair's merged profile (``merged[u]``: unit u's)."""
         out, whole = [], {p: u for u, p in enumerate(self.owner) if p not in self.layouts}
-        for p, (a, b) in enumerate(self.pairs):
+        for p, ((a, b), gap) in enumerate(zip(self.pairs, self.gaps)):
             layout = self.layouts.get(p)
             if layout is None:
                 out.append(merged[whole[p]])
@@ -215,10 +215,10 @@ class AnchoredLevel:
                     parts.append(merged[part[1]].codes)
                 elif part[0] == "a":
                     cols = a.codes[:, part[1]: part[2]]
-                    parts.append(xp.concatenate([cols, xp.full((b.size, cols.shape[1]), gap[p], dtype=cols.dtype)]))
+                    parts.append(xp.concatenate([cols, xp.full((b.size, cols.shape[1]), gap, dtype=cols.dtype)]))
                 elif part[0] == "b":
                     cols = b.codes[:, part[1]: part[2]]
-                    parts.append(xp.concatenate([xp.full((a.size, cols.shape[1]), gap[p], dtype=cols.dtype), cols]))
+                    parts.append(xp.concatenate([xp.full((a.size, cols.shape[1]), gap, dtype=cols.dtype), cols]))
                 else:
                     x = part[1]
                     parts.append(xp.concatenate([a.codes[:, x.a: x.a + x.length], b.codes[:, x.b: x.b + x.length]]))
@@ -264,7 +264,7 @@ def anchored_level(pairs: list, gaps: list[int], nucleotide: list[bool], anchor_
                 layout.append(("anchor", x))
             ia, ib = x.a + x.length, x.b + x.length
         layouts[p] = layout
-    return AnchoredLevel(pairs, units, owner, inner, layouts)
+    return AnchoredLevel(pairs, list(gaps), units, owner, inner, layouts)
 
 
 def _columns(p: Profile, lo: int, hi: int) -> Profile:

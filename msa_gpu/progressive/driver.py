@@ -150,7 +150,7 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
             sides = [side_info(jobs[f], mat_of[f], level.inner[u]) for f, u in zip(who, chunk)]
             for u, profile in zip(chunk, merge_resilient([units[u] for u in chunk], sides, long_mask[chunk], ctx)):
                 merged_units[u] = profile
-        for (f, k), profile in zip(owners, level.stitch(merged_units, [j.scoring.gap_code for j in fam_of], xp)):
+        for (f, k), profile in zip(owners, level.stitch(merged_units, xp)):
             nodes[f][len(jobs[f].seqs) + k] = profile
         made += len(owners)
         if on_progress is not None:
