@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.synthetic import SyntheticFamily, indel_lengths, write_family
+from benchmarks.synthetic import SyntheticFamily, evolve_down_tree, indel_lengths, write_family
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
 
@@ -94,18 +94,8 @@ def family(n: int, length: int = 30000, seed: int = 0, divergence: float = 0.1,
     len_cum, _ = indel_lengths()
     branch = divergence / max(1.0, 2.0 * np.log(max(n, 2)))
     root = rng.integers(0, 4, length).astype(np.int8)
-    seqs: list = [None] * n
-    pos: list = [None] * n
-    stack = [(0, n, root, np.arange(length, dtype=np.float64))]
-    while stack:
-        lo, hi, res, p = stack.pop()
-        if hi - lo == 1:
-            seqs[lo], pos[lo] = BASES[res].tobytes(), p
-            continue
-        cut = lo + 1 + int(rng.integers(0, hi - lo - 1)) if hi - lo > 2 else lo + 1
-        for a, b in ((lo, cut), (cut, hi)):
-            r2, p2 = _branch(res, p, rng.exponential(branch), rng, indel_ratio, len_cum)
-            stack.append((a, b, r2, p2))
+    seqs, pos = evolve_down_tree(n, root, branch, rng, BASES,
+                                 lambda res, p, t: _branch(res, p, t, rng, indel_ratio, len_cum))
     return SyntheticFamily([f"g{i:06d}" for i in range(n)], seqs, pos)
 
 

@@ -152,22 +152,31 @@ def evolve_family(n: int, length: int = 300, seed: int = 0, depth_divergence: fl
     # insertions (half the events) add about n * 2 * branch * rate * length * mean_indel / 2 columns
     indel_ratio = min(indel_ratio, (width_factor - 1.0) / (n * branch * mean_indel))
     root = np.searchsorted(bg_cum, rng.random(length)).astype(np.int8).clip(0, 19)
-    root_pos = np.arange(length, dtype=np.float64)
+    seqs, pos = evolve_down_tree(n, root, branch, rng, AMINO_ARRAY,
+                                 lambda res, p, t: _mutate(res, p, t, rng, transition(rates, t), bg_cum, indel_ratio,
+                                                           len_cum))
+    names = [f"syn{i:07d}" for i in range(n)]
+    return SyntheticFamily(names, seqs, pos)
+
+
+def evolve_down_tree(n: int, root: np.ndarray, branch: float, rng, letters: np.ndarray, mutate):
+    """``n`` leaves' sequences (bytes over ``letters``) and positions, from
+    ``root`` down a random binary tree by uniform splits of leaf ranges, each
+    branch ``rng.exponential(branch)`` long and evolved by ``mutate(res,
+    positions, t)``."""
     seqs: list = [None] * n
     pos: list = [None] * n
-    stack = [(0, n, root, root_pos)]
+    stack = [(0, n, root, np.arange(len(root), dtype=np.float64))]
     while stack:
         lo, hi, res, p = stack.pop()
         if hi - lo == 1:
-            seqs[lo], pos[lo] = AMINO_ARRAY[res].tobytes(), p
+            seqs[lo], pos[lo] = letters[res].tobytes(), p
             continue
         cut = lo + 1 + int(rng.integers(0, hi - lo - 1)) if hi - lo > 2 else lo + 1
         for a, b in ((lo, cut), (cut, hi)):
-            t = rng.exponential(branch)
-            r2, p2 = _mutate(res, p, t, rng, transition(rates, t), bg_cum, indel_ratio, len_cum)
+            r2, p2 = mutate(res, p, rng.exponential(branch))
             stack.append((a, b, r2, p2))
-    names = [f"syn{i:07d}" for i in range(n)]
-    return SyntheticFamily(names, seqs, pos)
+    return seqs, pos
 
 
 AMINO_ARRAY = np.frombuffer(AMINO, dtype=np.uint8)
