@@ -188,6 +188,35 @@ def _trimmed(chain: list[tuple[int, int, int]], min_run: int, margin: int = MARG
     return out
 
 
+def profile_anchors(a: Profile, b: Profile, gap: int, nucleotide: bool, xp=np) -> list[Anchor]:
+    """The anchors of two profiles, in columns. They are searched on the
+    consensus without its gap columns (insertions in a few members would
+    break nearly every k-mer of a large profile); a run is then split where
+    either side skips a gap column, and the skipped columns are left to the
+    DP (or to gaps, where only one side has any)."""
+    ca, cb = consensus(a.codes, gap, xp), consensus(b.codes, gap, xp)
+    ka, kb = np.flatnonzero(ca != gap), np.flatnonzero(cb != gap)
+    found = find_anchors(ca[ka], cb[kb], K_MER[nucleotide], gap, k_min=K_MIN[nucleotide])
+    return _in_columns(found, ka, kb)
+
+
+def _in_columns(found: list[Anchor], ka: np.ndarray, kb: np.ndarray) -> list[Anchor]:
+    """Anchors on gap-free consensus positions as anchors on columns
+    (``ka``, ``kb``: each position's column), split where either side's
+    columns are not contiguous.
+
+    >>> [(x.a, x.b, x.length) for x in _in_columns([Anchor(0, 1, 4)], np.array([0, 1, 3, 4]), np.arange(5))]
+    [(0, 1, 2), (3, 3, 2)]
+    """
+    out: list[Anchor] = []
+    for x in found:
+        ca, cb = ka[x.a: x.a + x.length], kb[x.b: x.b + x.length]
+        cuts = np.flatnonzero((np.diff(ca) != 1) | (np.diff(cb) != 1)) + 1
+        starts, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [x.length]])
+        out.extend(Anchor(int(ca[s]), int(cb[s]), int(e - s)) for s, e in zip(starts.tolist(), ends.tolist()))
+    return out
+
+
 @dataclass
 class AnchoredLevel:
     """One level's merges as units for the DP: whole pairs, or the pieces of
@@ -241,9 +270,7 @@ def anchored_level(pairs: list, gaps: list[int], nucleotide: list[bool], anchor_
         anchors = []
         if (anchor_cells > 0 and (may_cut is None or may_cut[p])
                 and (a.length + 1) * (b.length + 1) > anchor_cells):
-            k = K_MER[nucleotide[p]]
-            anchors = find_anchors(consensus(a.codes, gaps[p], xp), consensus(b.codes, gaps[p], xp), k, gaps[p],
-                                   k_min=K_MIN[nucleotide[p]])
+            anchors = profile_anchors(a, b, gaps[p], nucleotide[p], xp)
         if not anchors:
             units.append((a, b))
             owner.append(p)
