@@ -196,6 +196,20 @@ def test_distance_matrix_and_kimura(refs):
     assert np.array_equal(chunked.values, d.values) and counts == [(4, 6), (6, 6)]
 
 
+
+def test_alignment_distance_by_column_blocks_counts_by_hand():
+    from msa_gpu.distances.alignment import alignment_distance
+
+    gap = 4
+    codes = np.array([[0, 1, 2, 3, gap, 0], [0, 1, 3, gap, gap, 0], [gap, 1, 2, 3, 1, 1]])
+    d = alignment_distance(codes, gap).values
+    # rows 0/1: 4 residue pairs (cols 0, 1, 2, 5), 3 identical; rows 0/2: 4 pairs, 3 identical; rows 1/2: 3 pairs (cols 1, 2, 5), 1
+    want = 1.0 - np.array([[1, 3 / 4, 3 / 4], [3 / 4, 1, 1 / 3], [3 / 4, 1 / 3, 1]])
+    assert np.allclose(d, want)
+    for block in (1, 3 * 5 * 4, 3 * 5 * 4 * 4):  # a column a block, one, four
+        assert np.array_equal(alignment_distance(codes, gap, block_bytes=block).values, d)
+
+
 runner = CliRunner()
 
 

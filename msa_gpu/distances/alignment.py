@@ -12,20 +12,34 @@ from msa_gpu.errors import InputError
 from msa_gpu.types import DistanceMatrix, Sequences
 
 
-def alignment_distance(codes: np.ndarray, gap: int, xp=np) -> DistanceMatrix:
+#: Bytes of one-hot columns `alignment_distance` holds at a time.
+BLOCK_BYTES = 64 << 20
+
+
+def alignment_distance(codes: np.ndarray, gap: int, xp=np, block_bytes: int = BLOCK_BYTES) -> DistanceMatrix:
     """Distances from an alignment: 1 - identities / aligned residue pairs.
 
-    ``codes`` is an (n_seqs, n_cols) code matrix with ``gap`` for gaps.
+    ``codes`` is an (n_seqs, n_cols) code matrix with ``gap`` for gaps. The
+    counts are summed over blocks of columns of at most ``block_bytes`` of
+    one-hot codes (each block's float32 sums are exact integers), so a long
+    alignment needs no more memory than a short one; any block size gives
+    the same counts.
     """
     xp = _array_module(codes.shape[0], xp)
     c = xp.asarray(codes)
-    n = c.shape[0]
-    onehot = xp.zeros((n, c.shape[1], gap + 1), dtype=xp.float32)
-    onehot[xp.arange(n)[:, None], xp.arange(c.shape[1])[None, :], c] = 1.0
-    resid = 1.0 - onehot[:, :, gap]
-    onehot = onehot[:, :, :gap].reshape(n, -1)
-    ident = np.rint(to_host(onehot @ onehot.T)).astype(np.int64)
-    pairs = np.rint(to_host(resid @ resid.T)).astype(np.int64)
+    n, cols = c.shape
+    step = max(1, block_bytes // max(1, n * (gap + 1) * 4))
+    ident = np.zeros((n, n), dtype=np.int64)
+    pairs = np.zeros((n, n), dtype=np.int64)
+    for lo in range(0, cols, step):
+        block = c[:, lo: lo + step]
+        width = block.shape[1]
+        onehot = xp.zeros((n, width, gap + 1), dtype=xp.float32)
+        onehot[xp.arange(n)[:, None], xp.arange(width)[None, :], block] = 1.0
+        resid = 1.0 - onehot[:, :, gap]
+        onehot = onehot[:, :, :gap].reshape(n, -1)
+        ident += np.rint(to_host(onehot @ onehot.T)).astype(np.int64)
+        pairs += np.rint(to_host(resid @ resid.T)).astype(np.int64)
     d = 1.0 - ident / np.maximum(pairs, 1)
     d[pairs == 0] = 1.0
     np.fill_diagonal(d, 0.0)
