@@ -371,9 +371,11 @@ def _merge_profiles(codes, code_off, k, L, gap, path, path_off, path_len, out, o
 
 #: Bytes of score matrices and direction arrays one CPU batch may take. With
 #: 2 GB, 60 BAliBASE families (RV20 and the first of RV30, fast mode, 2-core
-#: VM) took 17.4 s and 995 MB, with 64 MB 16.9 s and 311 MB, the same bytes;
-#: a 2 x 100 kb pair's pieces between anchors 312 MB, now 262 MB.
-CPU_BATCH_BYTES = 64 << 20
+#: VM) took 17.4 s and 995 MB, with 64 MB 16.9 s and 311 MB, the same bytes.
+#: With 8 MB they take 37.3 s / 35.4 s against 64 MB's 38.0 s / 34.2 s
+#: (a second run, one core busy elsewhere), and a 2 x 100 kb pair's pieces
+#: between anchors peak at 197 MB (64 MB: 262 MB; 16 MB: 206 MB).
+CPU_BATCH_BYTES = 8 << 20
 
 
 def memory_budget() -> int:
