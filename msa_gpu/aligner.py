@@ -9,8 +9,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from msa_gpu.alphabet import SeqType
-from msa_gpu.backend import Backend, select_backend, set_threads
-from msa_gpu.config import AlignerConfig, DistanceMethod, TreeMethod
+from msa_gpu.backend import Backend, cpu_backend, select_backend, set_threads
+from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, TreeMethod
 from msa_gpu.consistency import (
     LibrarySettings,
     build_libraries,
@@ -56,15 +56,37 @@ class Aligner:
     def __init__(self, config: AlignerConfig | None = None, backend: Backend | None = None, reporter=None):
         self.config = config or AlignerConfig()
         self.reporter = reporter  # a progress.StageReporter, or None for silence
-        self.backend = backend or select_backend(self.config.backend)
+        self._backend = backend
         set_threads(self.config.threads)
+
+    @property
+    def backend(self) -> Backend:
+        """The backend: ``config.backend``'s, chosen on first use (``auto``
+        picks the CPU for a small input: `choose_backend`)."""
+        if self._backend is None:
+            self._backend = select_backend(self.config.backend)
+        return self._backend
+
+    def choose_backend(self, families: list[Sequences]) -> Backend:
+        """The backend for these families: with ``backend`` auto, the CPU
+        when their DP cells (`AlignerConfig.dp_cells`) are at most
+        ``cpu_max_cells`` in all, without starting the GPU; else `backend`.
+        The alignment's bytes are the same either way."""
+        if self._backend is None and BackendChoice(self.config.backend) is BackendChoice.auto:
+            cells = sum(self.config.dp_cells(s.lengths) for s in families)
+            if cells <= self.config.cpu_max_cells:
+                self._backend = cpu_backend(f"a small input ({cells:,} DP cells): the GPU's start-up would "
+                                            "take longer than the alignment (--backend gpu uses it)")
+                if self.reporter is not None:
+                    self.reporter.note(f"using the CPU backend: {self._backend.reason}")
+        return self.backend
 
     def _scoring(self, seqs: Sequences, large: bool | None = None) -> Scoring:
         """A family's scoring (`family_scoring` with this run's settings)."""
         return family_scoring(self.config, seqs, large)
 
     def _distance(self, seqs: Sequences) -> DistanceMatrix:
-        method = self.config.distance_for(len(seqs))
+        method = self.config.distance_for(len(seqs), _mean_length(seqs))
         if method is DistanceMethod.align:
             from msa_gpu.distances import pairwise_distance
 
@@ -79,7 +101,7 @@ class Aligner:
         own_tree = accurate and self.config.accurate_tree == "library"
         # two sequences have one tree: rebuilding it would redo the same alignment
         return (tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
-                and not self.config.keeps_famsa_tree(len(seqs)))
+                and not self.config.keeps_famsa_tree(len(seqs), _mean_length(seqs)))
 
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
@@ -117,12 +139,12 @@ class Aligner:
                 libs[f] = lib
         return libs
 
-    def _tree(self, dm: DistanceMatrix) -> GuideTree:
+    def _tree(self, dm: DistanceMatrix, mean_length: float) -> GuideTree:
         build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma,
                  TreeMethod.single: single_linkage}
-        return build[self.config.tree_for(len(dm))](dm)
+        return build[self.config.tree_for(len(dm), mean_length)](dm)
 
-    def _trees(self, dms: list[DistanceMatrix]):
+    def _trees(self, dms: list[DistanceMatrix], mean_lengths: list[float]):
         """Guide trees of several families, an iterator in their order. Where
         one has at least `DENSE_MAX` sequences they are built on up to
         ``threads`` (default: the CPU count, at most 8, each holding a copy of
@@ -130,11 +152,11 @@ class Aligner:
         kernels that release the GIL, and each tree depends only on its matrix."""
         workers = min(len(dms), self.config.threads or os.cpu_count() or 1, 8)
         if workers < 2 or max(len(d) for d in dms) < DENSE_MAX:
-            return (self._tree(d) for d in dms)
+            return (self._tree(d, m) for d, m in zip(dms, mean_lengths))
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers) as pool:
-            return iter(list(pool.map(self._tree, dms)))
+            return iter(list(pool.map(self._tree, dms, mean_lengths)))
 
     def _progress(self, unit: str):
         """The running stage's counter for the reporter (None without one)."""
@@ -168,7 +190,7 @@ class Aligner:
         trees: dict[int, GuideTree] = {}
         with ThreadPoolExecutor(workers) as pool:
             pending: deque = deque()
-            spans = [f for f in todo if self.config.spans_lcs(len(families[f]))]
+            spans = [f for f in todo if self.config.spans_lcs(len(families[f]), _mean_length(families[f]))]
             if spans:  # FAMSA's tree with no matrix at all, these families stepped together
                 with _timed(timings, "distance"):
                     trees.update(zip(spans, lcs_single_linkage_many([families[f] for f in spans], self.backend.xp)))
@@ -177,14 +199,15 @@ class Aligner:
                     continue
                 with _timed(timings, "distance"):
                     dm = self._distance(families[f])
-                if self.config.tree_for(len(families[f])) is TreeMethod.single:
-                    trees[f] = self._tree(dm)  # reads its matrix without a copy, in well under a second
+                mean = _mean_length(families[f])
+                if self.config.tree_for(len(families[f]), mean) is TreeMethod.single:
+                    trees[f] = self._tree(dm, mean)  # reads its matrix without a copy, in well under a second
                     del dm
                     continue
                 while len(pending) >= workers:  # (a free builder first: the memory stays in the budget)
                     g, job = pending.popleft()
                     trees[g] = job.result()
-                pending.append((f, pool.submit(self._tree, dm)))
+                pending.append((f, pool.submit(self._tree, dm, mean)))
                 del dm
             for g, job in pending:
                 trees[g] = job.result()
@@ -205,6 +228,7 @@ class Aligner:
         library were injected; an injected tree is cut down to the distinct
         sequences)."""
         n = len(families)
+        self.choose_backend(families)
         dms, trees, libs = (list(x or [None] * n) for x in (distances, guide_trees, libraries))
         may = [dms[f] is None and libs[f] is None for f in range(n)]
 
@@ -289,7 +313,8 @@ class Aligner:
                 break
             # stage 2: guide trees, weights and level schedules (host)
             with _timed(timings, "tree", self.reporter):
-                built = self._trees([dms[f] for f in todo if fixed[f] is None and f not in trees_streamed])
+                build = [f for f in todo if fixed[f] is None and f not in trees_streamed]
+                built = self._trees([dms[f] for f in build], [_mean_length(families[f]) for f in build])
                 for f in todo:
                     trees[f] = (fixed[f] if fixed[f] is not None else trees_streamed[f] if f in trees_streamed
                                 else next(built))
@@ -324,6 +349,10 @@ class Aligner:
             timings["refine_accepted"] = float(sum(refined.accepted))
         return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f])
                 for f, s in enumerate(families)]
+
+
+def _mean_length(seqs: Sequences) -> float:
+    return float(seqs.lengths.mean()) if len(seqs) else 0.0
 
 
 @contextmanager

@@ -100,6 +100,7 @@ class AlignerConfig:
     upgma_min_seqs: int = 500
     distance: DistanceMethod = DistanceMethod.auto
     lcs_min_seqs: int = 500  # distance auto: FAMSA's LCS distances and single-linkage tree from here
+    lcs_max_length: int = 3000  # ... for families of at most this mean length (longer: k-mers, as MAFFT)
     matrix: str | None = None
     gap_open: float | None = None
     gap_extend: float | None = None
@@ -114,6 +115,7 @@ class AlignerConfig:
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own; a large family's subtrees take the family's)
     long_cells: int = 1 << 26
     anchor_cells: int = 1 << 24  # merges over this many DP cells are cut at k-mer anchors (0: never; issue 31)
+    cpu_max_cells: int = 1 << 22  # backend auto: inputs of at most this many DP cells (dp_cells) run on the CPU
     threads: int | None = None
     mode: Mode = Mode.auto
     maxiterate: int | None = None
@@ -211,23 +213,32 @@ class AlignerConfig:
             return n_seqs <= self.accurate_max_seqs and max_length <= self.accurate_max_length
         return self.mode is Mode.accurate
 
-    def distance_for(self, n_seqs: int) -> DistanceMethod:
-        """The guide-tree distances of a family of this size (auto resolved):
-        k-mers below ``lcs_min_seqs`` sequences, FAMSA 2's LCS distances from
-        there (with k-mers and mixed linkage BAliBASE's families scored higher,
-        with LCS distances and single linkage Balifam's of 1,000 and 10,000:
-        benchmarks/results/NOTES.md)."""
+    def distance_for(self, n_seqs: int, mean_length: float) -> DistanceMethod:
+        """The guide-tree distances of a family of this size and mean
+        sequence length (auto resolved): k-mers below ``lcs_min_seqs``
+        sequences, FAMSA 2's LCS distances from there (with k-mers and mixed
+        linkage BAliBASE's families scored higher, with LCS distances and
+        single linkage Balifam's of 1,000 and 10,000:
+        benchmarks/results/NOTES.md), except for sequences longer than
+        ``lcs_max_length`` on average: all-pairs LCS costs n^2 L^2 / 64 word
+        steps (1,000 genomes of 30 kb: about 7e12), k-mer counts n L.
+
+        >>> cfg = AlignerConfig()
+        >>> cfg.distance_for(1000, 400).value, cfg.distance_for(1000, 30000).value, cfg.distance_for(10, 400).value
+        ('lcs', 'kmer', 'kmer')
+        """
         if self.distance is DistanceMethod.auto:
-            return DistanceMethod.lcs if n_seqs >= self.lcs_min_seqs else DistanceMethod.kmer
+            lcs = n_seqs >= self.lcs_min_seqs and mean_length <= self.lcs_max_length
+            return DistanceMethod.lcs if lcs else DistanceMethod.kmer
         return self.distance
 
-    def tree_for(self, n_seqs: int) -> TreeMethod:
+    def tree_for(self, n_seqs: int, mean_length: float) -> TreeMethod:
         """The guide-tree method of a family of this size (auto resolved):
         single linkage on LCS distances (FAMSA's tree), else mixed linkage
         (it won on BAliBASE, 4-142 sequences) below ``upgma_min_seqs`` and
         UPGMA from there (benchmarks/results/NOTES.md)."""
         if self.tree is TreeMethod.auto:
-            if self.distance_for(n_seqs) is DistanceMethod.lcs:
+            if self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs:
                 return TreeMethod.single
             return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
         return self.tree
@@ -240,26 +251,44 @@ class AlignerConfig:
         return max(1, min((self.tree_memory - matrix_bytes) // (2 * matrix_bytes),
                           self.threads or os.cpu_count() or 1, 8))
 
-    def keeps_famsa_tree(self, n_seqs: int) -> bool:
+    def keeps_famsa_tree(self, n_seqs: int, mean_length: float) -> bool:
         """Whether a family's tree is FAMSA's LCS single-linkage tree chosen
         by ``auto``, which is not rebuilt from the alignment (as in FAMSA:
         rebuilding it lowered Balifam 1000's TC from 0.569 to 0.531)."""
         return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
-                and self.distance_for(n_seqs) is DistanceMethod.lcs)
+                and self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs)
 
-    def spans_lcs(self, n_seqs: int) -> bool:
+    def spans_lcs(self, n_seqs: int, mean_length: float) -> bool:
         """Whether a family's guide tree is single linkage on LCS distances
         taken through Prim's spanning tree (from `SPANNING_MIN_SEQS`), which
         needs no N x N matrix: each distance is computed when its row's
         sequence joins the tree (tree.lcs_single_linkage)."""
-        return (n_seqs >= SPANNING_MIN_SEQS and self.distance_for(n_seqs) is DistanceMethod.lcs
-                and self.tree_for(n_seqs) is TreeMethod.single)
+        return (n_seqs >= SPANNING_MIN_SEQS and self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs
+                and self.tree_for(n_seqs, mean_length) is TreeMethod.single)
 
     def is_large(self, n_seqs: int) -> bool:
         """Whether a family of this size takes the large-family path."""
         if self.mode is Mode.auto:
             return n_seqs >= self.large_min_seqs
         return self.mode is Mode.large
+
+    def dp_cells(self, lengths) -> int:
+        """The DP cells a family of these sequence lengths costs, roughly:
+        every pair's (the library) in accurate mode, one merge per sequence
+        twice over (retree) otherwise. ``backend`` auto runs inputs of at most
+        ``cpu_max_cells`` in all on the CPU: the GPU's start-up (CuPy, the
+        CUDA context, loading the kernels) takes longer than aligning them.
+
+        >>> AlignerConfig().dp_cells([100, 100, 100, 100])  # accurate: 6 pairs
+        60000
+        >>> AlignerConfig(mode=Mode.fast).dp_cells([100, 100, 100, 100])
+        80000
+        """
+        lengths = [int(x) for x in lengths]
+        n, mean = len(lengths), sum(lengths) / max(1, len(lengths))
+        if self.is_accurate(n, max(lengths, default=0)) and not self.is_large(n):
+            return int(n * (n - 1) // 2 * mean * mean)
+        return int(n * (1 + self.retree) * mean * mean)
 
     def mode_for(self, n_seqs: int, max_length: int) -> Mode:
         """The mode a family of this size runs in (auto resolved)."""

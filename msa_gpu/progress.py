@@ -68,6 +68,11 @@ class StageReporter:
             self.stream.write(f"msagpu: {name} ({label}) done in {took:.2f} s\n")
             self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """One line about the run (not a stage)."""
+        self.stream.write(f"msagpu: {text}\n")
+        self.stream.flush()
+
     def progress(self, done: int, total: int, unit: str) -> None:
         """``done`` of ``total`` ``unit`` of the running stage are made."""
         if self._bar is not None:

@@ -305,7 +305,7 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
     # FAMSA's tree on LCS distances from 257 sequences needs no matrix: a family that takes it adds none
     big = make_sequences([f"s{i}" for i in range(300)], [b"MKV" + bytes([65 + i % 20]) * 5 for i in range(300)], "protein")
     spans = AlignerConfig(keep_distances=False, distance="lcs", tree="single")
-    assert spans.spans_lcs(300) and not spans.spans_lcs(n)
+    assert spans.spans_lcs(300, 100.0) and not spans.spans_lcs(n, 100.0)
     mixed = cli._stage_plan(spans, fams + [big], cli.OutFormat.fasta)
     assert mixed.distance_gb == pytest.approx(8 * n * n / 1e9) and mixed.alignments_gb > single.alignments_gb
     assert cli._stage_plan(spans, [big], cli.OutFormat.fasta).distance_gb == 0.0

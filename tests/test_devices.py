@@ -77,3 +77,28 @@ def test_two_threads_on_one_gpu_give_the_one_gpu_output():
     config = AlignerConfig(backend="gpu", large_min_seqs=300, large_cluster=40)
     want = [r.rows() for r in Aligner(config).align_many(families)]
     assert [r.rows() for r in align_many_gpus(families, config, [0, 0])] == want
+
+
+def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch, refs):
+    import io
+
+    import msa_gpu.aligner as aligner_mod
+    from msa_gpu.io import read_sequences
+    from msa_gpu.progress import StageReporter
+
+    seqs = read_sequences(refs / "BB11001.tfa")
+    on_cpu = Aligner(AlignerConfig(backend="cpu")).align(seqs).rows()
+    probes = []
+    monkeypatch.setattr(aligner_mod, "select_backend", lambda choice: probes.append(choice) or pytest.fail("probed"))
+    said = io.StringIO()
+    small = Aligner(AlignerConfig(), reporter=StageReporter(said, live=False))
+    res = small.align(seqs)
+    assert small.backend.name == "cpu" and probes == [] and "small input" in said.getvalue()
+    assert res.rows() == on_cpu
+    # over the limit, auto asks for the GPU (here: the probe, stubbed to the CPU backend)
+    from msa_gpu.backend import cpu_backend
+
+    monkeypatch.setattr(aligner_mod, "select_backend", lambda choice: probes.append(choice) or cpu_backend("stub"))
+    big = Aligner(AlignerConfig(cpu_max_cells=AlignerConfig().dp_cells(seqs.lengths) - 1))
+    big.align(seqs)
+    assert probes == [AlignerConfig().backend] and big.backend.reason == "stub"

@@ -201,12 +201,15 @@ def test_auto_tree_is_mixed_for_small_and_famsas_for_large_families():
     from msa_gpu.tree import single_linkage, upgma
 
     cfg = AlignerConfig()
-    assert cfg.tree_for(499) is TreeMethod.mixed and cfg.distance_for(499) is DistanceMethod.kmer
-    assert cfg.tree_for(500) is TreeMethod.single and cfg.distance_for(500) is DistanceMethod.lcs
-    assert cfg.keeps_famsa_tree(500) and not cfg.keeps_famsa_tree(499)
-    assert AlignerConfig(distance="kmer").tree_for(500) is TreeMethod.upgma
-    assert not AlignerConfig(tree="single").keeps_famsa_tree(5000)
-    assert AlignerConfig(tree="nj").tree_for(5000) is TreeMethod.nj
+    assert cfg.tree_for(499, 300) is TreeMethod.mixed and cfg.distance_for(499, 300) is DistanceMethod.kmer
+    assert cfg.tree_for(500, 300) is TreeMethod.single and cfg.distance_for(500, 300) is DistanceMethod.lcs
+    assert cfg.keeps_famsa_tree(500, 300) and not cfg.keeps_famsa_tree(499, 300)
+    # long sequences (genomes): k-mer counts, as MAFFT, and the tree rebuilt from the alignment
+    assert cfg.distance_for(1000, 30000) is DistanceMethod.kmer and cfg.tree_for(1000, 30000) is TreeMethod.upgma
+    assert not cfg.keeps_famsa_tree(1000, 30000) and not cfg.spans_lcs(1000, 30000)
+    assert AlignerConfig(distance="kmer").tree_for(500, 300) is TreeMethod.upgma
+    assert not AlignerConfig(tree="single").keeps_famsa_tree(5000, 300)
+    assert AlignerConfig(tree="nj").tree_for(5000, 300) is TreeMethod.nj
     _, seqs = _family(60, 80)
     got = Aligner(AlignerConfig(backend="cpu", mode="fast", lcs_min_seqs=50), backend=CPU).align(seqs)
     assert np.array_equal(got.guide_tree.children, single_linkage(lcs_distance(seqs)).children)  # retree=1 skipped
