@@ -29,6 +29,8 @@ from msa_gpu.score import sp_tc
 #: the alignment comes on stdout.
 COMMANDS = {
     "msagpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
+    "msagpu-cpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
+    "msagpu-gpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
     "mafft-linsi": (["mafft", "--localpair", "--maxiterate", "1000", "--quiet", "{input}"], True),
     "clustalo": (["clustalo", "-i", "{input}", "-o", "{output}", "--force"], False),
     "famsa": (["famsa", "{input}", "{output}"], False),
@@ -38,14 +40,14 @@ COMMANDS = {
 def _argv(name: str, inp: Path, out: Path, backend: str, prefix: Path | None) -> tuple[list[str], bool] | None:
     argv, to_stdout = COMMANDS[name]
     exe = argv[0]
-    if name != "msagpu":
+    if not name.startswith("msagpu"):
         found = next((str(d / exe) for d in ([prefix / "usr" / "bin", prefix / "bin"] if prefix else [])
                       if (d / exe).exists()), None) or shutil.which(exe)
         if found is None:
             return None
         argv = [found, *argv[1:]]
-    else:
-        argv = [*argv, "--backend", backend]
+    else:  # msagpu-cpu, msagpu-gpu: that backend whatever --backend says
+        argv = [*argv, "--backend", name.split("-")[1] if "-" in name else backend]
     return [a.replace("{input}", str(inp)).replace("{output}", str(out)) for a in argv], to_stdout
 
 
@@ -75,6 +77,25 @@ def _score(out: Path, fam) -> tuple[float, float]:
     return s.sp, s.tc
 
 
+def _spread(ordered: list, count: int) -> list:
+    """``count`` families evenly spaced along ``ordered`` (smallest to largest)."""
+    if count >= len(ordered):
+        return list(ordered)
+    step = (len(ordered) - 1) / max(1, count - 1)
+    return [ordered[round(i * step)] for i in range(count)]
+
+
+def _size(fam) -> dict:
+    """A family's sequences, mean length and DP cells as msagpu's backend
+    auto counts them (`AlignerConfig.dp_cells`)."""
+    from msa_gpu.config import AlignerConfig
+
+    names, rows = _read_fasta(Path(fam.input_path))
+    lengths = [len(r) for r in rows]
+    return {"n": len(lengths), "mean_length": round(sum(lengths) / max(1, len(lengths)), 1),
+            "dp_cells": AlignerConfig().dp_cells(lengths)}
+
+
 def run(args) -> dict:
     from benchmarks import datasets
 
@@ -84,9 +105,10 @@ def run(args) -> dict:
     with datasets.open_dataset(args.data) as ds:
         families = datasets.select(ds)
         size = {f.key: Path(f.input_path).stat().st_size for f in families}
-        loop = sorted(families, key=lambda f: (size[f.key], f.key))[: args.count]
+        ordered = sorted(families, key=lambda f: (size[f.key], f.key))
+        loop = ordered[: args.count] if args.pick == "smallest" else _spread(ordered[: args.among], args.count)
         single = next(f for f in families if f.family_id == args.family)
-        doc.update(dataset=ds.name, family=args.family, count=len(loop))
+        doc.update(dataset=ds.name, family=args.family, count=len(loop), pick=args.pick)
         work = Path(args.workdir)
         work.mkdir(parents=True, exist_ok=True)
         for name in args.aligners:
@@ -99,16 +121,18 @@ def run(args) -> dict:
                 continue
             times = [_run(*made, out, args.timeout) for _ in range(args.repeat)]
             one_sp, one_tc = _score(out, single)
-            total, sps, tcs = 0.0, [], []
+            total, sps, tcs, rows = 0.0, [], [], []
             for fam in loop:
                 argv, to_stdout = _argv(name, Path(fam.input_path), out, args.backend, prefix)
-                total += _run(argv, to_stdout, out, args.timeout)
+                took = _run(argv, to_stdout, out, args.timeout)
+                total += took
                 sp, tc = _score(out, fam)
                 sps.append(sp)
                 tcs.append(tc)
+                rows.append({"family": fam.family_id, "s": round(took, 3), "sp": sp, "tc": tc, **_size(fam)})
             doc["entries"].append({"aligner": name, "argv": made[0], "single_best_s": min(times), "single_runs_s": times,
                                    "single_tc": one_tc, "loop_s": total, "loop_sp": sum(sps) / len(sps),
-                                   "loop_tc": sum(tcs) / len(tcs), "single_sp": one_sp})
+                                   "loop_tc": sum(tcs) / len(tcs), "single_sp": one_sp, "families": rows})
             print(f"{name}: {args.family} best of {args.repeat} {min(times):.2f} s; {len(loop)} families "
                   f"{total:.1f} s, SP {sum(sps) / len(sps):.4f} TC {sum(tcs) / len(tcs):.4f}", flush=True)
     return doc
@@ -124,6 +148,13 @@ def markdown(doc: dict) -> str:
                      f"{e['loop_tc']:.4f} |")
     for name, why in doc["not_run"].items():
         lines.append(f"| {name} | {why} | | | |")
+    if doc.get("pick") == "spread" and doc["entries"]:  # each family's time by aligner: where backends cross
+        names = [e["aligner"] for e in doc["entries"]]
+        lines += ["", "| family | sequences | mean length | DP cells | " + " | ".join(f"{n} (s)" for n in names) + " |",
+                  "|---|---|---|---|" + "---|" * len(names)]
+        for k, row in enumerate(doc["entries"][0]["families"]):
+            times = " | ".join(f"{e['families'][k]['s']:.2f}" for e in doc["entries"])
+            lines.append(f"| {row['family']} | {row['n']} | {row['mean_length']} | {row['dp_cells']:,} | {times} |")
     return "\n".join(lines) + "\n"
 
 
@@ -133,7 +164,10 @@ def register(sub) -> None:
     b.add_argument("--data", required=True, help="BAliBASE-layout folder or archive")
     b.add_argument("--family", default="BB11001")
     b.add_argument("--repeat", type=int, default=3)
-    b.add_argument("--count", type=int, default=200, help="the smallest families of the serial loop")
+    b.add_argument("--count", type=int, default=200, help="families of the serial loop")
+    b.add_argument("--pick", choices=["smallest", "spread"], default="smallest",
+                   help="the loop's families: the smallest, or spread evenly over sizes (where backends cross)")
+    b.add_argument("--among", type=int, default=None, help="--pick spread: over the smallest K families (default: all)")
     b.add_argument("--aligners", type=lambda t: [x for x in t.split(",") if x],
                    default=["msagpu", "mafft-linsi", "famsa", "clustalo"])
     b.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto", help="msagpu's backend")

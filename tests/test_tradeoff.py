@@ -120,3 +120,17 @@ def test_latency_runs_one_process_a_family(tinybench, tmp_path):
     assert mine["loop_tc"] > 0.5 and mine["single_tc"] > 0.9
     if shutil.which("clustalo") is None:
         assert doc["not_run"] == {"clustalo": "not installed"}
+
+
+def test_latency_spread_gives_each_familys_time_by_backend(tinybench, tmp_path):
+    """``--pick spread`` with msagpu-cpu: families spread over sizes, each
+    with its time, size and DP cells, in a per-family table."""
+    rc = main(["latency", "--data", str(tinybench), "--count", "2", "--repeat", "1", "--aligners", "msagpu-cpu",
+               "--pick", "spread", "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "r"), "--tag", "t"])
+    assert rc == 0
+    doc = json.loads((tmp_path / "r" / "t-latency-tinybench.json").read_text())
+    rows = doc["entries"][0]["families"]
+    assert doc["pick"] == "spread" and len(rows) == 2 and "--backend" in doc["entries"][0]["argv"]
+    assert doc["entries"][0]["argv"][doc["entries"][0]["argv"].index("--backend") + 1] == "cpu"
+    assert all(r["s"] > 0 and r["n"] >= 2 and r["dp_cells"] > 0 for r in rows)
+    assert "| DP cells |" in (tmp_path / "r" / "t-latency-tinybench.md").read_text()
