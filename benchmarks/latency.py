@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
+import os
 import subprocess
 import sys
 import time
@@ -37,24 +37,29 @@ COMMANDS = {
 }
 
 
-def _argv(name: str, inp: Path, out: Path, backend: str, prefix: Path | None) -> tuple[list[str], bool] | None:
+def _argv(name: str, inp: Path, out: Path, backend: str, prefix: Path | None) -> tuple[list[str], bool, dict] | None:
+    """The argv, whether the alignment comes on stdout, and the environment
+    additions (a peer unpacked under ``prefix``: its paths, MAFFT_BINARIES)."""
+    from benchmarks.peers import ToolPath
+
     argv, to_stdout = COMMANDS[name]
-    exe = argv[0]
+    env: dict = {}
     if not name.startswith("msagpu"):
-        found = next((str(d / exe) for d in ([prefix / "usr" / "bin", prefix / "bin"] if prefix else [])
-                      if (d / exe).exists()), None) or shutil.which(exe)
+        tools = ToolPath(prefix)
+        found = tools.find(argv[0])
         if found is None:
             return None
-        argv = [found, *argv[1:]]
+        argv, env = [found, *argv[1:]], tools.env_for(found)
     else:  # msagpu-cpu, msagpu-gpu: that backend whatever --backend says
         argv = [*argv, "--backend", name.split("-")[1] if "-" in name else backend]
-    return [a.replace("{input}", str(inp)).replace("{output}", str(out)) for a in argv], to_stdout
+    return [a.replace("{input}", str(inp)).replace("{output}", str(out)) for a in argv], to_stdout, env
 
 
-def _run(argv: list[str], to_stdout: bool, out: Path, timeout: float) -> float:
+def _run(argv: list[str], to_stdout: bool, env: dict, out: Path, timeout: float) -> float:
     start = time.perf_counter()
     with open(out, "wb") if to_stdout else open("/dev/null", "wb") as sink:
-        subprocess.run(argv, stdout=sink, stderr=subprocess.DEVNULL, timeout=timeout, check=True)
+        subprocess.run(argv, stdout=sink, stderr=subprocess.DEVNULL, timeout=timeout, check=True,
+                       env={**os.environ, **env} if env else None)
     return time.perf_counter() - start
 
 
@@ -90,7 +95,7 @@ def _size(fam) -> dict:
     auto counts them (`AlignerConfig.dp_cells`)."""
     from msa_gpu.config import AlignerConfig
 
-    names, rows = _read_fasta(Path(fam.input_path))
+    _, rows = _read_fasta(Path(fam.input_path))
     lengths = [len(r) for r in rows]
     return {"n": len(lengths), "mean_length": round(sum(lengths) / max(1, len(lengths)), 1),
             "dp_cells": AlignerConfig().dp_cells(lengths)}
@@ -119,12 +124,16 @@ def run(args) -> dict:
             if made is None:
                 doc["not_run"][name] = "not installed"
                 continue
-            times = [_run(*made, out, args.timeout) for _ in range(args.repeat)]
+            try:
+                times = [_run(*made, out, args.timeout) for _ in range(args.repeat)]
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                doc["not_run"][name] = f"failed on {args.family}: {exc}"
+                print(f"{name}: failed on {args.family}: {exc}", flush=True)
+                continue
             one_sp, one_tc = _score(out, single)
             total, sps, tcs, rows = 0.0, [], [], []
             for fam in loop:
-                argv, to_stdout = _argv(name, Path(fam.input_path), out, args.backend, prefix)
-                took = _run(argv, to_stdout, out, args.timeout)
+                took = _run(*_argv(name, Path(fam.input_path), out, args.backend, prefix), out, args.timeout)
                 total += took
                 sp, tc = _score(out, fam)
                 sps.append(sp)

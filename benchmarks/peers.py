@@ -205,6 +205,9 @@ class ToolPath:
         if libs:
             old = os.environ.get("LD_LIBRARY_PATH")
             env["LD_LIBRARY_PATH"] = os.pathsep.join(libs + ([old] if old else []))
+        libexec = self.prefix / "usr" / "lib" / "mafft" / "lib" / "mafft"  # the mafft script's helpers
+        if Path(binary_path).name == "mafft" and libexec.is_dir():
+            env["MAFFT_BINARIES"] = str(libexec)
         return env
 
 
@@ -259,10 +262,6 @@ def _probe_mafft(opts: RunOptions, tools: ToolPath) -> AlignerInfo:
     if exe is None:
         return _missing("mafft", "mafft")
     env = tools.env_for(exe)
-    if env and tools.prefix is not None:
-        libexec = tools.prefix / "usr" / "lib" / "mafft" / "lib" / "mafft"
-        if libexec.is_dir():
-            env["MAFFT_BINARIES"] = str(libexec)
     version = _first_match(r"v(\d+\.\d+\S*)", _capture([exe, "--version"], env))
     argv = [exe, *MAFFT_MODES[opts.mafft_mode], "--thread", "{threads}", "{input}"]
     return AlignerInfo("mafft", True, version=version, threads=opts.threads,
