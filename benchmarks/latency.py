@@ -101,7 +101,7 @@ def _size(fam) -> dict:
             "dp_cells": AlignerConfig().dp_cells(lengths)}
 
 
-def run(args) -> dict:
+def run(args, on_entry=None) -> dict:
     from benchmarks import datasets
 
     prefix = Path(args.peer_prefix).resolve() if args.peer_prefix else None
@@ -144,6 +144,8 @@ def run(args) -> dict:
                                    "loop_tc": sum(tcs) / len(tcs), "single_sp": one_sp, "families": rows})
             print(f"{name}: {args.family} best of {args.repeat} {min(times):.2f} s; {len(loop)} families "
                   f"{total:.1f} s, SP {sum(sps) / len(sps):.4f} TC {sum(tcs) / len(tcs):.4f}", flush=True)
+            if on_entry is not None:  # each aligner's entry kept as it ends (a long run may be cut off)
+                on_entry(doc)
     return doc
 
 
@@ -189,11 +191,15 @@ def register(sub) -> None:
 
 
 def cmd_latency(args) -> int:
-    doc = run(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"{args.tag or dt.date.today().isoformat()}-latency-{doc['dataset']}"
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(markdown(doc))
+
+    def write(doc: dict) -> None:
+        stem = f"{args.tag or dt.date.today().isoformat()}-latency-{doc['dataset']}"
+        (out / f"{stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
+        (out / f"{stem}.md").write_text(markdown(doc))
+
+    doc = run(args, on_entry=write)
+    write(doc)
     print(markdown(doc))
     return 0
