@@ -115,7 +115,7 @@ class AlignerConfig:
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own; a large family's subtrees take the family's)
     long_cells: int = 1 << 26
     anchor_cells: int = 1 << 24  # merges over this many DP cells are cut at k-mer anchors (0: never; issue 31)
-    cpu_max_cells: int = 1 << 22  # backend auto: inputs of at most this many DP cells (dp_cells) run on the CPU
+    cpu_max_cells: int = 1 << 18  # backend auto: inputs of at most this many DP cells (dp_cells) run on the CPU
     threads: int | None = None
     mode: Mode = Mode.auto
     maxiterate: int | None = None
@@ -277,7 +277,11 @@ class AlignerConfig:
         every pair's (the library) in accurate mode, one merge per sequence
         twice over (retree) otherwise. ``backend`` auto runs inputs of at most
         ``cpu_max_cells`` in all on the CPU: the GPU's start-up (CuPy, the
-        CUDA context, loading the kernels) takes longer than aligning them.
+        CUDA context, loading the kernels) takes as long as aligning them. On
+        the H100 host (fresh process each, benchmarks/results/NOTES.md,
+        issue 32) BB11001 (44,634 cells) took 1.19-1.39 s and 184 MB on the
+        CPU against 1.25-1.43 s and 528 MB on the GPU; from about 500,000
+        cells the GPU was ahead (BB11015, 571,033 cells: 2.12 s against 1.57 s).
 
         >>> AlignerConfig().dp_cells([100, 100, 100, 100])  # accurate: 6 pairs
         60000
