@@ -52,7 +52,7 @@ OutFmt = Annotated[Optional[str], typer.Option("--outfmt", help="Output format: 
                                                "phylip-strict, nexus, stockholm, msf (also Clustal Omega's fa, "
                                                "clu, phy, st; any case). Default: from the extension, else FASTA")]
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
-BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU")]
+BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences; from 500 single linkage on LCS distances, "
                                                               "UPGMA where the distances are k-mers)")]
