@@ -8,8 +8,12 @@ branch of ``t`` expected substitutions per site; insertions and deletions
 at ``indel_ratio`` times the substitution rate, with the power-law lengths of
 `benchmarks.synthetic.indel_lengths` (Benner et al. 1993), inserted bases
 drawn uniformly. Every base keeps the position of the column it descends
-from, so the true alignment of any subset is known. Rearrangements are not
-simulated: a moved block has no single true place in a collinear alignment.
+from, so the true alignment of any subset is known. With ``moves`` (the
+expected number of rearrangements in the whole family), a branch may also
+cut out a block of `MOVE_LENGTHS` bases and put it back elsewhere: a
+collinear alignment cannot hold it both in its old place and its new one, so
+the truth aligns the moved block among the genomes that inherit the move, in
+new columns at its new place, and leaves its old columns as gaps in them.
 
 ``pair(length)`` gives two genomes at a chosen divergence (issue 31's
 100 kb pair); ``family(n, length)`` a family. ``python -m benchmarks long``
@@ -55,11 +59,50 @@ def k80(t: float, kappa: float = 2.0) -> np.ndarray:
     return np.cumsum(p, axis=1)
 
 
-def _branch(res: np.ndarray, pos: np.ndarray, t: float, rng, indel_ratio: float, len_cum: np.ndarray):
-    """One branch of length ``t``: substitutions, then indels (positions of
-    inserted bases between their neighbours')."""
+#: Lengths of a moved block (bases, uniform).
+MOVE_LENGTHS = (200, 2000)
+
+
+def move_block(res: np.ndarray, pos: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``res`` with one block of `MOVE_LENGTHS` bases cut out and put back at
+    another place, in new columns between its new neighbours' (the truth
+    cannot keep a moved block in its old columns).
+
+    >>> rng = np.random.default_rng(0)
+    >>> res, pos = move_block(np.arange(10000) % 4, np.arange(10000.0), rng)
+    >>> sorted(res.tolist()) == sorted((np.arange(10000) % 4).tolist()), bool(np.all(np.diff(pos) > 0))
+    (True, True)
+    >>> int((pos != np.floor(pos)).sum()) in range(*MOVE_LENGTHS)  # the block's new columns
+    True
+    """
+    k = int(rng.integers(MOVE_LENGTHS[0], MOVE_LENGTHS[1]))
+    if len(res) < 3 * k:
+        return res, pos
+    a = int(rng.integers(0, len(res) - k + 1))
+    block = res[a: a + k]
+    rest_r, rest_p = np.concatenate([res[:a], res[a + k:]]), np.concatenate([pos[:a], pos[a + k:]])
+    d = int(rng.integers(0, len(rest_r) + 1))
+    left = rest_p[d - 1] if d > 0 else rest_p[0] - 1.0
+    right = rest_p[d] if d < len(rest_p) else left + 1.0
+    new_p = left + (right - left) * np.linspace(0.05, 0.95, k)
+    return (np.concatenate([rest_r[:d], block, rest_r[d:]]).astype(res.dtype),
+            np.concatenate([rest_p[:d], new_p, rest_p[d:]]))
+
+
+def _branch(res: np.ndarray, pos: np.ndarray, t: float, rng, indel_ratio: float, len_cum: np.ndarray,
+            move_rate: float = 0.0):
+    """One branch of length ``t``: substitutions, indels (positions of
+    inserted bases between their neighbours'), then moved blocks
+    (``move_rate`` per base per unit of ``t``)."""
     cum = k80(t)
     res = (rng.random(len(res))[:, None] > cum[res]).sum(axis=1).clip(0, 3).astype(np.int8)
+    res, pos = _indels(res, pos, t, rng, indel_ratio, len_cum)
+    for _ in range(int(rng.poisson(move_rate * t * len(res))) if move_rate else 0):
+        res, pos = move_block(res, pos, rng)
+    return res, pos
+
+
+def _indels(res: np.ndarray, pos: np.ndarray, t: float, rng, indel_ratio: float, len_cum: np.ndarray):
     events = int(rng.poisson(indel_ratio * t * len(res)))
     if not events:
         return res, pos
@@ -87,15 +130,17 @@ def _branch(res: np.ndarray, pos: np.ndarray, t: float, rng, indel_ratio: float,
 
 
 def family(n: int, length: int = 30000, seed: int = 0, divergence: float = 0.1,
-           indel_ratio: float = 0.1) -> SyntheticFamily:
+           indel_ratio: float = 0.1, moves: float = 0.0) -> SyntheticFamily:
     """``n`` genomes of about ``length`` bases, each about ``divergence``
-    substitutions per site from the root (two leaves about twice that apart)."""
+    substitutions per site from the root (two leaves about twice that apart),
+    with about ``moves`` moved blocks in the whole tree."""
     rng = np.random.default_rng(seed)
     len_cum, _ = indel_lengths()
     branch = divergence / max(1.0, 2.0 * np.log(max(n, 2)))
+    move_rate = moves / ((2 * max(n, 2) - 2) * branch * length)  # per base per unit of t, over the tree's length
     root = rng.integers(0, 4, length).astype(np.int8)
     seqs, pos = evolve_down_tree(n, root, branch, rng, BASES,
-                                 lambda res, p, t: _branch(res, p, t, rng, indel_ratio, len_cum))
+                                 lambda res, p, t: _branch(res, p, t, rng, indel_ratio, len_cum, move_rate))
     return SyntheticFamily([f"g{i:06d}" for i in range(n)], seqs, pos)
 
 
@@ -110,17 +155,18 @@ def pair(length: int = 100000, seed: int = 0, divergence: float = 0.05, indel_ra
     return SyntheticFamily(["g0", "g1"], [BASES[r].tobytes() for r, _ in out], [p for _, p in out])
 
 
-def write_sets(root: Path, sizes: list[int], length: int, pair_length: int, seed: int = 0) -> list[str]:
+def write_sets(root: Path, sizes: list[int], length: int, pair_length: int, seed: int = 0,
+               moves: float = 0.0) -> list[str]:
     """The benchmark folder's sets (one family each): ``pair<L>`` and
-    ``genomes<n>``; returns the set names."""
+    ``genomes<n>`` (``genomes<n>m<moves>`` with moved blocks); returns the set names."""
     sets = []
     if pair_length:
         name = f"pair{pair_length}"
         write_family(pair(pair_length, seed), root / name, name, ref_size=2, seed=seed)
         sets.append(name)
     for n in sizes:
-        name = f"genomes{n}"
-        fam = family(n, length, seed)
+        name = f"genomes{n}" + (f"m{moves:g}" if moves else "")
+        fam = family(n, length, seed, moves=moves)
         write_family(fam, root / name, name, ref_size=min(n, 500), seed=seed)
         sets.append(name)
     return sets
@@ -132,6 +178,7 @@ def register(sub) -> None:
     b.add_argument("--sizes", default="100,1000", help="family sizes (comma-separated; empty: none)")
     b.add_argument("--length", type=int, default=30000, help="genome length of the families")
     b.add_argument("--pair-length", type=int, default=100000, help="the pair's length (0: no pair)")
+    b.add_argument("--moves", type=float, default=0.0, help="expected moved blocks in each family (rearrangements)")
     b.add_argument("--peers", default="famsa,mafft-auto")
     b.add_argument("--peer-jobs", default="1")
     b.add_argument("--peer-threads", default="1")
@@ -154,7 +201,7 @@ def cmd_long(args) -> int:
     tag = args.tag or dt.date.today().isoformat()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.data) if args.data else Path(tmp) / "genomes"
-        sets = write_sets(root, sizes, args.length, args.pair_length)
+        sets = write_sets(root, sizes, args.length, args.pair_length, moves=args.moves)
         for name in sets:
             argv = ["tradeoff", "--data", str(root), "--sets", name, "--modes", "auto", "--peers", args.peers,
                     "--peer-jobs", args.peer_jobs, "--peer-threads", args.peer_threads, "--backend", args.backend,
@@ -174,8 +221,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--length", type=int, default=30000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pair", action="store_true", help="two genomes 0.05 substitutions per site from their ancestor")
+    ap.add_argument("--moves", type=float, default=0.0, help="expected moved blocks in the family")
     args = ap.parse_args(argv)
-    fam = pair(args.length, args.seed) if args.pair else family(args.n, args.length, args.seed)
+    fam = pair(args.length, args.seed) if args.pair else family(args.n, args.length, args.seed, moves=args.moves)
     name = f"pair{args.length}" if args.pair else f"genomes{args.n}x{args.length}"
     print(write_family(fam, args.folder, name, ref_size=len(fam.names), seed=args.seed))
 

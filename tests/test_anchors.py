@@ -60,6 +60,43 @@ def test_anchors_of_a_family_and_off_below_the_threshold():
     assert high.rows() == full.rows()
 
 
+def test_anchors_pass_over_the_gap_columns_of_a_profile():
+    """A profile whose consensus is a gap every fifth column (one member's
+    insertions) breaks every 15-mer of its consensus; the anchors are found
+    on the consensus without those columns, split at each one, and never
+    cover one."""
+    from msa_gpu.progressive.profile import Profile
+
+    rng = np.random.default_rng(5)
+    gap = 4
+    core = rng.integers(0, 4, 6000).astype(np.uint8)
+    cols = np.full((3, 7500), gap, np.uint8)
+    keep = np.ones(7500, bool)
+    keep[4::5] = False  # every fifth column: an insertion in member 0 alone
+    cols[:, keep] = core
+    cols[0, ~keep] = rng.integers(0, 4, int((~keep).sum()))
+    a = Profile(np.arange(3), cols, np.ones(3, np.int64))
+    b = Profile(np.arange(1), core[None, :], np.ones(1, np.int64))
+    plain = anchors.find_anchors(anchors.consensus(a.codes, gap), anchors.consensus(b.codes, gap), 15, gap, k_min=9)
+    found = anchors.profile_anchors(a, b, gap, True)
+    assert sum(x.length for x in plain) == 0
+    assert sum(x.length for x in found) > 0.9 * 6000
+    for x in found:
+        assert (a.codes[1, x.a: x.a + x.length] == b.codes[0, x.b: x.b + x.length]).all()
+        assert keep[x.a: x.a + x.length].all()
+
+
+def test_moved_blocks_align_validly_and_as_the_full_dp():
+    """Five 6 kb genomes with about three moved blocks (rearrangements):
+    the anchored alignment is valid and as close to the truth as the full DP's."""
+    fam = family(5, 6000, seed=6, moves=3)
+    seqs = make_sequences(fam.names, fam.sequences, "dna")
+    full = Aligner(AlignerConfig(anchor_cells=0), backend=CPU).align(seqs)
+    cut = Aligner(AlignerConfig(anchor_cells=1 << 20), backend=CPU).align(seqs)
+    cut.alignment.check(seqs)
+    assert _sp(fam, cut) >= _sp(fam, full) - 0.005
+
+
 def test_chain_is_the_heaviest_increasing_one():
     """Runs out of order (a translocated block) are left out: the chain
     keeps the longer consistent set."""
