@@ -47,7 +47,9 @@ def _shared_kmers(ids: list[np.ndarray]) -> np.ndarray:
     inputs, else sparse (SciPy); exact, the counts stay far below 2**24. (On
     the GPU, `_kmer_distances_on`.)"""
     n = len(ids)
-    # distinct (sequence, k-mer) pairs, k-mers numbered 0..U-1
+    # distinct (sequence, k-mer) pairs, k-mers numbered 0..U-1 (each sequence's own first: a 30 kb genome
+    # has 30,000 windows but at most 4,096 distinct nucleotide 6-mers)
+    ids = [np.unique(x) for x in ids]
     owner = np.repeat(np.arange(n), [len(x) for x in ids])
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     kmers, col = np.unique(flat, return_inverse=True)
