@@ -23,14 +23,17 @@ import sys
 import time
 from pathlib import Path
 
+from msa_gpu.io import read_aligned, read_core
 from msa_gpu.score import sp_tc
 
 #: How each aligner is started: argv with {input} and {output}, and whether
 #: the alignment comes on stdout.
+#: (msagpu-cpu and msagpu-gpu: msagpu on that backend.)
+MSAGPU = ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False)
 COMMANDS = {
-    "msagpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
-    "msagpu-cpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
-    "msagpu-gpu": ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False),
+    "msagpu": MSAGPU,
+    "msagpu-cpu": MSAGPU,
+    "msagpu-gpu": MSAGPU,
     "mafft-linsi": (["mafft", "--localpair", "--maxiterate", "1000", "--quiet", "{input}"], True),
     "clustalo": (["clustalo", "-i", "{input}", "-o", "{output}", "--force"], False),
     "famsa": (["famsa", "{input}", "{output}"], False),
@@ -63,22 +66,10 @@ def _run(argv: list[str], to_stdout: bool, env: dict, out: Path, timeout: float)
     return time.perf_counter() - start
 
 
-def _read_fasta(path: Path) -> tuple[list[str], list[bytes]]:
-    names, rows = [], []
-    for line in path.read_bytes().splitlines():
-        if line.startswith(b">"):
-            names.append(line[1:].split()[0].decode())
-            rows.append(b"")
-        elif rows:
-            rows[-1] += line.strip()
-    return names, rows
-
-
 def _score(out: Path, fam) -> tuple[float, float]:
-    names, rows = _read_fasta(out)
-    ref_names, ref_rows = _read_fasta(Path(fam.ref_path))
-    core = Path(fam.core_path).read_text().strip()
-    s = sp_tc(names, [r.upper() for r in rows], ref_names, [r.upper() for r in ref_rows], core)
+    names, rows = read_aligned(out)
+    ref_names, ref_rows = read_aligned(fam.ref_path)
+    s = sp_tc(names, rows, ref_names, ref_rows, read_core(fam.core_path))
     return s.sp, s.tc
 
 
@@ -95,8 +86,7 @@ def _size(fam) -> dict:
     auto counts them (`AlignerConfig.dp_cells`)."""
     from msa_gpu.config import AlignerConfig
 
-    _, rows = _read_fasta(Path(fam.input_path))
-    lengths = [len(r) for r in rows]
+    lengths = [len(r) for r in read_aligned(fam.input_path)[1]]
     return {"n": len(lengths), "mean_length": round(sum(lengths) / max(1, len(lengths)), 1),
             "dp_cells": AlignerConfig().dp_cells(lengths)}
 
@@ -113,6 +103,7 @@ def run(args, on_entry=None) -> dict:
         ordered = sorted(families, key=lambda f: (size[f.key], f.key))
         loop = ordered[: args.count] if args.pick == "smallest" else _spread(ordered[: args.among], args.count)
         single = next(f for f in families if f.family_id == args.family)
+        sizes = {fam.key: _size(fam) for fam in loop}
         doc.update(dataset=ds.name, family=args.family, count=len(loop), pick=args.pick)
         work = Path(args.workdir)
         work.mkdir(parents=True, exist_ok=True)
@@ -138,7 +129,7 @@ def run(args, on_entry=None) -> dict:
                 sp, tc = _score(out, fam)
                 sps.append(sp)
                 tcs.append(tc)
-                rows.append({"family": fam.family_id, "s": round(took, 3), "sp": sp, "tc": tc, **_size(fam)})
+                rows.append({"family": fam.family_id, "s": round(took, 3), "sp": sp, "tc": tc, **sizes[fam.key]})
             doc["entries"].append({"aligner": name, "argv": made[0], "single_best_s": min(times), "single_runs_s": times,
                                    "single_tc": one_tc, "loop_s": total, "loop_sp": sum(sps) / len(sps),
                                    "loop_tc": sum(tcs) / len(tcs), "single_sp": one_sp, "families": rows})
@@ -152,7 +143,8 @@ def run(args, on_entry=None) -> dict:
 def markdown(doc: dict) -> str:
     lines = [f"## Start-up latency: {doc['dataset']}, one process per family ({doc['created']})", "",
              f"Command: `{doc['command']}`.", "",
-             f"| aligner | {doc['family']}, best of runs (s) | {doc['count']} smallest families, serial (s) | "
+             f"| aligner | {doc['family']}, best of runs (s) | {doc['count']} "
+             f"{'families spread over sizes' if doc.get('pick') == 'spread' else 'smallest families'}, serial (s) | "
              "their mean SP | mean TC |", "|---|---|---|---|---|"]
     for e in doc["entries"]:
         lines.append(f"| {e['aligner']} | {e['single_best_s']:.2f} | {e['loop_s']:.1f} | {e['loop_sp']:.4f} | "
