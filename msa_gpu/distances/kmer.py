@@ -59,9 +59,8 @@ def _shared_kmers(ids: list[np.ndarray]) -> np.ndarray:
         return np.rint(present @ present.T).astype(np.int64)
     from scipy import sparse
 
-    cells = np.unique(owner * max(len(kmers), 1) + col.ravel())
-    rows, cols = cells // max(len(kmers), 1), cells % max(len(kmers), 1)
-    present = sparse.csr_matrix((np.ones(len(cells), np.int64), (rows, cols)), shape=(n, max(len(kmers), 1)))
+    # (each sequence's k-mers are distinct already: one entry per (sequence, k-mer))
+    present = sparse.csr_matrix((np.ones(len(owner), np.int64), (owner, col.ravel())), shape=(n, max(len(kmers), 1)))
     return (present @ present.T).toarray().astype(np.int64)
 
 

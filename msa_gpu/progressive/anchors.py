@@ -5,14 +5,16 @@ segments found by FFT and aligns only between them.
 
 For a pair whose DP would take more than ``anchor_cells`` cells:
 
-1. each profile's consensus: per column, its most frequent code (gaps
-   counted; a gap consensus breaks k-mers);
+1. each profile's consensus: per column, its most frequent code, with the
+   columns whose consensus is a gap left out (`profile_anchors`: a member's
+   insertions would otherwise break nearly every k-mer of a large profile);
 2. the k-mers (`K_MER` letters) that occur exactly once in each consensus,
    matched between the two, merged into runs along their diagonals;
 3. the heaviest chain of runs increasing in both profiles (longest total
    length; ties to the earlier run), each run trimmed to end before the next
    begins and `MARGIN` columns shorter at either end, runs shorter than
-   `MIN_RUN` dropped;
+   `MIN_RUN` dropped; back on columns, each run is split where either side
+   skips a left-out column (those columns go to the DP, or to gaps);
 4. the pieces between consecutive anchors (and before the first and after
    the last) are ordinary merges of sub-profiles (column ranges), batched
    with the level's other merges on either backend; the anchor columns are
