@@ -121,3 +121,22 @@ def test_a_letter_in_both_cases_counts_one_sequence_at_its_first_position():
 
     said = input_warnings(["a", "b"], [b"MKuUV", b"MKVL"], PROTEIN)
     assert said == ["'U' (1 sequence; first in 'a' at position 3) scored as X: the protein alphabet has no such letter"]
+
+
+def test_output_to_a_pipe_writes_into_it_and_keeps_it(tmp_path):
+    """``-o /dev/null`` or ``-o /dev/stdout`` must write into the device, not
+    rename a temporary file over it (a named pipe stands in for the device)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    write_alignment(["a", "b"], [b"MK-V", b"MKLV"], fifo, OutFormat.fasta, SeqType.protein)
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].startswith(b">a\nMK-V")
+    assert not [p for p in tmp_path.iterdir() if p.name != "pipe"]  # no temporary file left

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io as _io
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -154,6 +155,16 @@ def write_alignment(
     write_text(path, lambda handle: handle.write(text))
 
 
+def _is_device(target: Path) -> bool:
+    """Whether ``target`` (links followed) exists and is neither a regular file
+    nor a folder: a device or a pipe, which a rename would replace."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> None:
     """Call ``emit(handle)`` on stdout, or on a temporary file renamed to
     ``path`` once ``emit`` has succeeded (gzip-compressed when ``path`` ends in
@@ -165,6 +176,12 @@ def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> 
         out.detach()
         return
     target = Path(path)
+    if _is_device(target):  # /dev/null, /dev/stdout, a named pipe: written in place, never replaced
+        with open(target, "wb") as raw:
+            binary = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress or target.suffix.lower() == ".gz" else raw
+            with binary, _io.TextIOWrapper(binary, encoding=ENCODING, errors=ERRORS, newline="\n") as handle:
+                emit(handle)
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         umask = os.umask(0)
