@@ -93,7 +93,7 @@ class Aligner:
             return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
         if method is DistanceMethod.lcs:
             return lcs_distance(seqs, self.backend.xp)
-        return kmer_distance(seqs, self.backend.xp)
+        return kmer_distance(seqs, self.backend.xp, divergence=self.config.is_long(_mean_length(seqs)))
 
     def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:
         """Whether a family's guide tree is rebuilt from its first alignment

@@ -10,7 +10,7 @@ from msa_gpu.alphabet import SeqType
 
 
 class TreeMethod(str, enum.Enum):
-    auto = "auto"  # single linkage on LCS distances, else mixed below upgma_min_seqs sequences, UPGMA from there
+    auto = "auto"  # single linkage on LCS distances; NJ for long sequences; else mixed below upgma_min_seqs, UPGMA from there
     upgma = "upgma"
     nj = "nj"
     mixed = "mixed"  # MAFFT-style: 0.1 average + 0.9 minimum linkage
@@ -228,18 +228,36 @@ class AlignerConfig:
         ('lcs', 'kmer', 'kmer')
         """
         if self.distance is DistanceMethod.auto:
-            lcs = n_seqs >= self.lcs_min_seqs and mean_length <= self.lcs_max_length
+            lcs = n_seqs >= self.lcs_min_seqs and not self.is_long(mean_length)
             return DistanceMethod.lcs if lcs else DistanceMethod.kmer
         return self.distance
 
+    def is_long(self, mean_length: float) -> bool:
+        """Whether a family's sequences are long: more than ``lcs_max_length``
+        on average (genomes). Their k-mer distances estimate substitutions per
+        site (`msa_gpu.distances.kmer_distance`'s ``divergence``) and their
+        tree is neighbour joining: over thousands of sites the distances are
+        close to additive, and NJ, unlike UPGMA and mixed linkage, needs no
+        molecular clock (200 synthetic 30 kb genomes: NJ's tree shared 190
+        of the true tree's 197 splits, UPGMA's 108; benchmarks/results/NOTES.md)."""
+        return mean_length > self.lcs_max_length
+
     def tree_for(self, n_seqs: int, mean_length: float) -> TreeMethod:
         """The guide-tree method of a family of this size (auto resolved):
-        single linkage on LCS distances (FAMSA's tree), else mixed linkage
-        (it won on BAliBASE, 4-142 sequences) below ``upgma_min_seqs`` and
-        UPGMA from there (benchmarks/results/NOTES.md)."""
+        single linkage on LCS distances (FAMSA's tree), neighbour joining for
+        long sequences (`is_long`), else mixed linkage (it won on BAliBASE,
+        4-142 sequences) below ``upgma_min_seqs`` and UPGMA from there
+        (benchmarks/results/NOTES.md).
+
+        >>> cfg = AlignerConfig()
+        >>> [cfg.tree_for(n, m).value for n, m in ((100, 400), (1000, 400), (1000, 30000), (20, 30000))]
+        ['mixed', 'single', 'nj', 'nj']
+        """
         if self.tree is TreeMethod.auto:
             if self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs:
                 return TreeMethod.single
+            if self.is_long(mean_length):
+                return TreeMethod.nj
             return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
         return self.tree
 

@@ -4,9 +4,18 @@ k-mer distances count the distinct k-mers two sequences share, on a reduced
 alphabet for protein (Dayhoff's six groups). The sharing counts come from one
 product of 0/1 k-mer presence matrices, run with ``xp`` (NumPy or CuPy);
 the counts are exact integers, so both backends give the same distances.
+
+k grows with the sequences' length (`kmer_length`): a 30 kb genome holds
+nearly all 4,096 nucleotide 6-mers, so 6-mer presence told no two genomes
+apart. For long sequences the shared fraction ``c`` becomes an estimate of
+substitutions per site, ``-ln(c) / k`` (``divergence``; Mash's distance,
+Ondov et al. 2016, Genome Biol 17:132, with the shared fraction of the
+smaller set rather than the Jaccard index).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -29,6 +38,34 @@ def kmer_ids(codes: np.ndarray, groups: np.ndarray, k: int) -> np.ndarray:
     windows = np.lib.stride_tricks.sliding_window_view(g, k)
     return windows @ (base ** np.arange(k - 1, -1, -1, dtype=np.int64))
 
+
+#: Chance that a given k-mer occurs in an unrelated sequence of the family's
+#: mean length, at most, when k is chosen (`kmer_length`).
+KMER_CHANCE = 0.05
+#: The shortest k: 6, as MAFFT and MUSCLE count on Dayhoff's groups and on
+#: nucleotides.
+KMER_MIN = 6
+
+
+def kmer_length(n_groups: int, mean_length: float, chance: float = KMER_CHANCE) -> int:
+    """The k of a family: the smallest k >= `KMER_MIN` for which a given
+    k-mer turns up by chance in a random sequence of ``mean_length`` letters
+    over ``n_groups`` with probability at most ``chance`` (Mash's rule,
+    k = ceil(log_groups(L (1 - q) / q)); Ondov et al. 2016). Protein on
+    Dayhoff's six groups keeps 6 up to 2,455 residues; nucleotides take 8 at
+    1,000 bases and 10 at 30,000.
+
+    >>> kmer_length(6, 500), kmer_length(6, 2455), kmer_length(4, 1000), kmer_length(4, 30000)
+    (6, 6, 8, 10)
+    """
+    if mean_length <= 0:
+        return KMER_MIN
+    return max(KMER_MIN, math.ceil(math.log(mean_length * (1.0 - chance) / chance, n_groups) - 1e-9))
+
+
+#: Dense presence matrices up to this many bytes (float32); larger ones are
+#: multiplied sparse (10-mers of 200 genomes: 4 million distinct k-mers).
+DENSE_BYTES = 1 << 28
 
 #: Below this many sequences the counts run with NumPy even on the GPU backend:
 #: they take milliseconds, while a cold CuPy process spent 0.49 s in its first
@@ -53,7 +90,7 @@ def _shared_kmers(ids: list[np.ndarray]) -> np.ndarray:
     owner = np.repeat(np.arange(n), [len(x) for x in ids])
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     kmers, col = np.unique(flat, return_inverse=True)
-    if n < GPU_MIN_SEQS:  # small: a dense product is quicker than building a sparse one
+    if n < GPU_MIN_SEQS and n * len(kmers) * 4 <= DENSE_BYTES:  # small: a dense product is quicker
         present = np.zeros((n, max(len(kmers), 1)), dtype=np.float32)
         present[owner, col.ravel()] = 1.0
         return np.rint(present @ present.T).astype(np.int64)
@@ -75,19 +112,40 @@ def _kmer_distances(shared, xp=np):
     return xp.minimum(d, d.T)
 
 
-def kmer_distance(seqs: Sequences, xp=np, k: int | None = None) -> DistanceMatrix:
-    """k-mer distances: protein 6-mers on Dayhoff groups, nucleotide 6-mers.
+def kmer_distance(seqs: Sequences, xp=np, k: int | None = None, divergence: bool = False) -> DistanceMatrix:
+    """k-mer distances: 1 - the shared fraction of distinct k-mers, on
+    Dayhoff's groups for protein; k from the mean length (`kmer_length`)
+    unless given. With ``divergence``, ``-ln(shared fraction) / k`` instead
+    (substitutions per site, for long sequences; computed on the host from
+    the same fractions, so both backends give the same bits).
 
     Sequences shorter than ``k`` share no k-mer with any other (distance 1);
     only when every sequence is shorter does k shrink, to the longest length.
     """
-    k = 6 if k is None else k
+    groups = kmer_groups(seqs.alphabet)
+    if k is None:
+        k = kmer_length(int(groups.max()) + 1, float(seqs.lengths.mean()) if len(seqs) else 0.0)
     k = max(1, min(k, int(seqs.lengths.max())))
     if _array_module(len(seqs), xp) is not np:
-        return DistanceMatrix(_kmer_distances_on(seqs, k, xp), f"kmer{k}")
-    groups = kmer_groups(seqs.alphabet)
-    ids = [kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes]
-    return DistanceMatrix(_kmer_distances(_shared_kmers(ids)), f"kmer{k}")
+        d = _kmer_distances_on(seqs, k, xp)
+    else:
+        ids = [kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes]
+        d = _kmer_distances(_shared_kmers(ids))
+    if divergence:
+        return DistanceMatrix(divergence_from(d, k), f"kmer{k}-divergence")
+    return DistanceMatrix(d, f"kmer{k}")
+
+
+def divergence_from(d: np.ndarray, k: int) -> np.ndarray:
+    """Substitutions per site from k-mer distances ``d`` (1 - shared
+    fraction c): ``-ln(c) / k``, as if each of a k-mer's letters survived
+    independently; no shared k-mer counts as c = 1e-6.
+
+    >>> [round(float(x), 4) for x in divergence_from(np.array([0.0, 0.5, 1.0]), 10)]
+    [0.0, 0.0693, 1.3816]
+    """
+    c = np.maximum(1.0 - np.asarray(d, dtype=np.float64), 1e-6)
+    return -np.log(c) / k + 0.0
 
 
 def _kmer_distances_on(seqs: Sequences, k: int, xp) -> np.ndarray:
