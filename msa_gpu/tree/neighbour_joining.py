@@ -7,13 +7,87 @@ import numpy as np
 from msa_gpu.types import DistanceMatrix, GuideTree
 
 
-def nj(dm: DistanceMatrix) -> GuideTree:
+def nj(dm: DistanceMatrix, midpoint: bool = True) -> GuideTree:
     """Neighbour joining (Saitou & Nei), rooted at the middle of the last
-    branch. Ties go to the lowest pair of indices."""
+    branch, or with ``midpoint`` at the middle of the longest path between
+    two leaves (`midpoint_root`, as ClustalW roots its NJ guide trees). Ties
+    go to the lowest pair of indices."""
     n = len(dm)
     if n == 1:
         return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
-    return _nj(dm.values.copy(), n)
+    tree = _nj(dm.values.copy(), n)
+    return midpoint_root(tree) if midpoint else tree
+
+
+def midpoint_root(tree: GuideTree) -> GuideTree:
+    """The same unrooted tree rooted at the midpoint of its longest
+    leaf-to-leaf path (ties: the lowest leaf indices), so that the first
+    merges join the closest sequences and the last one the two halves.
+
+    >>> t = GuideTree(4, np.array([[0, 1], [4, 2], [5, 3]]), np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 9.0]]))
+    >>> r = midpoint_root(t)
+    >>> r.children.tolist(), r.lengths.tolist()
+    ([[0, 1], [4, 2], [5, 3]], [[1.0, 1.0], [1.0, 1.0], [4.0, 6.0]])
+    """
+    n = tree.n_leaves
+    if n < 3:
+        return tree
+    m = 2 * n - 1
+    adj: list[list[tuple[int, float]]] = [[] for _ in range(m)]
+    for k, ((a, b), (la, lb)) in enumerate(zip(tree.children.tolist(), tree.lengths.tolist())):
+        adj[n + k] += [(a, la), (b, lb)]
+        adj[a].append((n + k, la))
+        adj[b].append((n + k, lb))
+
+    def farthest(src: int):
+        dist = np.full(m, -1.0)
+        parent = np.full(m, -1, dtype=np.int64)
+        dist[src] = 0.0
+        stack = [src]
+        while stack:
+            x = stack.pop()
+            for y, w in adj[x]:
+                if dist[y] < 0:
+                    dist[y], parent[y] = dist[x] + w, x
+                    stack.append(y)
+        leaf = int(np.argmax(dist[:n]))  # the first of equals: the lowest index
+        return leaf, dist, parent
+
+    a, _, _ = farthest(0)
+    b, dist, parent = farthest(a)
+    half = dist[b] / 2.0
+    v = b  # walk from b towards a until the midpoint's edge (parent[v], v)
+    while dist[parent[v]] > half:
+        v = int(parent[v])
+    u = int(parent[v])
+    to_u, to_v = half - dist[u], dist[v] - half
+    children, lengths = [], []
+    made: dict = {}
+    # post-order over the tree seen from the new root; a node of degree 2 (the old root) is passed through
+    stack = [(u, v, to_u, False), (v, u, to_v, False)]
+    results: list[tuple[int, float]] = []
+    while stack:
+        x, p, length, done = stack.pop()
+        kids = [(y, w) for y, w in adj[x] if y != p]
+        if not kids:
+            results.append((x, length))
+        elif len(kids) == 1:
+            y, w = kids[0]
+            stack.append((y, x, length + w, False))
+        elif not done:
+            stack.append((x, p, length, True))
+            for y, w in reversed(kids):
+                stack.append((y, x, w, False))
+        else:
+            (c2, l2), (c1, l1) = results.pop(), results.pop()
+            children.append((c1, c2))
+            lengths.append((l1, l2))
+            made[x] = n + len(children) - 1
+            results.append((made[x], length))
+    (c2, l2), (c1, l1) = results.pop(), results.pop()
+    children.append((c1, c2))
+    lengths.append((l1, l2))
+    return GuideTree(n, np.array(children, dtype=np.int64), np.array(lengths))
 
 
 def _nj(d: np.ndarray, n: int) -> GuideTree:
