@@ -130,17 +130,19 @@ def _indels(res: np.ndarray, pos: np.ndarray, t: float, rng, indel_ratio: float,
 
 
 def family(n: int, length: int = 30000, seed: int = 0, divergence: float = 0.1,
-           indel_ratio: float = 0.1, moves: float = 0.0) -> SyntheticFamily:
+           indel_ratio: float = 0.1, moves: float = 0.0, clades: list | None = None) -> SyntheticFamily:
     """``n`` genomes of about ``length`` bases, each about ``divergence``
     substitutions per site from the root (two leaves about twice that apart),
-    with about ``moves`` moved blocks in the whole tree."""
+    with about ``moves`` moved blocks in the whole tree; ``clades`` receives
+    the true tree's clades (`benchmarks.synthetic.evolve_down_tree`)."""
     rng = np.random.default_rng(seed)
     len_cum, _ = indel_lengths()
     branch = divergence / max(1.0, 2.0 * np.log(max(n, 2)))
     move_rate = moves / ((2 * max(n, 2) - 2) * branch * length)  # per base per unit of t, over the tree's length
     root = rng.integers(0, 4, length).astype(np.int8)
     seqs, pos = evolve_down_tree(n, root, branch, rng, BASES,
-                                 lambda res, p, t: _branch(res, p, t, rng, indel_ratio, len_cum, move_rate))
+                                 lambda res, p, t: _branch(res, p, t, rng, indel_ratio, len_cum, move_rate),
+                                 clades)
     return SyntheticFamily([f"g{i:06d}" for i in range(n)], seqs, pos)
 
 

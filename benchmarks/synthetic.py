@@ -159,11 +159,13 @@ def evolve_family(n: int, length: int = 300, seed: int = 0, depth_divergence: fl
     return SyntheticFamily(names, seqs, pos)
 
 
-def evolve_down_tree(n: int, root: np.ndarray, branch: float, rng, letters: np.ndarray, mutate):
+def evolve_down_tree(n: int, root: np.ndarray, branch: float, rng, letters: np.ndarray, mutate,
+                     clades: list | None = None):
     """``n`` leaves' sequences (bytes over ``letters``) and positions, from
     ``root`` down a random binary tree by uniform splits of leaf ranges, each
     branch ``rng.exponential(branch)`` long and evolved by ``mutate(res,
-    positions, t)``."""
+    positions, t)``. ``clades``, if given, receives the true tree's clades of
+    more than one leaf as leaf ranges ``(lo, hi)``."""
     seqs: list = [None] * n
     pos: list = [None] * n
     stack = [(0, n, root, np.arange(len(root), dtype=np.float64))]
@@ -173,6 +175,8 @@ def evolve_down_tree(n: int, root: np.ndarray, branch: float, rng, letters: np.n
             seqs[lo], pos[lo] = letters[res].tobytes(), p
             continue
         cut = lo + 1 + int(rng.integers(0, hi - lo - 1)) if hi - lo > 2 else lo + 1
+        if clades is not None:
+            clades.append((lo, hi))
         for a, b in ((lo, cut), (cut, hi)):
             r2, p2 = mutate(res, p, rng.exponential(branch))
             stack.append((a, b, r2, p2))

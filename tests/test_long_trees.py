@@ -1,0 +1,94 @@
+"""Guide trees of long sequences (issue 31): k-mer length from the length,
+k-mer divergences, midpoint-rooted neighbour joining, flat gaps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.genomes import family
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig, TreeMethod
+from msa_gpu.distances import kmer_distance
+from msa_gpu.distances.kmer import kmer_length
+from msa_gpu.io import make_sequences
+from msa_gpu.progressive.scoring import gap_model
+from msa_gpu.tree.linkage import mixed_linkage
+from msa_gpu.tree.neighbour_joining import midpoint_root, nj
+from msa_gpu.types import DistanceMatrix, GuideTree
+
+
+def _clades(tree: GuideTree) -> list[frozenset]:
+    """Each internal node's leaf set, in merge order."""
+    n = tree.n_leaves
+    sets = [frozenset([i]) for i in range(n)]
+    for a, b in tree.children.tolist():
+        sets.append(sets[a] | sets[b])
+    return sets[n:]
+
+
+def _splits(clades, n: int) -> set:
+    """Unrooted splits (the side without leaf 0) of clades of 2..n-2 leaves."""
+    every = frozenset(range(n))
+    return {c if 0 not in c else every - c for c in clades if 1 < len(c) < n - 1}
+
+
+def _genomes(n: int, length: int, seed: int = 5):
+    truth: list = []
+    fam = family(n, length, seed=seed, clades=truth)
+    true_splits = _splits([frozenset(range(lo, hi)) for lo, hi in truth], n)
+    return make_sequences(fam.names, fam.sequences), true_splits
+
+
+def test_kmer_length_grows_with_the_length_and_keeps_protein_at_six():
+    assert kmer_length(6, 300) == 6 and kmer_length(6, 2400) == 6  # BAliBASE and Balifam keep 6-mers
+    assert kmer_length(4, 200) == 6 and kmer_length(4, 6000) == 9 and kmer_length(4, 30000) == 10
+    assert kmer_length(4, 0) == 6
+
+
+def test_divergences_recover_the_true_tree_where_6mers_cannot():
+    """6-mer presence sees every pair of 30 kb genomes as nearly the same
+    (nearly all 4,096 6-mers occur in each); the length's k-mers, as
+    divergences under NJ, give back the tree the genomes evolved on."""
+    seqs, truth = _genomes(24, 30000)
+    six = kmer_distance(seqs, k=6)
+    assert six.values.max() < 0.01
+    dm = kmer_distance(seqs, divergence=True)
+    assert dm.method == "kmer10-divergence"
+    got = _splits(_clades(nj(dm)), len(seqs))
+    assert len(got & truth) >= 0.9 * len(truth)
+    assert len(_splits(_clades(nj(six)), len(seqs)) & truth) < 0.5 * len(truth)
+    # with 6-mers and k-mer distances under mixed linkage (the old default) the tree was no better
+    assert len(_splits(_clades(mixed_linkage(kmer_distance(seqs, k=6))), len(seqs)) & truth) < 0.5 * len(truth)
+
+
+def test_midpoint_root_keeps_the_splits_and_halves_the_longest_path():
+    rng = np.random.default_rng(3)
+    for n in (3, 7, 40):
+        x = rng.random((n, 4))
+        d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+        last = nj(DistanceMatrix(d, "x"), midpoint=False)
+        mid = midpoint_root(last)
+        assert _splits(_clades(mid), n) == _splits(_clades(last), n)
+        assert np.isclose(mid.lengths.sum(), last.lengths.sum())
+        # depth of the deepest leaf on each side of the root: equal at the midpoint
+        depth = np.zeros(2 * n - 1)
+        for k in range(n - 2, -1, -1):
+            for c, w in zip(mid.children[k], mid.lengths[k]):
+                depth[c] = depth[n + k] + w
+        sides = [_clades(mid)[c - n] if c >= n else frozenset([c]) for c in mid.children[-1]]
+        assert np.isclose(max(depth[list(sides[0])]), max(depth[list(sides[1])]))
+
+
+def test_long_families_take_divergences_nj_and_flat_gaps():
+    seqs, truth = _genomes(12, 4000, seed=2)
+    cfg = AlignerConfig(backend="cpu")
+    mean = float(seqs.lengths.mean())
+    assert cfg.is_long(mean) and cfg.tree_for(len(seqs), mean) is TreeMethod.nj
+    assert gap_model(cfg, seqs, False) == "flat"
+    short = make_sequences(["a", "b", "c"], [b"MKVLAAGIVG" * 30] * 3)
+    assert not cfg.is_long(300) and gap_model(AlignerConfig(mode="fast"), short, False) == "counts"
+    aligner = Aligner(cfg, backend=cpu_backend("test"))
+    assert aligner._distance(seqs).method.endswith("-divergence")
+    got = aligner.align(seqs)
+    assert len(_splits(_clades(got.guide_tree), len(seqs)) & truth) >= 0.9 * len(truth)
