@@ -78,26 +78,37 @@ def _array_module(n: int, xp):
     return xp if n >= GPU_MIN_SEQS else np
 
 
-def _shared_kmers(ids: list[np.ndarray]) -> np.ndarray:
+def _shared_kmers(ids: list[np.ndarray], width: int | None = None) -> np.ndarray:
     """Matrix of distinct k-mers shared by each pair (int64, on the host): the
     product of the 0/1 presence matrix with its transpose, dense for small
     inputs, else sparse (SciPy); exact, the counts stay far below 2**24. (On
-    the GPU, `_kmer_distances_on`.)"""
+    the GPU, `_kmer_distances_on`.) ``width``: the number of possible k-mer
+    ids (groups ** k), which lets the sparse matrix take the ids as its
+    columns without renumbering them (1,000 genomes: 30 million entries)."""
     n = len(ids)
-    # distinct (sequence, k-mer) pairs, k-mers numbered 0..U-1 (each sequence's own first: a 30 kb genome
-    # has 30,000 windows but at most 4,096 distinct nucleotide 6-mers)
+    # distinct (sequence, k-mer) pairs, each sequence's own first (sorted: a 30 kb genome has 30,000
+    # windows but at most 4,096 distinct nucleotide 6-mers)
     ids = [np.unique(x) for x in ids]
-    owner = np.repeat(np.arange(n), [len(x) for x in ids])
+    counts = np.array([len(x) for x in ids], dtype=np.int64)
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    kmers, col = np.unique(flat, return_inverse=True)
-    if n < GPU_MIN_SEQS and n * len(kmers) * 4 <= DENSE_BYTES:  # small: a dense product is quicker
-        present = np.zeros((n, max(len(kmers), 1)), dtype=np.float32)
-        present[owner, col.ravel()] = 1.0
-        return np.rint(present @ present.T).astype(np.int64)
+    if n < GPU_MIN_SEQS:
+        kmers, col = np.unique(flat, return_inverse=True)
+        if n * len(kmers) * 4 <= DENSE_BYTES:  # small: a dense product is quicker
+            present = np.zeros((n, max(len(kmers), 1)), dtype=np.float32)
+            present[np.repeat(np.arange(n), counts), col.ravel()] = 1.0
+            return np.rint(present @ present.T).astype(np.int64)
+        flat, width = col.ravel(), max(len(kmers), 1)
+        del kmers
+    elif width is None or width > np.iinfo(np.int32).max:
+        kmers, col = np.unique(flat, return_inverse=True)
+        flat, width = col.ravel(), max(len(kmers), 1)
+        del kmers
     from scipy import sparse
 
-    # (each sequence's k-mers are distinct already: one entry per (sequence, k-mer))
-    present = sparse.csr_matrix((np.ones(len(owner), np.int64), (owner, col.ravel())), shape=(n, max(len(kmers), 1)))
+    # one entry per (sequence, k-mer), columns sorted within each row: built as CSR directly
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    present = sparse.csr_matrix((np.ones(len(flat), np.int32), flat.astype(np.int32), indptr), shape=(n, width))
+    del flat, ids
     return (present @ present.T).toarray().astype(np.int64)
 
 
@@ -130,7 +141,7 @@ def kmer_distance(seqs: Sequences, xp=np, k: int | None = None, divergence: bool
         d = _kmer_distances_on(seqs, k, xp)
     else:
         ids = [kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes]
-        d = _kmer_distances(_shared_kmers(ids))
+        d = _kmer_distances(_shared_kmers(ids, (int(groups.max()) + 1) ** k))
     if divergence:
         return DistanceMatrix(divergence_from(d, k), f"kmer{k}-divergence")
     return DistanceMatrix(d, f"kmer{k}")
