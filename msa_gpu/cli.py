@@ -55,7 +55,9 @@ SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, 
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences; from 500 single linkage on LCS distances, "
-                                                              "UPGMA where the distances are k-mers)")]
+                                                              "UPGMA where the distances are k-mers; sequences over "
+                                                              "3,000 long on average: NJ on k-mer divergences, "
+                                                              "midpoint-rooted)")]
 DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
                                                          "auto: lcs from 500 sequences, k-mers below")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]

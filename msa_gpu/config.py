@@ -100,7 +100,8 @@ class AlignerConfig:
     upgma_min_seqs: int = 500
     distance: DistanceMethod = DistanceMethod.auto
     lcs_min_seqs: int = 500  # distance auto: FAMSA's LCS distances and single-linkage tree from here
-    lcs_max_length: int = 3000  # ... for families of at most this mean length (longer: k-mers, as MAFFT)
+    lcs_max_length: int = 3000  # ... for families of at most this mean length; longer ones are long (is_long)
+    nj_max_seqs: int = 2000  # long families take NJ up to this many sequences (it is cubic), UPGMA above
     matrix: str | None = None
     gap_open: float | None = None
     gap_extend: float | None = None
@@ -110,7 +111,7 @@ class AlignerConfig:
     retree: int = 1
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
-    gap_model: str = "auto"  # auto: counts, flat where a family gets refinement rounds; or counts, flat
+    gap_model: str = "auto"  # auto: counts, flat for long sequences and where a family gets refinement rounds
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own; a large family's subtrees take the family's)
     long_cells: int = 1 << 26
@@ -245,19 +246,21 @@ class AlignerConfig:
     def tree_for(self, n_seqs: int, mean_length: float) -> TreeMethod:
         """The guide-tree method of a family of this size (auto resolved):
         single linkage on LCS distances (FAMSA's tree), neighbour joining for
-        long sequences (`is_long`), else mixed linkage (it won on BAliBASE,
-        4-142 sequences) below ``upgma_min_seqs`` and UPGMA from there
-        (benchmarks/results/NOTES.md).
+        long sequences (`is_long`) up to ``nj_max_seqs`` (NJ's time grows as
+        n^3: 14 s for 2,000 sequences on 2 cores, extrapolated about half an
+        hour for 10,000) and UPGMA above, else mixed linkage (it won on
+        BAliBASE, 4-142 sequences) below ``upgma_min_seqs`` and UPGMA from
+        there (benchmarks/results/NOTES.md).
 
         >>> cfg = AlignerConfig()
-        >>> [cfg.tree_for(n, m).value for n, m in ((100, 400), (1000, 400), (1000, 30000), (20, 30000))]
-        ['mixed', 'single', 'nj', 'nj']
+        >>> [cfg.tree_for(n, m).value for n, m in ((100, 400), (1000, 400), (1000, 30000), (20, 30000), (5000, 30000))]
+        ['mixed', 'single', 'nj', 'nj', 'upgma']
         """
         if self.tree is TreeMethod.auto:
             if self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs:
                 return TreeMethod.single
             if self.is_long(mean_length):
-                return TreeMethod.nj
+                return TreeMethod.nj if n_seqs <= self.nj_max_seqs else TreeMethod.upgma
             return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
         return self.tree
 

@@ -92,3 +92,21 @@ def test_long_families_take_divergences_nj_and_flat_gaps():
     assert aligner._distance(seqs).method.endswith("-divergence")
     got = aligner.align(seqs)
     assert len(_splits(_clades(got.guide_tree), len(seqs)) & truth) >= 0.9 * len(truth)
+
+
+def test_midpoint_root_of_a_tree_with_every_distance_zero_is_the_tree():
+    for n in (3, 6):
+        tree = nj(DistanceMatrix(np.zeros((n, n)), "x"))
+        assert tree.children.shape == (n - 1, 2)
+
+
+def test_a_genome_and_its_fragments_align_on_the_long_path():
+    """A fragment shares all its k-mers with its genome (distance 0 to it):
+    the all-zero distances must not break the midpoint root."""
+    fam = family(2, 6000, seed=1)
+    g = fam.sequences[0]
+    seqs = make_sequences(["g", "head", "tail"], [g, g[:5000], g[1000:]])
+    got = Aligner(AlignerConfig(backend="cpu"), backend=cpu_backend("test")).align(seqs)
+    rows = got.rows()
+    assert [r.replace(b"-", b"") for r in rows] == [g, g[:5000], g[1000:]]
+    assert len(rows[0]) == len(g)  # the fragments sit inside the genome, no gap opened in it

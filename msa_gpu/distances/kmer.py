@@ -5,12 +5,12 @@ alphabet for protein (Dayhoff's six groups). The sharing counts come from one
 product of 0/1 k-mer presence matrices, run with ``xp`` (NumPy or CuPy);
 the counts are exact integers, so both backends give the same distances.
 
-k grows with the sequences' length (`kmer_length`): a 30 kb genome holds
-nearly all 4,096 nucleotide 6-mers, so 6-mer presence told no two genomes
-apart. For long sequences the shared fraction ``c`` becomes an estimate of
-substitutions per site, ``-ln(c) / k`` (``divergence``; Mash's distance,
-Ondov et al. 2016, Genome Biol 17:132, with the shared fraction of the
-smaller set rather than the Jaccard index).
+For long sequences (``divergence``) k grows with the length
+(`kmer_length`): a 30 kb genome holds nearly all 4,096 nucleotide 6-mers,
+so 6-mer presence told no two genomes apart. Their shared fraction ``c``
+becomes an estimate of substitutions per site, ``-ln(c) / k`` (Mash's
+distance, Ondov et al. 2016, Genome Biol 17:132, with the shared fraction
+of the smaller set rather than the Jaccard index).
 """
 
 from __future__ import annotations
@@ -125,17 +125,18 @@ def _kmer_distances(shared, xp=np):
 
 def kmer_distance(seqs: Sequences, xp=np, k: int | None = None, divergence: bool = False) -> DistanceMatrix:
     """k-mer distances: 1 - the shared fraction of distinct k-mers, on
-    Dayhoff's groups for protein; k from the mean length (`kmer_length`)
-    unless given. With ``divergence``, ``-ln(shared fraction) / k`` instead
-    (substitutions per site, for long sequences; computed on the host from
-    the same fractions, so both backends give the same bits).
+    Dayhoff's groups for protein, k = 6 unless given. With ``divergence``
+    (long sequences), ``-ln(shared fraction) / k`` instead, substitutions
+    per site, and k from the mean length (`kmer_length`) unless given;
+    computed on the host from the same fractions, so both backends give the
+    same bits.
 
     Sequences shorter than ``k`` share no k-mer with any other (distance 1);
     only when every sequence is shorter does k shrink, to the longest length.
     """
     groups = kmer_groups(seqs.alphabet)
     if k is None:
-        k = kmer_length(int(groups.max()) + 1, float(seqs.lengths.mean()) if len(seqs) else 0.0)
+        k = kmer_length(int(groups.max()) + 1, float(seqs.lengths.mean())) if divergence else KMER_MIN
     k = max(1, min(k, int(seqs.lengths.max())))
     if _array_module(len(seqs), xp) is not np:
         d = _kmer_distances_on(seqs, k, xp)

@@ -55,9 +55,11 @@ def midpoint_root(tree: GuideTree) -> GuideTree:
 
     a, _, _ = farthest(0)
     b, dist, parent = farthest(a)
+    if dist[b] <= 0.0:  # every leaf at distance 0 (identical or contained sequences): no midpoint to move to
+        return tree
     half = dist[b] / 2.0
     v = b  # walk from b towards a until the midpoint's edge (parent[v], v)
-    while dist[parent[v]] > half:
+    while parent[v] >= 0 and dist[parent[v]] > half:
         v = int(parent[v])
     u = int(parent[v])
     to_u, to_v = half - dist[u], dist[v] - half
