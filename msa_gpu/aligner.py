@@ -101,7 +101,7 @@ class Aligner:
         own_tree = accurate and self.config.accurate_tree == "library"
         # two sequences have one tree: rebuilding it would redo the same alignment
         return (tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
-                and not self.config.keeps_famsa_tree(len(seqs), _mean_length(seqs)))
+                and not self.config.keeps_first_tree(len(seqs), _mean_length(seqs)))
 
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))

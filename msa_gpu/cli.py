@@ -87,7 +87,7 @@ Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Accepted for Clu
 GapOpen = Annotated[Optional[float], typer.Option("--gap-open", min=0.0, help="Gap open cost (matrix units)")]
 GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, help="Gap extension cost (matrix units)")]
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
-Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment")]
+Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment (the auto tree of 500+ sequences or of long ones is kept)")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
 Anchors = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Cut merges of over 16M DP cells at exact k-mer "
                                        "matches and align only between them (long genomes); --no-anchors: the full DP")]

@@ -279,6 +279,16 @@ class AlignerConfig:
         return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
                 and self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs)
 
+    def keeps_first_tree(self, n_seqs: int, mean_length: float) -> bool:
+        """Whether a family's first guide tree is kept, not rebuilt from its
+        alignment (``retree`` skipped): FAMSA's tree (`keeps_famsa_tree`), and
+        the auto tree of long sequences (`is_long`), whose k-mer divergences
+        already give the tree the alignment would (1,000 synthetic 30 kb
+        genomes: SP / TC 0.9716 / 0.7848 in 66.7 s without the rebuild,
+        0.9711 / 0.7845 in 122.9 s with it; benchmarks/results/NOTES.md)."""
+        auto = self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
+        return self.keeps_famsa_tree(n_seqs, mean_length) or (auto and self.is_long(mean_length))
+
     def spans_lcs(self, n_seqs: int, mean_length: float) -> bool:
         """Whether a family's guide tree is single linkage on LCS distances
         taken through Prim's spanning tree (from `SPANNING_MIN_SEQS`), which

@@ -204,9 +204,11 @@ def test_auto_tree_is_mixed_for_small_and_famsas_for_large_families():
     assert cfg.tree_for(499, 300) is TreeMethod.mixed and cfg.distance_for(499, 300) is DistanceMethod.kmer
     assert cfg.tree_for(500, 300) is TreeMethod.single and cfg.distance_for(500, 300) is DistanceMethod.lcs
     assert cfg.keeps_famsa_tree(500, 300) and not cfg.keeps_famsa_tree(499, 300)
-    # long sequences (genomes): k-mer divergences, as Mash, neighbour joining, the tree rebuilt from the alignment
+    # long sequences (genomes): k-mer divergences, as Mash, and neighbour joining, not rebuilt from the alignment
     assert cfg.distance_for(1000, 30000) is DistanceMethod.kmer and cfg.tree_for(1000, 30000) is TreeMethod.nj
     assert not cfg.keeps_famsa_tree(1000, 30000) and not cfg.spans_lcs(1000, 30000)
+    assert cfg.keeps_first_tree(1000, 30000) and cfg.keeps_first_tree(500, 300) and not cfg.keeps_first_tree(499, 300)
+    assert not AlignerConfig(tree="nj").keeps_first_tree(1000, 30000)
     assert AlignerConfig(distance="kmer").tree_for(500, 300) is TreeMethod.upgma
     assert not AlignerConfig(tree="single").keeps_famsa_tree(5000, 300)
     assert AlignerConfig(tree="nj").tree_for(5000, 300) is TreeMethod.nj
