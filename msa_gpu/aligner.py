@@ -86,14 +86,14 @@ class Aligner:
         return family_scoring(self.config, seqs, large)
 
     def _distance(self, seqs: Sequences) -> DistanceMatrix:
-        method = self.config.distance_for(len(seqs), _mean_length(seqs))
+        method = self.config.distance_for(len(seqs), seqs.mean_length)
         if method is DistanceMethod.align:
             from msa_gpu.distances import pairwise_distance
 
             return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
         if method is DistanceMethod.lcs:
             return lcs_distance(seqs, self.backend.xp)
-        return kmer_distance(seqs, self.backend.xp, divergence=self.config.is_long(_mean_length(seqs)))
+        return kmer_distance(seqs, self.backend.xp, divergence=self.config.is_long(seqs.mean_length))
 
     def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:
         """Whether a family's guide tree is rebuilt from its first alignment
@@ -101,7 +101,7 @@ class Aligner:
         own_tree = accurate and self.config.accurate_tree == "library"
         # two sequences have one tree: rebuilding it would redo the same alignment
         return (tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
-                and not self.config.keeps_first_tree(len(seqs), _mean_length(seqs)))
+                and not self.config.keeps_first_tree(len(seqs), seqs.mean_length))
 
     def _accurate(self, seqs: Sequences) -> bool:
         return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
@@ -190,7 +190,7 @@ class Aligner:
         trees: dict[int, GuideTree] = {}
         with ThreadPoolExecutor(workers) as pool:
             pending: deque = deque()
-            spans = [f for f in todo if self.config.spans_lcs(len(families[f]), _mean_length(families[f]))]
+            spans = [f for f in todo if self.config.spans_lcs(len(families[f]), families[f].mean_length)]
             if spans:  # FAMSA's tree with no matrix at all, these families stepped together
                 with _timed(timings, "distance"):
                     trees.update(zip(spans, lcs_single_linkage_many([families[f] for f in spans], self.backend.xp)))
@@ -199,7 +199,7 @@ class Aligner:
                     continue
                 with _timed(timings, "distance"):
                     dm = self._distance(families[f])
-                mean = _mean_length(families[f])
+                mean = families[f].mean_length
                 if self.config.tree_for(len(families[f]), mean) is TreeMethod.single:
                     trees[f] = self._tree(dm, mean)  # reads its matrix without a copy, in well under a second
                     del dm
@@ -314,7 +314,7 @@ class Aligner:
             # stage 2: guide trees, weights and level schedules (host)
             with _timed(timings, "tree", self.reporter):
                 build = [f for f in todo if fixed[f] is None and f not in trees_streamed]
-                built = self._trees([dms[f] for f in build], [_mean_length(families[f]) for f in build])
+                built = self._trees([dms[f] for f in build], [families[f].mean_length for f in build])
                 for f in todo:
                     trees[f] = (fixed[f] if fixed[f] is not None else trees_streamed[f] if f in trees_streamed
                                 else next(built))
@@ -349,10 +349,6 @@ class Aligner:
             timings["refine_accepted"] = float(sum(refined.accepted))
         return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f])
                 for f, s in enumerate(families)]
-
-
-def _mean_length(seqs: Sequences) -> float:
-    return float(seqs.lengths.mean()) if len(seqs) else 0.0
 
 
 @contextmanager

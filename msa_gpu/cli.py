@@ -390,7 +390,7 @@ def _stage_plan(config: AlignerConfig, families: list, fmt) -> StagePlan | None:
     if not families:
         return None
     with_matrix = [s for s in families
-                   if config.keep_distances or not config.spans_lcs(len(s), float(s.lengths.mean()))]
+                   if config.keep_distances or not config.spans_lcs(len(s), s.mean_length)]
     largest = max(with_matrix, key=len, default=None)
     n_max = len(largest) if largest is not None else 0
     matrix = 8 * n_max * n_max
@@ -398,7 +398,7 @@ def _stage_plan(config: AlignerConfig, families: list, fmt) -> StagePlan | None:
         at_once = 0
     elif config.keep_distances:
         at_once = len(families)
-    elif config.tree_for(n_max, float(largest.lengths.mean())) is TreeMethod.single:
+    elif config.tree_for(n_max, largest.mean_length) is TreeMethod.single:
         at_once = 1  # built as soon as its matrix is made, without a copy
     else:
         at_once = min(len(families), 2 * config.tree_builders(matrix) + 1)

@@ -70,6 +70,12 @@ class Sequences:
     def lengths(self) -> np.ndarray:
         return np.array([len(c) for c in self.codes], dtype=np.int64)
 
+    @property
+    def mean_length(self) -> float:
+        """The mean sequence length (0 for no sequences): what the guide-tree
+        rules take (`AlignerConfig.is_long`, `distance_for`, `tree_for`)."""
+        return float(self.lengths.mean()) if len(self) else 0.0
+
 
 @dataclass(frozen=True)
 class DistanceMatrix:

@@ -136,7 +136,7 @@ def kmer_distance(seqs: Sequences, xp=np, k: int | None = None, divergence: bool
     """
     groups = kmer_groups(seqs.alphabet)
     if k is None:
-        k = kmer_length(int(groups.max()) + 1, float(seqs.lengths.mean())) if divergence else KMER_MIN
+        k = kmer_length(int(groups.max()) + 1, seqs.mean_length) if divergence else KMER_MIN
     k = max(1, min(k, int(seqs.lengths.max())))
     if _array_module(len(seqs), xp) is not np:
         d = _kmer_distances_on(seqs, k, xp)

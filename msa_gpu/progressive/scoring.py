@@ -74,7 +74,7 @@ def gap_model(config: AlignerConfig, seqs: Sequences, large: bool) -> str:
     column slip apart."""
     if config.gap_model != "auto":
         return config.gap_model
-    if config.is_long(float(seqs.lengths.mean()) if len(seqs) else 0.0):
+    if config.is_long(seqs.mean_length):
         return "flat"
     accurate = not large and config.is_accurate(len(seqs), int(seqs.lengths.max(initial=0)))
     return "flat" if config.iterations(accurate, seqs.seqtype) > 0 else "counts"
