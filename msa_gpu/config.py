@@ -286,8 +286,8 @@ class AlignerConfig:
         already give the tree the alignment would (1,000 synthetic 30 kb
         genomes: SP / TC 0.9716 / 0.7848 in 66.7 s without the rebuild,
         0.9711 / 0.7845 in 122.9 s with it; benchmarks/results/NOTES.md)."""
-        auto = self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
-        return self.keeps_famsa_tree(n_seqs, mean_length) or (auto and self.is_long(mean_length))
+        return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
+                and (self.is_long(mean_length) or self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs))
 
     def spans_lcs(self, n_seqs: int, mean_length: float) -> bool:
         """Whether a family's guide tree is single linkage on LCS distances

@@ -91,18 +91,14 @@ def _shared_kmers(ids: list[np.ndarray], width: int | None = None) -> np.ndarray
     ids = [np.unique(x) for x in ids]
     counts = np.array([len(x) for x in ids], dtype=np.int64)
     flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-    if n < GPU_MIN_SEQS:
+    if n < GPU_MIN_SEQS or width is None or width > np.iinfo(np.int32).max:  # k-mers renumbered 0..U-1
         kmers, col = np.unique(flat, return_inverse=True)
-        if n * len(kmers) * 4 <= DENSE_BYTES:  # small: a dense product is quicker
-            present = np.zeros((n, max(len(kmers), 1)), dtype=np.float32)
-            present[np.repeat(np.arange(n), counts), col.ravel()] = 1.0
+        flat, width = col.ravel(), max(len(kmers), 1)
+        del kmers
+        if n < GPU_MIN_SEQS and n * width * 4 <= DENSE_BYTES:  # small: a dense product is quicker
+            present = np.zeros((n, width), dtype=np.float32)
+            present[np.repeat(np.arange(n), counts), flat] = 1.0
             return np.rint(present @ present.T).astype(np.int64)
-        flat, width = col.ravel(), max(len(kmers), 1)
-        del kmers
-    elif width is None or width > np.iinfo(np.int32).max:
-        kmers, col = np.unique(flat, return_inverse=True)
-        flat, width = col.ravel(), max(len(kmers), 1)
-        del kmers
     from scipy import sparse
 
     # one entry per (sequence, k-mer), columns sorted within each row: built as CSR directly

@@ -64,7 +64,6 @@ def midpoint_root(tree: GuideTree) -> GuideTree:
     u = int(parent[v])
     to_u, to_v = half - dist[u], dist[v] - half
     children, lengths = [], []
-    made: dict = {}
     # post-order over the tree seen from the new root; a node of degree 2 (the old root) is passed through
     stack = [(u, v, to_u, False), (v, u, to_v, False)]
     results: list[tuple[int, float]] = []
@@ -84,8 +83,7 @@ def midpoint_root(tree: GuideTree) -> GuideTree:
             (c2, l2), (c1, l1) = results.pop(), results.pop()
             children.append((c1, c2))
             lengths.append((l1, l2))
-            made[x] = n + len(children) - 1
-            results.append((made[x], length))
+            results.append((n + len(children) - 1, length))
     (c2, l2), (c1, l1) = results.pop(), results.pop()
     children.append((c1, c2))
     lengths.append((l1, l2))
