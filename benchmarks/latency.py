@@ -83,12 +83,14 @@ def _spread(ordered: list, count: int) -> list:
 
 def _size(fam) -> dict:
     """A family's sequences, mean length and DP cells as msagpu's backend
-    auto counts them (`AlignerConfig.dp_cells`)."""
-    from msa_gpu.config import AlignerConfig
+    auto counts them (`Recipe.dp_cells` of the default recipe)."""
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.io import read_sequences
 
-    lengths = [len(r) for r in read_aligned(fam.input_path)[1]]
-    return {"n": len(lengths), "mean_length": round(sum(lengths) / max(1, len(lengths)), 1),
-            "dp_cells": AlignerConfig().dp_cells(lengths)}
+    seqs = read_sequences(fam.input_path)
+    lengths = seqs.lengths
+    return {"n": len(lengths), "mean_length": round(float(lengths.mean()), 1),
+            "dp_cells": Aligner().plan([seqs])[0].dp_cells}
 
 
 def run(args, on_entry=None) -> dict:

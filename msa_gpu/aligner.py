@@ -10,7 +10,7 @@ import numpy as np
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import Backend, cpu_backend, select_backend, set_threads
-from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, TreeMethod
+from msa_gpu.config import AlignerConfig, BackendChoice
 from msa_gpu.consistency import (
     LibrarySettings,
     build_libraries,
@@ -33,12 +33,13 @@ from msa_gpu.progressive import (
     merge_schedule,
     progressive_align,
 )
+from msa_gpu.recipe import recipe_for
 from msa_gpu.refine import refine
 from msa_gpu.result import AlignResult
 from msa_gpu.scoring import SCALE
 from msa_gpu.tree import (DENSE_MAX, lcs_single_linkage_many, mixed_linkage, nj, partition_tree, sequence_weights,
                           single_linkage, upgma)
-from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
+from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 
 
 class Aligner:
@@ -67,13 +68,16 @@ class Aligner:
             self._backend = select_backend(self.config.backend)
         return self._backend
 
-    def choose_backend(self, families: list[Sequences]) -> Backend:
-        """The backend for these families: with ``backend`` auto, the CPU
-        when their DP cells (`AlignerConfig.dp_cells`) are at most
+    def choose_backend(self, recipes: list[Recipe]) -> Backend:
+        """The backend for families of these recipes: with ``backend`` auto,
+        the CPU when their DP cells (`Recipe.dp_cells`) are at most
         ``cpu_max_cells`` in all, without starting the GPU; else `backend`.
-        The alignment's bytes are the same either way."""
+        The alignment's bytes are the same either way. (BB11001, 44,634
+        cells, took 1.19-1.39 s and 184 MB on the CPU against 1.25-1.43 s and
+        528 MB on the H100, fresh process each; from about 500,000 cells the
+        GPU was ahead: benchmarks/results/NOTES.md, issue 32.)"""
         if self._backend is None and BackendChoice(self.config.backend) is BackendChoice.auto:
-            cells = sum(self.config.dp_cells(s.lengths) for s in families)
+            cells = sum(r.dp_cells for r in recipes)
             if cells <= self.config.cpu_max_cells:
                 self._backend = cpu_backend(f"a small input ({cells:,} DP cells): the GPU's start-up would "
                                             "take longer than the alignment (--backend gpu uses it)")
@@ -81,30 +85,27 @@ class Aligner:
                     self.reporter.note(f"using the CPU backend: {self._backend.reason}")
         return self.backend
 
-    def _scoring(self, seqs: Sequences, large: bool | None = None) -> Scoring:
-        """A family's scoring (`family_scoring` with this run's settings)."""
-        return family_scoring(self.config, seqs, large)
+    def _scoring(self, seqs: Sequences, recipe: Recipe) -> Scoring:
+        """A family's scoring (`family_scoring`: its recipe's, this run's terminal gaps)."""
+        return family_scoring(self.config, seqs, recipe)
 
-    def _distance(self, seqs: Sequences) -> DistanceMatrix:
-        method = self.config.distance_for(len(seqs), seqs.mean_length)
-        if method is DistanceMethod.align:
+    def _distance(self, seqs: Sequences, recipe: Recipe) -> DistanceMatrix:
+        """The distances the recipe names for the first guide tree."""
+        if recipe.distance == "align":
             from msa_gpu.distances import pairwise_distance
 
             return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
-        if method is DistanceMethod.lcs:
+        if recipe.distance == "lcs":
             return lcs_distance(seqs, self.backend.xp)
-        return kmer_distance(seqs, self.backend.xp, divergence=self.config.is_long(seqs.mean_length))
+        return kmer_distance(seqs, self.backend.xp, divergence=recipe.divergence)
 
-    def _rebuilds(self, seqs: Sequences, tree: GuideTree | None, accurate: bool = False) -> bool:
-        """Whether a family's guide tree is rebuilt from its first alignment
-        (not in accurate mode: its tree comes from the library's alignments)."""
-        own_tree = accurate and self.config.accurate_tree == "library"
-        # two sequences have one tree: rebuilding it would redo the same alignment
-        return (tree is None and not own_tree and 2 < len(seqs) <= self.config.retree_max_seqs
-                and not self.config.keeps_first_tree(len(seqs), seqs.mean_length))
-
-    def _accurate(self, seqs: Sequences) -> bool:
-        return self.config.is_accurate(len(seqs), int(seqs.lengths.max()))
+    def plan(self, families: list[Sequences], guide_trees: list | None = None) -> list[Recipe]:
+        """Each family's `Recipe`, as `align_many` decides it: made for its
+        distinct sequences (where repeats are dropped), with ``guide_trees``
+        saying which come with a tree. A caller that shows the recipes
+        passes them back to `align_many` (``recipes``)."""
+        given = list(guide_trees or [None] * len(families))
+        return [recipe_for(self.config, self._distinct(s)[0], t is not None, len(s)) for s, t in zip(families, given)]
 
     def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree
@@ -115,12 +116,12 @@ class Aligner:
         return partition_tree(km, seqs.lengths, xp, cfg.large_pivots, cfg.large_cluster,
                               rows_map(km) if rows_map is not None else None)
 
-    def _libraries(self, families: list[Sequences], accurate: list[bool]) -> list:
+    def _libraries(self, families: list[Sequences], recipes: list[Recipe]) -> list:
         """Consistency libraries of the accurate families (None for the others)."""
         cfg = self.config
-        todo = [f for f, a in enumerate(accurate) if a]
+        todo = [f for f, r in enumerate(recipes) if r.library is not None]
         libs: list = [None] * len(families)
-        kinds = {f: cfg.library_for(families[f].seqtype) for f in todo}
+        kinds = {f: recipes[f].library for f in todo}
         posterior = [f for f in todo if kinds[f] == "posterior"]
         for f in posterior:
             if families[f].seqtype is not SeqType.protein:
@@ -139,12 +140,12 @@ class Aligner:
                 libs[f] = lib
         return libs
 
-    def _tree(self, dm: DistanceMatrix, mean_length: float) -> GuideTree:
-        build = {TreeMethod.nj: nj, TreeMethod.mixed: mixed_linkage, TreeMethod.upgma: upgma,
-                 TreeMethod.single: single_linkage}
-        return build[self.config.tree_for(len(dm), mean_length)](dm)
+    def _tree(self, dm: DistanceMatrix, recipe: Recipe) -> GuideTree:
+        """The guide tree the recipe names, from ``dm``."""
+        build = {"nj": nj, "mixed": mixed_linkage, "upgma": upgma, "single": single_linkage}
+        return build[recipe.tree](dm)
 
-    def _trees(self, dms: list[DistanceMatrix], mean_lengths: list[float]):
+    def _trees(self, dms: list[DistanceMatrix], recipes: list[Recipe]):
         """Guide trees of several families, an iterator in their order. Where
         one has at least `DENSE_MAX` sequences they are built on up to
         ``threads`` (default: the CPU count, at most 8, each holding a copy of
@@ -152,26 +153,19 @@ class Aligner:
         kernels that release the GIL, and each tree depends only on its matrix."""
         workers = min(len(dms), self.config.threads or os.cpu_count() or 1, 8)
         if workers < 2 or max(len(d) for d in dms) < DENSE_MAX:
-            return (self._tree(d, m) for d, m in zip(dms, mean_lengths))
+            return (self._tree(d, r) for d, r in zip(dms, recipes))
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers) as pool:
-            return iter(list(pool.map(self._tree, dms, mean_lengths)))
+            return iter(list(pool.map(self._tree, dms, recipes)))
 
     def _progress(self, unit: str):
         """The running stage's counter for the reporter (None without one)."""
         counter = getattr(self.reporter, "progress", None)
         return None if counter is None else (lambda done, total: counter(done, total, unit))
 
-    def _streamed(self, seqs: Sequences, accurate: bool, lib) -> bool:
-        """Whether a family's matrix can be dropped once its tree is built: not
-        kept, not a library's, and not needed again to rebuild the tree."""
-        cfg = self.config
-        from_library = lib is not None and cfg.accurate_tree == "library"
-        return not cfg.keep_distances and not from_library and (
-            cfg.retree == 0 or not self._rebuilds(seqs, None, accurate))
-
-    def _stream_trees(self, families: list[Sequences], todo: list[int], timings: dict) -> dict[int, GuideTree]:
+    def _stream_trees(self, families: list[Sequences], recipes: list[Recipe], todo: list[int],
+                      timings: dict) -> dict[int, GuideTree]:
         """Distances and guide trees of the families ``todo``, each matrix held
         only until its tree is built: the matrices are computed here one at a
         time (on the device where there is one) while host threads build the
@@ -180,7 +174,7 @@ class Aligner:
         within ``tree_memory`` bytes (w at least one). A single-linkage tree
         is built at once instead: it reads its matrix without a copy, so one
         matrix is held at a time; on LCS distances (FAMSA's tree, from 500
-        sequences by default) it needs no matrix at all (`spans_lcs`)."""
+        sequences by default) it needs no matrix at all (`Recipe.spanning`)."""
         from collections import deque
         from concurrent.futures import ThreadPoolExecutor
 
@@ -190,7 +184,7 @@ class Aligner:
         trees: dict[int, GuideTree] = {}
         with ThreadPoolExecutor(workers) as pool:
             pending: deque = deque()
-            spans = [f for f in todo if self.config.spans_lcs(len(families[f]), families[f].mean_length)]
+            spans = [f for f in todo if recipes[f].spanning]
             if spans:  # FAMSA's tree with no matrix at all, these families stepped together
                 with _timed(timings, "distance"):
                     trees.update(zip(spans, lcs_single_linkage_many([families[f] for f in spans], self.backend.xp)))
@@ -198,37 +192,38 @@ class Aligner:
                 if f in trees:
                     continue
                 with _timed(timings, "distance"):
-                    dm = self._distance(families[f])
-                mean = families[f].mean_length
-                if self.config.tree_for(len(families[f]), mean) is TreeMethod.single:
-                    trees[f] = self._tree(dm, mean)  # reads its matrix without a copy, in well under a second
+                    dm = self._distance(families[f], recipes[f])
+                if recipes[f].tree == "single":
+                    trees[f] = self._tree(dm, recipes[f])  # reads its matrix without a copy, in well under a second
                     del dm
                     continue
                 while len(pending) >= workers:  # (a free builder first: the memory stays in the budget)
                     g, job = pending.popleft()
                     trees[g] = job.result()
-                pending.append((f, pool.submit(self._tree, dm, mean)))
+                pending.append((f, pool.submit(self._tree, dm, recipes[f])))
                 del dm
             for g, job in pending:
                 trees[g] = job.result()
         return trees
 
     def align(self, seqs: Sequences, distances: DistanceMatrix | None = None,
-              guide_tree: GuideTree | None = None) -> AlignResult:
-        """Align ``seqs``; precomputed ``distances`` or ``guide_tree`` skip stages."""
-        return self.align_many([seqs], [distances], [guide_tree])[0]
+              guide_tree: GuideTree | None = None, recipe: Recipe | None = None) -> AlignResult:
+        """Align ``seqs``; precomputed ``distances`` or ``guide_tree`` skip
+        stages, a ``recipe`` (`plan`) replaces the one the rules would make."""
+        return self.align_many([seqs], [distances], [guide_tree], recipes=None if recipe is None else [recipe])[0]
 
     def align_many(self, families: list[Sequences], distances: list | None = None,
-                   guide_trees: list | None = None, libraries: list | None = None) -> list[AlignResult]:
+                   guide_trees: list | None = None, libraries: list | None = None,
+                   recipes: list[Recipe] | None = None) -> list[AlignResult]:
         """Align several families in one run: each tree level of every family
         is merged in the same backend batch. ``timings`` in each result are
         those of the whole run. ``libraries`` (accurate mode) may be injected
         too; each result returns its family's. Identical sequences are aligned
         once and copied (`msa_gpu.progressive.dedupe`; not where distances or a
         library were injected; an injected tree is cut down to the distinct
-        sequences)."""
+        sequences). Each family's `Recipe` is decided here, once, before any
+        stage runs (or given: ``recipes``, from `plan`); every result carries its own."""
         n = len(families)
-        self.choose_backend(families)
         dms, trees, libs = (list(x or [None] * n) for x in (distances, guide_trees, libraries))
         may = [dms[f] is None and libs[f] is None for f in range(n)]
 
@@ -236,24 +231,31 @@ class Aligner:
             # an injected tree over every sequence, cut down to the distinct ones where repeats were dropped
             cut = [t if t is None or len(w) == len(s) else distinct_tree(t, distinct(s)[1])
                    for t, w, s in zip(trees, work, families)]
-            return self._align_many(work, distances, cut, libraries)
+            plan = (list(recipes) if recipes is not None else
+                    [recipe_for(self.config, w, t is not None, len(s)) for w, t, s in zip(work, cut, families)])
+            if len(plan) != n or any(r.n_seqs != len(w) for r, w in zip(plan, work)):
+                raise ValueError("each family needs its own recipe, made for its distinct sequences (Aligner.plan)")
+            self.choose_backend(plan)
+            return self._align_many(work, plan, distances, cut, libraries)
 
         return self.with_dedupe(families, run, may)
+
+    def _distinct(self, seqs: Sequences, allowed: bool = True) -> tuple[Sequences, np.ndarray | None]:
+        """The sequences a family is aligned as: its distinct ones, and the
+        inverse map, where dedupe is on, ``allowed`` and there are repeats;
+        else the family itself and None."""
+        if self.config.dedupe and len(seqs) > 1 and allowed:
+            unique, inv = distinct(seqs)
+            if len(unique) < len(seqs):
+                return unique, inv
+        return seqs, None
 
     def with_dedupe(self, families: list[Sequences], run, allowed: list[bool] | None = None) -> list[AlignResult]:
         """``run`` (families -> results) on the families' distinct sequences
         (where ``allowed`` and dedupe is on), its results expanded back."""
         allowed = allowed or [True] * len(families)
-        work, inverses = [], []
-        for f, seqs in enumerate(families):
-            inverse = None
-            if self.config.dedupe and len(seqs) > 1 and allowed[f]:
-                unique, inv = distinct(seqs)
-                if len(unique) < len(seqs):
-                    seqs, inverse = unique, inv
-            work.append(seqs)
-            inverses.append(inverse)
-        results = run(work)
+        work, inverses = zip(*(self._distinct(s, a) for s, a in zip(families, allowed))) if families else ((), ())
+        results = run(list(work))
         out = []
         for f, (seqs, inv) in enumerate(zip(families, inverses)):
             res, results[f] = results[f], None  # (one family's alignment held twice at a time, not all)
@@ -261,67 +263,61 @@ class Aligner:
                 out.append(res)
                 continue
             tree = expand_tree(res.guide_tree, inv)
-            # no N x N matrix for a family the size of the large path's
-            dm = (expand_distances(res.distances, inv)
-                  if res.distances is not None and len(seqs) < self.config.large_min_seqs else None)
+            dm = expand_distances(res.distances, inv) if res.recipe.expands_distances else None
             out.append(AlignResult(seqs, expand_alignment(res.alignment, inv), dm,
-                                   tree, merge_schedule(tree), res.backend, res.timings, None))
+                                   tree, merge_schedule(tree), res.backend, res.timings, None, res.recipe))
         return out
 
-    def _align_many(self, families: list[Sequences], distances: list | None = None,
+    def _align_many(self, families: list[Sequences], recipes: list[Recipe], distances: list | None = None,
                     guide_trees: list | None = None, libraries: list | None = None) -> list[AlignResult]:
         n = len(families)
         dms = list(distances or [None] * n)
         fixed = list(guide_trees or [None] * n)
         timings: dict[str, float] = {}
         xp = self.backend.xp
-        scorings = [self._scoring(s) for s in families]
-        large = [self.config.is_large(len(s)) for s in families]
-        accurate = [self._accurate(s) and not big for s, big in zip(families, large)]
+        scorings = [self._scoring(s, r) for s, r in zip(families, recipes)]
+        accurate = [r.library is not None for r in recipes]
         lam = int(round(self.config.consistency * SCALE))
         trees_streamed: dict[int, GuideTree] = {}
 
         # stage 1: consistency libraries (accurate mode) and distances where
         # neither distances nor a tree were given
         with _timed(timings, "library", self.reporter):
-            libs = list(libraries) if libraries is not None else self._libraries(families, accurate)
+            libs = list(libraries) if libraries is not None else self._libraries(families, recipes)
             libs = [lib if a else None for lib, a in zip(libs, accurate)]
             stack = stack_libraries(libs, xp) if any(accurate) else None
         with _timed(timings, "large_tree", self.reporter):  # large families: a tree without an N x N matrix
             for f in range(n):
-                if large[f] and dms[f] is None and fixed[f] is None:
+                if recipes[f].distance == "pivots" and dms[f] is None and fixed[f] is None:
                     fixed[f] = self._large_tree(families[f])
         # families whose matrix serves only their tree: matrix and tree in one pass, the matrix dropped
-        streamed = [f for f in range(n) if dms[f] is None and fixed[f] is None
-                    and self._streamed(families[f], accurate[f], libs[f])]
+        streamed = [f for f in range(n) if dms[f] is None and fixed[f] is None and recipes[f].streamed]
         with _timed(timings, "distance", self.reporter):
             dms = [d if d is not None or t is not None or f in streamed else
-                   library_distance(lib) if lib is not None and self.config.accurate_tree == "library"
-                   else self._distance(s)
-                   for f, (s, d, t, lib) in enumerate(zip(families, dms, fixed, libs))]
+                   library_distance(lib) if lib is not None and r.distance == "library"
+                   else self._distance(s, r)
+                   for f, (s, d, t, lib, r) in enumerate(zip(families, dms, fixed, libs, recipes))]
         if streamed:  # (its "tree" time is the stream's less its distances)
             before = timings.get("distance", 0.0)
             with _timed(timings, "tree", self.reporter):
-                trees_streamed.update(self._stream_trees(families, streamed, timings))
+                trees_streamed.update(self._stream_trees(families, recipes, streamed, timings))
             timings["tree"] -= timings["distance"] - before
         lib_base = [int(stack.family_base[f]) if lib is not None else None for f, lib in enumerate(libs)]
         trees, schedules, alignments, jobs = list(fixed), [None] * n, [None] * n, [None] * n
-        for rnd in range(1 + self.config.retree):
-            # families with an injected tree, or too many sequences, are aligned once
-            todo = [f for f in range(n) if rnd == 0 or self._rebuilds(families[f], fixed[f], accurate[f])]
-            if not todo:
-                break
+        for rnd in range(1 + max((r.retree for r in recipes), default=0)):
+            # a family's tree is rebuilt from its alignment as often as its recipe says
+            todo = [f for f in range(n) if rnd <= recipes[f].retree]
             # stage 2: guide trees, weights and level schedules (host)
             with _timed(timings, "tree", self.reporter):
                 build = [f for f in todo if fixed[f] is None and f not in trees_streamed]
-                built = self._trees([dms[f] for f in build], [families[f].mean_length for f in build])
+                built = self._trees([dms[f] for f in build], [recipes[f] for f in build])
                 for f in todo:
                     trees[f] = (fixed[f] if fixed[f] is not None else trees_streamed[f] if f in trees_streamed
                                 else next(built))
                     schedules[f] = merge_schedule(trees[f])
                 for f in todo:
                     weights = (np.ones(len(families[f]), dtype=np.int64)
-                               if large[f] or self.config.weights == "equal" else sequence_weights(trees[f]))
+                               if recipes[f].weights == "equal" else sequence_weights(trees[f]))
                     jobs[f] = FamilyJob(families[f], trees[f], schedules[f], weights,
                                         scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families
@@ -331,14 +327,14 @@ class Aligner:
                 for f, aln in zip(todo, aligned):
                     alignments[f] = aln
             # retree: distances from this alignment for the next round
-            if rnd < self.config.retree:
+            again = [f for f in todo if rnd < recipes[f].retree]
+            if again:
                 with _timed(timings, "distance", self.reporter):
-                    for f in todo:
-                        if self._rebuilds(families[f], fixed[f], accurate[f]):
-                            codes = alignment_codes(families[f], alignments[f])
-                            dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
+                    for f in again:
+                        codes = alignment_codes(families[f], alignments[f])
+                        dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
         # stage 4: iterative refinement over tree bipartitions
-        rounds = [0 if big else self.config.iterations(a, s.seqtype) for a, big, s in zip(accurate, large, families)]
+        rounds = [r.iterations for r in recipes]
         if any(rounds):
             with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
@@ -347,8 +343,8 @@ class Aligner:
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))
             timings["refine_accepted"] = float(sum(refined.accepted))
-        return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f])
-                for f, s in enumerate(families)]
+        return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f],
+                            recipes[f]) for f, s in enumerate(families)]
 
 
 @contextmanager

@@ -89,6 +89,9 @@ GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, hel
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment (the auto tree of 500+ sequences or of long ones is kept)")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
+Explain = Annotated[bool, typer.Option("--explain", help="Say each family's recipe on stderr (mode, distances, tree, "
+                                       "library, gaps, refinement, backend); a batch otherwise says only how many "
+                                       "families take each mode")]
 Anchors = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Cut merges of over 16M DP cells at exact k-mer "
                                        "matches and align only between them (long genomes); --no-anchors: the full DP")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency from ProbCons' pair-HMM posteriors for protein, "
@@ -227,6 +230,7 @@ def align(
     force: Force = False,
     auto: AutoFlag = False,
     verbose: Verbose = False,
+    explain: Explain = False,
     quiet: Quiet = False,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).
@@ -292,32 +296,36 @@ def align(
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
                                library_mode=library, keep_distances=distmat_out is not None,
                                anchor_cells=AlignerConfig.anchor_cells if anchors else 0)
+        from msa_gpu.progress import StageReporter
+
+        devices = _devices(gpus, backend, dask)
+        given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
+        aligner = Aligner(config, reporter=None if quiet else StageReporter(min_seconds=0.05))
+        recipes = aligner.plan(families, given)  # each family's choices, decided once, here
         if not quiet:
-            typer.echo(f"msagpu: {_mode_note(config, families)}", err=True)
+            where = ("Dask workers" if dask else f"{len(devices)} GPUs" if len(devices) > 1
+                     else aligner.choose_backend(recipes).name)
+            for line in _recipe_lines(config, paths, recipes, where, explain or verbose, batch):
+                typer.echo(f"msagpu: {line}", err=True)
             if kernels_cold() or (backend is not BackendChoice.cpu and cuda_kernels_cold()):
                 typer.echo("msagpu: compiling kernels (the first run only: they are cached for the next)", err=True)
-            for s in families:
-                if config.is_large(len(s)):
+            for s, r in zip(families, recipes):
+                if r.mode == "large":
                     plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
                     typer.echo(f"msagpu: {len(s):,} sequences: {plan.line()}", err=True)
-            staged = _stage_plan(config, [s for s in families if not config.is_large(len(s))], fmt)
+            staged = _stage_plan(config, [(s, r) for s, r in zip(families, recipes) if r.mode != "large"], fmt)
             if staged is not None:
                 typer.echo(f"msagpu: {staged.line()}", err=True)
-        devices = _devices(gpus, backend, dask)
         if dask:
             from msa_gpu.distributed import align_many_dask
 
-            results = align_many_dask(families, config, dask, threads)
+            results = align_many_dask(families, config, dask, threads, recipes)
         elif len(devices) > 1:
             from msa_gpu.distributed import align_many_gpus
 
-            results = align_many_gpus(families, config, devices)
+            results = align_many_gpus(families, config, devices, recipes=recipes)
         else:
-            from msa_gpu.progress import StageReporter
-
-            reporter = None if quiet else StageReporter(min_seconds=0.05)
-            given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
-            results = Aligner(config, reporter=reporter).align_many(families, guide_trees=given)
+            results = aligner.align_many(families, guide_trees=given, recipes=recipes)
         run_timings, run_backend = results[0].timings, results[0].backend
         first_scores = None  # one family's column confidences, once made
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
@@ -341,7 +349,8 @@ def align(
                               and seqs.seqtype is SeqType.protein else None)  # a #=GC PP_cons line
                     if not batch:  # --column-scores writes the same values
                         first_scores = scores
-                    text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype, scores)
+                    text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype, scores,
+                                            comment=f"msagpu recipe: {result.explain()}")
                 except InputError as exc:
                     if not batch:
                         raise
@@ -383,22 +392,22 @@ def align(
 PLAN_MIN_GB = 0.25
 
 
-def _stage_plan(config: AlignerConfig, families: list, fmt) -> StagePlan | None:
-    """The memory plan of the families that build N x N matrices (not those
-    whose tree needs none: `AlignerConfig.spans_lcs`), where it is large
-    enough to say (`PLAN_MIN_GB`)."""
-    if not families:
+def _stage_plan(config: AlignerConfig, planned: list, fmt) -> StagePlan | None:
+    """The memory plan of the families (``(sequences, recipe)`` pairs) that
+    build N x N matrices (not those whose tree needs none: `Recipe.spanning`),
+    where it is large enough to say (`PLAN_MIN_GB`)."""
+    if not planned:
         return None
-    with_matrix = [s for s in families
-                   if config.keep_distances or not config.spans_lcs(len(s), s.mean_length)]
-    largest = max(with_matrix, key=len, default=None)
+    families = [s for s, _ in planned]
+    with_matrix = [(s, r) for s, r in planned if config.keep_distances or not r.spanning]
+    largest, recipe = max(with_matrix, key=lambda p: len(p[0]), default=(None, None))
     n_max = len(largest) if largest is not None else 0
     matrix = 8 * n_max * n_max
     if not with_matrix:
         at_once = 0
     elif config.keep_distances:
         at_once = len(families)
-    elif config.tree_for(n_max, largest.mean_length) is TreeMethod.single:
+    elif recipe.tree == "single":
         at_once = 1  # built as soon as its matrix is made, without a copy
     else:
         at_once = min(len(families), 2 * config.tree_builders(matrix) + 1)
@@ -472,23 +481,22 @@ def cuda_kernels_cold(folder: Path | None = None) -> bool:
     return not (folder.is_dir() and any(p.is_file() for p in folder.iterdir()))
 
 
-def _mode_note(config: AlignerConfig, families) -> str:
-    """One line saying which mode each family runs in, and why."""
-    modes = [config.mode_for(len(s), int(s.lengths.max())) for s in families]
-    accurate = [m is Mode.accurate for m in modes]
-    rule = (f"accurate up to {config.accurate_max_seqs} sequences of up to {config.accurate_max_length} residues, "
-            f"large from {config.large_min_seqs} sequences")
-    if config.mode is not Mode.auto:
-        chosen = f"mode {config.mode.value}"
-    elif len(families) == 1:
-        s = families[0]
-        chosen = f"mode auto chose {modes[0].value} ({len(s)} sequences, longest {int(s.lengths.max())}; {rule})"
-    else:
-        counts = ", ".join(f"{m.value} for {modes.count(m)}" for m in (Mode.accurate, Mode.fast, Mode.large)
-                           if modes.count(m))
-        chosen = f"mode auto: {counts} families ({rule})"
-    rounds = {0 if m is Mode.large else config.iterations(a, f.seqtype) for m, a, f in zip(modes, accurate, families)}
-    return chosen + (f", refinement up to {max(rounds)} rounds" if max(rounds) else "")
+def _recipe_lines(config: AlignerConfig, paths: list, recipes: list, where: str, each: bool,
+                  batch: bool) -> list[str]:
+    """What the run says of its recipes: one family's recipe in one line
+    (with the auto mode's rule where it chose), or a batch's count of each
+    mode, and with ``each`` every family's recipe under its input's name."""
+    from msa_gpu.recipe import describe, summary
+
+    rule = (f" (mode auto: accurate up to {config.accurate_max_seqs:,} sequences of up to "
+            f"{config.accurate_max_length:,} residues, large from {config.large_min_seqs:,} sequences)"
+            if config.mode is Mode.auto else "")
+    if not batch:
+        return [f"recipe: {describe(recipes[0], where)}{rule}"]
+    lines = [f"recipes: {summary(recipes, where)}{rule}" + ("" if each else "; --explain says each family's")]
+    if each:
+        lines += [f"{Path(str(p)).name}: {describe(r)}" for p, r in zip(paths, recipes)]
+    return lines
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)

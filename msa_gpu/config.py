@@ -44,7 +44,9 @@ MAX_COST = 1000.0
 
 @dataclass(frozen=True)
 class AlignerConfig:
-    """Settings of one alignment run.
+    """Settings of one alignment run. The rules that resolve each ``auto``
+    for one family (its mode, distances, tree, library, gaps, rounds) live in
+    `msa_gpu.recipe`, which turns these settings into the family's `Recipe`.
 
     ``gap_open``/``gap_extend``/``matrix`` left as ``None`` take the defaults
     of the detected sequence type (`DEFAULTS`). ``terminal_open`` and
@@ -183,87 +185,6 @@ class AlignerConfig:
         if not 0.0 <= self.consistency <= MAX_COST:
             raise ValueError(f"consistency must lie in [0, {MAX_COST:g}] (matrix units)")
 
-    def iterations(self, accurate: bool, seqtype: SeqType = SeqType.protein) -> int:
-        """Refinement rounds: ``maxiterate``, else the mode's default: none
-        for fast mode and for a family whose library is the posteriors'
-        (with them, refinement lowered TC on BAliBASE, 0.5846 to 0.5729, and
-        balifam100, 0.6471 to 0.6248: benchmarks/results/NOTES.md, issue 29),
-        `ACCURATE_ITERATIONS` with a library of alignments."""
-        if self.maxiterate is not None:
-            return self.maxiterate
-        if not accurate or self.library_for(seqtype) == "posterior":
-            return 0
-        return ACCURATE_ITERATIONS
-
-    def library_for(self, seqtype: SeqType) -> str:
-        """A family's consistency library, ``library_mode`` auto resolved:
-        ProbCons' pair-HMM posteriors for protein (on BAliBASE and balifam100
-        they beat the local alignments' library: benchmarks/results/NOTES.md,
-        issue 29), local alignments otherwise (the pair-HMM is a protein model).
-
-        >>> AlignerConfig().library_for(SeqType.protein), AlignerConfig().library_for(SeqType.dna)
-        ('posterior', 'local')
-        """
-        if self.library_mode != "auto":
-            return self.library_mode
-        return "posterior" if seqtype is SeqType.protein else "local"
-
-    def is_accurate(self, n_seqs: int, max_length: int) -> bool:
-        """Whether a family of this size runs in accurate mode."""
-        if self.mode is Mode.auto:
-            return n_seqs <= self.accurate_max_seqs and max_length <= self.accurate_max_length
-        return self.mode is Mode.accurate
-
-    def distance_for(self, n_seqs: int, mean_length: float) -> DistanceMethod:
-        """The guide-tree distances of a family of this size and mean
-        sequence length (auto resolved): k-mers below ``lcs_min_seqs``
-        sequences, FAMSA 2's LCS distances from there (with k-mers and mixed
-        linkage BAliBASE's families scored higher, with LCS distances and
-        single linkage Balifam's of 1,000 and 10,000:
-        benchmarks/results/NOTES.md), except for sequences longer than
-        ``lcs_max_length`` on average: all-pairs LCS costs n^2 L^2 / 64 word
-        steps (1,000 genomes of 30 kb: about 7e12), k-mer counts n L.
-
-        >>> cfg = AlignerConfig()
-        >>> cfg.distance_for(1000, 400).value, cfg.distance_for(1000, 30000).value, cfg.distance_for(10, 400).value
-        ('lcs', 'kmer', 'kmer')
-        """
-        if self.distance is DistanceMethod.auto:
-            lcs = n_seqs >= self.lcs_min_seqs and not self.is_long(mean_length)
-            return DistanceMethod.lcs if lcs else DistanceMethod.kmer
-        return self.distance
-
-    def is_long(self, mean_length: float) -> bool:
-        """Whether a family's sequences are long: more than ``lcs_max_length``
-        on average (genomes). Their k-mer distances estimate substitutions per
-        site (`msa_gpu.distances.kmer_distance`'s ``divergence``) and their
-        tree is neighbour joining: over thousands of sites the distances are
-        close to additive, and NJ, unlike UPGMA and mixed linkage, needs no
-        molecular clock (200 synthetic 30 kb genomes: NJ's tree shared 190
-        of the true tree's 197 splits, UPGMA's 108; benchmarks/results/NOTES.md)."""
-        return mean_length > self.lcs_max_length
-
-    def tree_for(self, n_seqs: int, mean_length: float) -> TreeMethod:
-        """The guide-tree method of a family of this size (auto resolved):
-        single linkage on LCS distances (FAMSA's tree), neighbour joining for
-        long sequences (`is_long`) up to ``nj_max_seqs`` (NJ's time grows as
-        n^3: 14 s for 2,000 sequences on 2 cores, extrapolated about half an
-        hour for 10,000) and UPGMA above, else mixed linkage (it won on
-        BAliBASE, 4-142 sequences) below ``upgma_min_seqs`` and UPGMA from
-        there (benchmarks/results/NOTES.md).
-
-        >>> cfg = AlignerConfig()
-        >>> [cfg.tree_for(n, m).value for n, m in ((100, 400), (1000, 400), (1000, 30000), (20, 30000), (5000, 30000))]
-        ['mixed', 'single', 'nj', 'nj', 'upgma']
-        """
-        if self.tree is TreeMethod.auto:
-            if self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs:
-                return TreeMethod.single
-            if self.is_long(mean_length):
-                return TreeMethod.nj if n_seqs <= self.nj_max_seqs else TreeMethod.upgma
-            return TreeMethod.upgma if n_seqs >= self.upgma_min_seqs else TreeMethod.mixed
-        return self.tree
-
     def tree_builders(self, matrix_bytes: int) -> int:
         """Host threads building guide trees beside the distance stream of a
         batch whose largest matrix takes ``matrix_bytes``: each holds a matrix
@@ -271,65 +192,6 @@ class AlignerConfig:
         ``tree_memory`` (at least one; at most ``threads``, the CPU count, 8)."""
         return max(1, min((self.tree_memory - matrix_bytes) // (2 * matrix_bytes),
                           self.threads or os.cpu_count() or 1, 8))
-
-    def keeps_famsa_tree(self, n_seqs: int, mean_length: float) -> bool:
-        """Whether a family's tree is FAMSA's LCS single-linkage tree chosen
-        by ``auto``, which is not rebuilt from the alignment (as in FAMSA:
-        rebuilding it lowered Balifam 1000's TC from 0.569 to 0.531)."""
-        return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
-                and self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs)
-
-    def keeps_first_tree(self, n_seqs: int, mean_length: float) -> bool:
-        """Whether a family's first guide tree is kept, not rebuilt from its
-        alignment (``retree`` skipped): FAMSA's tree (`keeps_famsa_tree`), and
-        the auto tree of long sequences (`is_long`), whose k-mer divergences
-        already give the tree the alignment would (1,000 synthetic 30 kb
-        genomes: SP / TC 0.9716 / 0.7848 in 66.7 s without the rebuild,
-        0.9711 / 0.7845 in 122.9 s with it; benchmarks/results/NOTES.md)."""
-        return (self.distance is DistanceMethod.auto and self.tree is TreeMethod.auto
-                and (self.is_long(mean_length) or self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs))
-
-    def spans_lcs(self, n_seqs: int, mean_length: float) -> bool:
-        """Whether a family's guide tree is single linkage on LCS distances
-        taken through Prim's spanning tree (from `SPANNING_MIN_SEQS`), which
-        needs no N x N matrix: each distance is computed when its row's
-        sequence joins the tree (tree.lcs_single_linkage)."""
-        return (n_seqs >= SPANNING_MIN_SEQS and self.distance_for(n_seqs, mean_length) is DistanceMethod.lcs
-                and self.tree_for(n_seqs, mean_length) is TreeMethod.single)
-
-    def is_large(self, n_seqs: int) -> bool:
-        """Whether a family of this size takes the large-family path."""
-        if self.mode is Mode.auto:
-            return n_seqs >= self.large_min_seqs
-        return self.mode is Mode.large
-
-    def dp_cells(self, lengths) -> int:
-        """The DP cells a family of these sequence lengths costs, roughly:
-        every pair's (the library) in accurate mode, one merge per sequence
-        twice over (retree) otherwise. ``backend`` auto runs inputs of at most
-        ``cpu_max_cells`` in all on the CPU: the GPU's start-up (CuPy, the
-        CUDA context, loading the kernels) takes as long as aligning them. On
-        the H100 host (fresh process each, benchmarks/results/NOTES.md,
-        issue 32) BB11001 (44,634 cells) took 1.19-1.39 s and 184 MB on the
-        CPU against 1.25-1.43 s and 528 MB on the GPU; from about 500,000
-        cells the GPU was ahead (BB11015, 571,033 cells: 2.12 s against 1.57 s).
-
-        >>> AlignerConfig().dp_cells([100, 100, 100, 100])  # accurate: 6 pairs
-        60000
-        >>> AlignerConfig(mode=Mode.fast).dp_cells([100, 100, 100, 100])
-        80000
-        """
-        lengths = [int(x) for x in lengths]
-        n, mean = len(lengths), sum(lengths) / max(1, len(lengths))
-        if self.is_accurate(n, max(lengths, default=0)) and not self.is_large(n):
-            return int(n * (n - 1) // 2 * mean * mean)
-        return int(n * (1 + self.retree) * mean * mean)
-
-    def mode_for(self, n_seqs: int, max_length: int) -> Mode:
-        """The mode a family of this size runs in (auto resolved)."""
-        if self.is_large(n_seqs):
-            return Mode.large
-        return Mode.accurate if self.is_accurate(n_seqs, max_length) else Mode.fast
 
 
 #: From this many sequences single linkage runs through Prim's minimum

@@ -248,13 +248,14 @@ def run(argv: list[str]) -> int:
         seqs = _adjust_direction(seqs, opts)
     config = opts.config_for(seqs.seqtype)
     tree = read_guide_tree(opts.given["--treein"], list(seqs.names), "mafft") if "--treein" in opts.given else None
-    if not opts.quiet:
-        mode = config.mode_for(len(seqs), int(seqs.lengths.max()))
-        print(f"msagpu-mafft: {len(seqs)} sequences, mode {mode.value}", file=sys.stderr)
     from msa_gpu.progress import StageReporter
+    from msa_gpu.recipe import describe
 
-    result = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05)).align(
-        seqs, guide_tree=tree)
+    aligner = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05))
+    recipe = aligner.plan([seqs], [tree])[0]
+    if not opts.quiet:  # as MAFFT names its strategy
+        print(f"msagpu-mafft: {describe(recipe, aligner.choose_backend([recipe]).name)}", file=sys.stderr)
+    result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
     _emit(opts, [seqs.names[i] for i in order], [rows[i] for i in order], seqs.seqtype)

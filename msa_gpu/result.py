@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from msa_gpu.types import Alignment, DistanceMatrix, GuideTree, MergeSchedule, Sequences
+from msa_gpu.types import Alignment, DistanceMatrix, GuideTree, MergeSchedule, Recipe, Sequences
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,15 @@ class AlignResult:
     backend: str
     timings: dict = field(default_factory=dict)
     library: object = None  # the ConsistencyLibrary of accurate mode, else None
+    recipe: Recipe | None = None  # every choice made for the family (msa_gpu.recipe), None only where built by hand
+
+    def explain(self) -> str:
+        """The family's recipe in one line, with the backend it ran on (`msa_gpu.recipe.describe`)."""
+        from msa_gpu.recipe import describe
+
+        if self.recipe is None:
+            return "no recipe recorded"
+        return describe(self.recipe, self.backend)
 
     def rows(self) -> list[bytes]:
         return self.alignment.rows(self.sequences)
@@ -73,5 +82,6 @@ class AlignResult:
         from msa_gpu.io import format_for, render_alignment, write_text
 
         text = render_alignment(list(self.sequences.names), self.rows(), format_for(path, fmt),
-                                self.sequences.seqtype)
+                                self.sequences.seqtype,
+                                comment=None if self.recipe is None else f"msagpu recipe: {self.explain()}")
         write_text(path, lambda h: h.write(text))

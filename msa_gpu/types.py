@@ -294,3 +294,82 @@ class KmerSets:
         counts = self.distinct[members]
         starts = np.repeat(self.offsets[members] - np.cumsum(counts) + counts, counts)
         return self.ids[starts + np.arange(int(counts.sum()))], counts
+
+
+#: The values each `Recipe` field may take.
+RECIPE_CHOICES = {
+    "mode": ("fast", "accurate", "large"),
+    # the first guide tree's distances: computed (kmer, lcs, align), the consistency library's,
+    # k-mer pivots (the large path: no N x N matrix), or none (a tree given)
+    "distance": ("kmer", "lcs", "align", "library", "pivots", "given"),
+    "tree": ("mixed", "single", "upgma", "nj", "partition", "given"),
+    "library": (None, "posterior", "local", "global", "both"),
+    "objective": ("sp", "mea"),
+    "gap_model": ("flat", "counts"),
+    "weights": ("tree", "equal"),
+}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Every choice made for one family, decided once before any stage runs
+    (`msa_gpu.recipe.recipe_for`): each stage reads its part and asks nothing
+    again. It depends on the family (its distinct sequences: repeats are
+    aligned once) and the run's options, never on the backend, so a command
+    gives the same bytes everywhere.
+
+    ``n_seqs``, ``mean_length`` and ``max_length`` describe the sequences the
+    recipe was made for; ``long`` says they are genomes (mean over
+    ``lcs_max_length``). ``retree`` is the number of times the guide tree is
+    rebuilt from the alignment, ``iterations`` the refinement rounds.
+    ``divergence``: k-mer distances as divergences (long sequences).
+    ``spanning``: single linkage on LCS distances through Prim's spanning tree,
+    no N x N matrix. ``streamed``: the matrix lives only until its tree is
+    built. ``gap_open`` and ``gap_extend`` are in matrix units before
+    ``gap_factor``. ``dp_cells`` estimates the DP work (backend auto's rule).
+    ``n_input`` counts the family's sequences with their repeats;
+    ``expands_distances`` says whether the result's distance matrix is
+    expanded back to all of them (not for an input the large path's size)."""
+
+    n_seqs: int
+    mean_length: float
+    max_length: int
+    seqtype: str
+    mode: str
+    distance: str
+    tree: str
+    retree: int
+    library: str | None
+    objective: str
+    iterations: int
+    matrix: str
+    matrix_offset: float
+    gap_open: float
+    gap_extend: float
+    gap_model: str
+    gap_factor: float
+    weights: str
+    long: bool = False
+    divergence: bool = False
+    spanning: bool = False
+    streamed: bool = False
+    dp_cells: int = 0
+    n_input: int = 0  # the family's sequences, repeats included (0: n_seqs)
+    expands_distances: bool = True  # the result's matrix covers every input sequence (not for huge inputs)
+
+    def __post_init__(self) -> None:
+        for name, allowed in RECIPE_CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"recipe {name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if 0 < self.n_input < self.n_seqs:
+            raise ValueError("a family has at least as many sequences as distinct ones")
+        if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0:
+            raise ValueError("a recipe's counts must be non-negative (and n_seqs at least 1)")
+        if (self.library is None) == (self.mode == "accurate"):
+            raise ValueError("a recipe has a library exactly when its mode is accurate")
+        if self.gap_factor < 1.0 or (self.gap_model == "flat" and self.gap_factor != 1.0):
+            raise ValueError("gap_factor is at least 1, and 1 under flat gaps")
+        if self.distance == "library" and self.library is None:
+            raise ValueError("library distances need a library")
+        if self.spanning and (self.distance, self.tree) != ("lcs", "single"):
+            raise ValueError("a spanning tree is single linkage on LCS distances")

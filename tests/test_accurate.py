@@ -110,7 +110,7 @@ def test_refinement_stops_at_a_fixed_point():
     aligner = Aligner(AlignerConfig(mode="fast", maxiterate=50), backend=CPU)
     res = aligner.align(seqs)
     assert 0 < res.timings["refine_accepted"] and res.timings["refine_rounds"] < 50
-    scoring = aligner._scoring(seqs)
+    scoring = aligner._scoring(seqs, res.recipe)
     from msa_gpu.tree import sequence_weights
 
     job = FamilyJob(seqs, res.guide_tree, res.schedule, sequence_weights(res.guide_tree), scoring)
@@ -136,7 +136,7 @@ def test_refinement_keeps_the_best_objective_it_saw(monkeypatch):
         res = aligner.align(seqs)
         seen = list(totals)
         assert res.timings["refine_rounds"] < 1000
-        job = FamilyJob(seqs, res.guide_tree, res.schedule, _weights(res.guide_tree), aligner._scoring(seqs))
+        job = FamilyJob(seqs, res.guide_tree, res.schedule, _weights(res.guide_tree), aligner._scoring(seqs, res.recipe))
         totals.clear()
         refine([job], [res.alignment], [1], CPU)
         assert totals[0] == max(seen)
@@ -262,16 +262,11 @@ def test_the_accurate_bar_rejects_a_mode_that_loses():
         check_refinement_gains(fast, {"a": 0.4, "b": 0.5, "c": 0.5}, 3)
 
 
-def test_auto_mode_chooses_by_size():
-    cfg = AlignerConfig()
-    assert cfg.is_accurate(200, 2000) and not cfg.is_accurate(201, 100) and not cfg.is_accurate(10, 2001)
-    assert AlignerConfig(mode="fast").iterations(False) == 0 and AlignerConfig(mode="fast", maxiterate=2).iterations(False) == 2
-
-
 @pytest.mark.parametrize("args, said", [
-    ([], "mode auto chose accurate"),
-    (["--mode", "fast", "--maxiterate", "2"], "mode fast, refinement up to 2 rounds"),
-    (["--localpair", "--maxiterate", "3"], "mode accurate, refinement up to 3 rounds"),
+    ([], "4 sequences, mean length 86: accurate, pair-HMM posterior library"),
+    (["--mode", "fast", "--maxiterate", "2"], ": fast, k-mer distances, mixed-linkage tree, rebuilt 1x, flat gaps, "
+                                              "refinement up to 2 rounds, CPU"),
+    (["--localpair", "--maxiterate", "3"], ": accurate, pair-HMM posterior library"),
 ])
 def test_cli_modes(refs, args, said):
     res = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", *args])

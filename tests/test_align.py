@@ -111,7 +111,8 @@ def test_memory_bounded_batches_give_the_same_alignments(refs):
     jobs = []
     for seqs in fams:
         tree = upgma(kmer_distance(seqs))
-        jobs.append(FamilyJob(seqs, tree, merge_schedule(tree), sequence_weights(tree), aligner._scoring(seqs)))
+        jobs.append(FamilyJob(seqs, tree, merge_schedule(tree), sequence_weights(tree),
+                              aligner._scoring(seqs, aligner.plan([seqs])[0])))
     whole = progressive_align(jobs, CPU)
     split = progressive_align(jobs, CPU, memory_budget=1)
     assert all(np.array_equal(a.trace, b.trace) for a, b in zip(whole, split))
@@ -199,9 +200,9 @@ def test_dropped_distances_give_the_same_alignments_and_hold_few_matrices(monkey
     kept = Aligner(AlignerConfig(**cfg), backend=CPU).align_many(fams)
     made, most, real = [], [0], Aligner._distance
 
-    def counted(self, seqs):
+    def counted(self, seqs, recipe):
         gc.collect()
-        dm = real(self, seqs)
+        dm = real(self, seqs, recipe)
         made.append(weakref.ref(dm))
         most[0] = max(most[0], sum(r() is not None for r in made))
         return dm

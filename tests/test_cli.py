@@ -290,25 +290,31 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
     """Batch mode says what the distance stage, the alignments and the output
     will hold, once the plan is large enough to matter (threshold lowered here)."""
     from msa_gpu import cli
+    from msa_gpu.aligner import Aligner
     from msa_gpu.config import AlignerConfig
     from msa_gpu.io import make_sequences, read_sequences
 
     fams = [read_sequences(refs / "BB11001.tfa"), read_sequences(refs / "BB20001.tfa")]
     n = max(len(s) for s in fams)
-    plan = cli._stage_plan(AlignerConfig(keep_distances=False), fams, cli.OutFormat.fasta)
+    def planned(config, families):
+        return list(zip(families, Aligner(config).plan(families)))
+
+    plan = cli._stage_plan(AlignerConfig(keep_distances=False), planned(AlignerConfig(), fams), cli.OutFormat.fasta)
     assert plan is None  # small families: nothing said
     monkeypatch.setattr(cli, "PLAN_MIN_GB", 0.0)
-    kept = cli._stage_plan(AlignerConfig(keep_distances=True), fams, cli.OutFormat.fasta)
+    kept_cfg = AlignerConfig(keep_distances=True)
+    kept = cli._stage_plan(kept_cfg, planned(kept_cfg, fams), cli.OutFormat.fasta)
     assert kept.distance_gb == pytest.approx(2 * 8 * n * n / 1e9) and kept.output_gb == 0.0
-    single = cli._stage_plan(AlignerConfig(keep_distances=False, tree="single"), fams, cli.OutFormat.clustal)
+    single_cfg = AlignerConfig(keep_distances=False, tree="single")
+    single = cli._stage_plan(single_cfg, planned(single_cfg, fams), cli.OutFormat.clustal)
     assert single.distance_gb == pytest.approx(8 * n * n / 1e9) and single.output_gb > 0
     # FAMSA's tree on LCS distances from 257 sequences needs no matrix: a family that takes it adds none
     big = make_sequences([f"s{i}" for i in range(300)], [b"MKV" + bytes([65 + i % 20]) * 5 for i in range(300)], "protein")
-    spans = AlignerConfig(keep_distances=False, distance="lcs", tree="single")
-    assert spans.spans_lcs(300, 100.0) and not spans.spans_lcs(n, 100.0)
-    mixed = cli._stage_plan(spans, fams + [big], cli.OutFormat.fasta)
+    spans = AlignerConfig(keep_distances=False, distance="lcs", tree="single", dedupe=False)
+    assert [r.spanning for r in Aligner(spans).plan([big] + fams)] == [True, False, False]
+    mixed = cli._stage_plan(spans, planned(spans, fams + [big]), cli.OutFormat.fasta)
     assert mixed.distance_gb == pytest.approx(8 * n * n / 1e9) and mixed.alignments_gb > single.alignments_gb
-    assert cli._stage_plan(spans, [big], cli.OutFormat.fasta).distance_gb == 0.0
+    assert cli._stage_plan(spans, planned(spans, [big]), cli.OutFormat.fasta).distance_gb == 0.0
     res = run("align", str(refs / "BB11001.tfa"), str(refs / "BB20001.tfa"), "--outdir", str(tmp_path), "--backend", "cpu")
     assert res.exit_code == 0
     assert "memory plan: distances" in res.stderr and "output rows streamed" in res.stderr

@@ -99,6 +99,6 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     from msa_gpu.backend import cpu_backend
 
     monkeypatch.setattr(aligner_mod, "select_backend", lambda choice: probes.append(choice) or cpu_backend("stub"))
-    big = Aligner(AlignerConfig(cpu_max_cells=AlignerConfig().dp_cells(seqs.lengths) - 1))
+    big = Aligner(AlignerConfig(cpu_max_cells=Aligner().plan([seqs])[0].dp_cells - 1))
     big.align(seqs)
     assert probes == [AlignerConfig().backend] and big.backend.reason == "stub"

@@ -7,7 +7,8 @@ import pytest
 from msa_gpu.backend import cpu
 from msa_gpu.config import AlignerConfig
 from msa_gpu.progressive import level_meta_arrays
-from msa_gpu.progressive.scoring import Scoring, gap_factor
+from msa_gpu.progressive.scoring import Scoring
+from msa_gpu.recipe import gap_factor, recipe_for
 from msa_gpu.scoring import FRAC_ONE as FRAC
 
 GO, GE, TGO, TGE, GP = 1300, 80, 0, 512, 60  # fixed point: 13, 0.8, factors 0 and 0.5, gap_pair 0.6
@@ -72,7 +73,10 @@ def test_counts_make_a_residue_facing_an_opening_gap_costlier():
 
 def test_gap_factor_and_scaled_scoring():
     from msa_gpu.io import make_sequences
-    from msa_gpu.progressive import family_scoring
+    from msa_gpu.progressive import family_scoring as scoring_of
+
+    def family_scoring(config, seqs):
+        return scoring_of(config, seqs, recipe_for(config, seqs))
 
     assert gap_factor(2) == gap_factor(45) == 1.0
     assert gap_factor(90) == pytest.approx(1 + 1 / 7)

@@ -90,7 +90,7 @@ def test_default_tree_of_a_large_family_makes_no_matrix(monkeypatch):
 
     seqs = _spanning_family(5, 480)
     cfg = AlignerConfig(mode="fast", backend="cpu", dedupe=False, keep_distances=False)  # as the CLI runs
-    assert cfg.spans_lcs(len(seqs), 100.0) and not cfg.spans_lcs(256, 100.0)
+    assert Aligner(cfg).plan([seqs])[0].spanning
     want_tree = single_linkage(lcs_distance(seqs))
     want = Aligner(cfg, backend=cpu_backend()).align(seqs, guide_tree=want_tree)
     monkeypatch.setattr(aligner_mod, "lcs_distance", lambda *a: pytest.fail("an N x N matrix was made"))

@@ -8,11 +8,11 @@ import numpy as np
 from benchmarks.genomes import family
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig, TreeMethod
+from msa_gpu.config import AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.distances.kmer import kmer_length
 from msa_gpu.io import make_sequences
-from msa_gpu.progressive.scoring import gap_model
+from msa_gpu.recipe import recipe_for
 from msa_gpu.tree.linkage import mixed_linkage
 from msa_gpu.tree.neighbour_joining import midpoint_root, nj
 from msa_gpu.types import DistanceMatrix, GuideTree
@@ -83,13 +83,13 @@ def test_midpoint_root_keeps_the_splits_and_halves_the_longest_path():
 def test_long_families_take_divergences_nj_and_flat_gaps():
     seqs, truth = _genomes(12, 4000, seed=2)
     cfg = AlignerConfig(backend="cpu")
-    mean = float(seqs.lengths.mean())
-    assert cfg.is_long(mean) and cfg.tree_for(len(seqs), mean) is TreeMethod.nj
-    assert gap_model(cfg, seqs, False) == "flat"
+    recipe = recipe_for(cfg, seqs)
+    assert recipe.long and recipe.tree == "nj" and recipe.divergence and recipe.gap_model == "flat"
     short = make_sequences(["a", "b", "c"], [b"MKVLAAGIVG" * 30] * 3)
-    assert not cfg.is_long(300) and gap_model(AlignerConfig(mode="fast"), short, False) == "counts"
+    fast = recipe_for(AlignerConfig(mode="fast"), short)
+    assert not fast.long and fast.gap_model == "counts"
     aligner = Aligner(cfg, backend=cpu_backend("test"))
-    assert aligner._distance(seqs).method.endswith("-divergence")
+    assert aligner._distance(seqs, recipe).method.endswith("-divergence")
     got = aligner.align(seqs)
     assert len(_splits(_clades(got.guide_tree), len(seqs)) & truth) >= 0.9 * len(truth)
 

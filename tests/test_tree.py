@@ -197,11 +197,16 @@ def test_trees_built_on_threads_are_the_sequential_ones():
 
     rng = np.random.default_rng(3)
     dms = [DistanceMatrix(squareform(pdist(rng.random((n, 5)))), "x") for n in (300, 520, 40, 700)]
-    aligner = Aligner(AlignerConfig(), backend=cpu_backend())
-    threaded = list(aligner._trees(dms, [300.0] * len(dms)))  # this machine's CPUs, at least 2 threads on CI
+    from msa_gpu.recipe import recipe_from
+
+    config = AlignerConfig()
+    aligner = Aligner(config, backend=cpu_backend())
+    recipes = [recipe_from(config, len(d), 300.0, 300) for d in dms]  # mixed linkage, and FAMSA's from 500
+    assert [r.tree for r in recipes] == ["mixed", "single", "mixed", "single"]
+    threaded = list(aligner._trees(dms, recipes))  # this machine's CPUs, at least 2 threads on CI
     assert len(threaded) == len(dms)
-    for t, d in zip(threaded, dms):
-        a = aligner._tree(d, 300.0)
+    for t, d, r in zip(threaded, dms, recipes):
+        a = aligner._tree(d, r)
         assert np.array_equal(t.children, a.children) and np.array_equal(t.lengths, a.lengths)
 
 

@@ -92,13 +92,13 @@ class DeviceRunner:
 
 
 def align_many_gpus(families: list[Sequences], config: AlignerConfig, devices: list[int],
-                    enter=None) -> list[AlignResult]:
+                    enter=None, recipes=None) -> list[AlignResult]:
     """`Aligner.align_many` spread over ``devices`` (see the module's doc)."""
     from msa_gpu.distributed.spread import align_spread
 
     runner = DeviceRunner(devices, enter)
     try:
         with runner.enter(devices[0]):  # the merges above a large family's subtrees
-            return align_spread(families, config, len(devices), runner.submit)
+            return align_spread(families, config, len(devices), runner.submit, recipes=recipes)
     finally:
         runner.close()

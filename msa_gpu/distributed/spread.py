@@ -23,8 +23,9 @@ import numpy as np
 
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import BackendError
+from msa_gpu.recipe import part_recipe, recipe_for
 from msa_gpu.result import AlignResult
-from msa_gpu.types import Sequences
+from msa_gpu.types import Recipe, Sequences
 
 
 def groups(weights: list[int], parts: int) -> list[list[int]]:
@@ -42,13 +43,14 @@ def groups(weights: list[int], parts: int) -> list[list[int]]:
     return [list(range(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def _align_subtree(seqs: Sequences, tree, config: AlignerConfig) -> tuple[np.ndarray, str]:
-    """One subtree of a large family, aligned as a family of its own (equal
-    weights, its tree given): its code matrix, rows in input order."""
+def _align_subtree(seqs: Sequences, tree, config: AlignerConfig, recipe: Recipe) -> tuple[np.ndarray, str]:
+    """One subtree of a large family, aligned along its tree with the
+    family's recipe (`part_recipe`: equal weights, the family's gap factor):
+    its code matrix, rows in input order."""
     from msa_gpu.aligner import Aligner
     from msa_gpu.progressive import alignment_codes
 
-    res = Aligner(replace(config, mode="large", dedupe=False)).align(seqs, guide_tree=tree)
+    res = Aligner(replace(config, dedupe=False)).align(seqs, guide_tree=tree, recipe=part_recipe(recipe, seqs))
     return alignment_codes(seqs, res.alignment), res.backend
 
 
@@ -60,13 +62,15 @@ def _pivot_rows(km, members: np.ndarray, pivots: np.ndarray, backend: str) -> np
     return pivot_distances(km, members, pivots, select_backend(backend).xp)
 
 
-def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None) -> AlignResult:
+def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None,
+                recipe: Recipe | None = None) -> AlignResult:
     """The large path with its pivot distances cut into ``parts`` row blocks
     and its progressive stage into ``parts`` subtrees (`msa_gpu.distributed.subtrees`):
     ``run_all(fn, [args, ...])`` runs them (on Dask workers, or in process;
     ``share(x)`` hands data every task reads to the workers once: the k-mer
     sets), the merges above the subtrees run here. The alignment is the one
-    `Aligner.align` gives."""
+    `Aligner.align` gives. ``seqs`` are distinct (`Aligner.with_dedupe`);
+    ``recipe`` is theirs (default: `recipe_for`'s), on the large path."""
     import time
 
     from msa_gpu.aligner import Aligner
@@ -74,8 +78,9 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     from msa_gpu.progressive import FamilyJob, merge_schedule, progressive_align
 
     aligner = Aligner(config)
-    if not config.is_large(len(seqs)):  # deduplicated below the large path's size: as one machine does
-        return aligner.align_many([seqs])[0]
+    recipe = recipe if recipe is not None else recipe_for(config, seqs)
+    if recipe.mode != "large":
+        raise ValueError("align_large needs a family whose recipe takes the large path")
     clock = time.perf_counter()
     backend = config.backend.value
 
@@ -92,16 +97,15 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     pieces = subtrees(tree, roots)
     timings = {"large_tree": time.perf_counter() - clock}
     clock = time.perf_counter()
-    whole = replace(config, gap_scaling_n=config.gap_scaling_n or len(seqs))  # the family's gap factor, not a part's
-    made = run_all(_align_subtree, [(_subset(seqs, members), sub, whole) for members, sub in pieces])
+    made = run_all(_align_subtree, [(_subset(seqs, members), sub, config, recipe) for members, sub in pieces])
     xp = aligner.backend.xp
     initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
     job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),
-                    aligner._scoring(seqs))
+                    aligner._scoring(seqs, recipe))
     aln = progressive_align([job], aligner.backend, config.long_cells, initial=[initial],
                             anchor_cells=config.anchor_cells)[0]
     timings["progressive"] = time.perf_counter() - clock
-    return AlignResult(seqs, aln, None, tree, merge_schedule(tree), aligner.backend.name, timings, None)
+    return AlignResult(seqs, aln, None, tree, merge_schedule(tree), aligner.backend.name, timings, None, recipe)
 
 
 def _subset(seqs: Sequences, members: np.ndarray) -> Sequences:
@@ -109,10 +113,10 @@ def _subset(seqs: Sequences, members: np.ndarray) -> Sequences:
                      tuple(seqs.codes[i] for i in members), seqs.seqtype, seqs.alphabet)
 
 
-def _align_group(families: list[Sequences], config: AlignerConfig) -> list[AlignResult]:
+def _align_group(families: list[Sequences], config: AlignerConfig, recipes: list[Recipe]) -> list[AlignResult]:
     from msa_gpu.aligner import Aligner
 
-    return [replace(r, library=None) for r in Aligner(config).align_many(families)]
+    return [replace(r, library=None) for r in Aligner(config).align_many(families, recipes=recipes)]
 
 
 def _client(address: str, workers: int | None):
@@ -132,27 +136,30 @@ def _client(address: str, workers: int | None):
 
 
 def align_spread(families: list[Sequences], config: AlignerConfig, workers: int, submit,
-                 share=None) -> list[AlignResult]:
+                 share=None, recipes: list[Recipe] | None = None) -> list[AlignResult]:
     """`Aligner.align_many` with the work spread by ``submit(fn, *args)``
     (a future with ``.result()``) over ``workers`` workers: Dask's, or one
     host thread a GPU (`msa_gpu.distributed.gpus`). Large families are spread
     themselves (`align_large`; ``share`` as there), the others go in one
-    contiguous group a worker, balanced by residues."""
-    out: list[AlignResult | None] = [None] * len(families)
-    big = [f for f, s in enumerate(families) if config.is_large(len(s))]
-    if big:  # their pivot distances and subtrees over the workers, the merges above them here
-        from msa_gpu.aligner import Aligner
+    contiguous group a worker, balanced by residues. ``recipes`` are the
+    families' (`Aligner.plan`; made here when not given)."""
+    from msa_gpu.aligner import Aligner
 
+    aligner = Aligner(config)
+    recipes = list(recipes) if recipes is not None else aligner.plan(families)
+    out: list[AlignResult | None] = [None] * len(families)
+    big = [f for f, r in enumerate(recipes) if r.mode == "large"]
+    if big:  # their pivot distances and subtrees over the workers, the merges above them here
         def run_all(fn, args):
             return [fut.result() for fut in [submit(fn, *a) for a in args]]
 
-        aligner = Aligner(config)
         for f in big:
-            out[f] = aligner.with_dedupe([families[f]],
-                                         lambda w: [align_large(w[0], config, run_all, 4 * workers, share)])[0]
+            out[f] = aligner.with_dedupe([families[f]], lambda w, r=recipes[f]: [
+                align_large(w[0], config, run_all, 4 * workers, share, r)])[0]
     rest = [f for f in range(len(families)) if f not in big]
     parts = groups([int(families[f].lengths.sum()) for f in rest], workers) if rest else []
-    futures = [submit(_align_group, [families[rest[i]] for i in g], config) for g in parts]
+    futures = [submit(_align_group, [families[rest[i]] for i in g], config, [recipes[rest[i]] for i in g])
+               for g in parts]
     for g, fut in zip(parts, futures):
         for i, r in zip(g, fut.result()):
             out[rest[i]] = r
@@ -160,13 +167,13 @@ def align_spread(families: list[Sequences], config: AlignerConfig, workers: int,
 
 
 def align_many_dask(families: list[Sequences], config: AlignerConfig, address: str = "local",
-                    workers: int | None = None) -> list[AlignResult]:
+                    workers: int | None = None, recipes: list[Recipe] | None = None) -> list[AlignResult]:
     """`Aligner.align_many` with the families spread over Dask workers."""
     client, cluster = _client(address, workers)
     try:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})) or (workers or 1))
         return align_spread(families, config, n_workers, lambda fn, *a: client.submit(fn, *a, pure=False),
-                            lambda x: client.scatter(x, broadcast=True))
+                            lambda x: client.scatter(x, broadcast=True), recipes)
     finally:
         client.close()
         if cluster is not None:

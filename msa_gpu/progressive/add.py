@@ -33,6 +33,7 @@ from msa_gpu.errors import InputError
 from msa_gpu.progressive.driver import BatchContext, FamilyJob, SideInfo, merge_batch, stack_matrices
 from msa_gpu.progressive.profile import Profile
 from msa_gpu.progressive.scoring import family_scoring
+from msa_gpu.recipe import recipe_for
 from msa_gpu.types import Sequences
 
 
@@ -68,9 +69,9 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     codes = np.stack(encode(names, [r.tobytes() for r in residues], new.alphabet, any_symbol))
     codes[is_gap] = gap
     k, width = codes.shape
-    # the flat model unless told otherwise: --add's placement was measured with it
-    scoring = family_scoring(config if config.gap_model != "auto" else replace(config, gap_model="flat"), new,
-                             large=False)
+    # fast mode's scoring with the flat model unless told otherwise: --add's placement was measured with it
+    placing = replace(config, mode="fast", gap_model=config.gap_model if config.gap_model != "auto" else "flat")
+    scoring = family_scoring(placing, new, recipe_for(placing, new))
     job = FamilyJob(new, None, None, np.ones(1, dtype=np.int64), scoring)  # type: ignore[arg-type]
     mats, mat_of = stack_matrices([job], xp)
     ctx = BatchContext(backend, mats, None)

@@ -1,0 +1,217 @@
+"""One recipe per family: every rule that picks how a family is aligned, in one place.
+
+`recipe_for` turns a family's size, lengths and type and the run's settings
+(`AlignerConfig`) into a frozen `Recipe`; an explicit option always wins over
+the rule it names. The aligner decides each family's recipe once, before any
+stage runs, and the stages read their part of it. `describe` writes it as the
+one line the command line prints (MAFFT prints its strategy the same way).
+
+The rules, in the order they are applied (the evidence for each threshold is
+in benchmarks/results/NOTES.md):
+
+====================  ==========================================================
+choice                rule (``auto``)
+====================  ==========================================================
+mode                  large from ``large_min_seqs`` (20,000) sequences; accurate
+                      up to ``accurate_max_seqs`` (200) sequences of up to
+                      ``accurate_max_length`` (2,000) residues; fast otherwise
+long                  mean length over ``lcs_max_length`` (3,000): genomes
+distances             accurate: the library's alignments; k-mers below
+                      ``lcs_min_seqs`` (500) sequences or for long ones (k-mer
+                      divergences there), FAMSA 2's LCS distances from 500
+tree                  single linkage on LCS distances (FAMSA's tree, through
+                      Prim's spanning tree from `SPANNING_MIN_SEQS`); long: NJ
+                      up to ``nj_max_seqs`` (2,000), UPGMA above; else mixed
+                      linkage below ``upgma_min_seqs`` (500), UPGMA from there;
+                      large: the k-mer pivots' partition tree
+retree                ``retree`` (1) rebuilds, none for FAMSA's tree, long
+                      sequences' tree, a given tree, accurate mode's library
+                      tree, 2 sequences or more than ``retree_max_seqs`` (2,000)
+library               accurate only: ProbCons' pair-HMM posteriors for protein,
+                      local alignments otherwise
+refinement            ``maxiterate``; else none, but `ACCURATE_ITERATIONS` (10)
+                      in accurate mode with a library of alignments
+gaps                  flat for long sequences and where refinement is planned,
+                      counts otherwise; counts scale the costs by FAMSA 2's
+                      1 + log2(N / 45) / 7 from 45 sequences
+weights, matrix       equal weights and ``large_matrix_offset`` on the large
+                      path; ClustalW tree weights and the alphabet's matrix
+                      (`DEFAULTS`) otherwise
+====================  ==========================================================
+
+>>> from msa_gpu.io import make_sequences
+>>> seqs = make_sequences([f"s{i}" for i in range(3)], [b"MKTAYIAKQR", b"MKTAYIAKQ", b"MKTYIAKQR"])
+>>> r = recipe_for(AlignerConfig(), seqs)
+>>> r.mode, r.distance, r.tree, r.library, r.gap_model
+('accurate', 'library', 'mixed', 'posterior', 'counts')
+>>> recipe_for(AlignerConfig(mode="fast"), seqs).retree
+1
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from msa_gpu.alphabet import SeqType, alphabet_for
+from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, AlignerConfig, DistanceMethod, Mode, \
+    TreeMethod
+from msa_gpu.types import Recipe, Sequences
+
+
+def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0) -> Recipe:
+    """The recipe of a family: ``seqs`` are the sequences that will be
+    aligned (the distinct ones where repeats are dropped, of ``n_input``
+    in all); ``tree_given`` says a guide tree comes with them."""
+    if len(seqs) < 1:
+        raise ValueError("a recipe needs at least one sequence")
+    recipe = recipe_from(config, len(seqs), seqs.mean_length, int(seqs.lengths.max()), seqs.seqtype, tree_given)
+    if n_input <= len(seqs):
+        return recipe
+    # no N x N matrix expanded over an input the size of the large path's
+    return replace(recipe, n_input=n_input, expands_distances=n_input < config.large_min_seqs)
+
+
+def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
+                seqtype: SeqType = SeqType.protein, tree_given: bool = False) -> Recipe:
+    """The recipe of a family of ``n`` sequences of this mean and longest
+    length and type (`recipe_for`'s rules, from the numbers alone).
+
+    >>> [recipe_from(AlignerConfig(), n, 300.0, 400).mode for n in (200, 201, 20000)]
+    ['accurate', 'fast', 'large']
+    """
+    if n < 1 or seqtype is SeqType.auto:
+        raise ValueError("a recipe needs at least one sequence of a known type")
+    long = mean > config.lcs_max_length
+    # mode: an explicit one, else by size
+    mode = config.mode
+    if mode is Mode.auto:
+        mode = (Mode.large if n >= config.large_min_seqs else
+                Mode.accurate if n <= config.accurate_max_seqs and longest <= config.accurate_max_length else
+                Mode.fast)
+    accurate, large = mode is Mode.accurate, mode is Mode.large
+    # the first tree's distances (all-pairs LCS costs n^2 L^2 / 64 word steps: not for genomes)
+    method = config.distance
+    if method is DistanceMethod.auto:
+        method = DistanceMethod.lcs if n >= config.lcs_min_seqs and not long else DistanceMethod.kmer
+    # the tree method those distances feed (NJ is cubic: 14 s at 2,000 on 2 cores)
+    tree = config.tree
+    if tree is TreeMethod.auto:
+        tree = (TreeMethod.single if method is DistanceMethod.lcs else
+                (TreeMethod.nj if n <= config.nj_max_seqs else TreeMethod.upgma) if long else
+                TreeMethod.upgma if n >= config.upgma_min_seqs else TreeMethod.mixed)
+    library = None
+    if accurate:
+        library = config.library_mode if config.library_mode != "auto" else (
+            "posterior" if seqtype is SeqType.protein else "local")
+    own_tree = accurate and config.accurate_tree == "library"
+    distance = ("given" if tree_given else "pivots" if large else "library" if own_tree else method.value)
+    tree_name = "given" if tree_given else "partition" if large else tree.value
+    # FAMSA's tree (rebuilding it lowered Balifam 1000's TC from 0.569 to 0.531) and long
+    # sequences' tree (the rebuild changed 1,000 genomes' SP/TC by 0.0005 at twice the time) are kept
+    kept = (config.distance is DistanceMethod.auto and config.tree is TreeMethod.auto
+            and (long or method is DistanceMethod.lcs))
+    rebuilds = (distance not in ("given", "pivots", "library") and 2 < n <= config.retree_max_seqs and not kept)
+    retree = config.retree if rebuilds else 0
+    # refinement rounds: with the posteriors it lowered TC (BAliBASE 0.5846 to 0.5729)
+    planned = config.maxiterate if config.maxiterate is not None else (
+        ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
+    # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge
+    gap_model = config.gap_model
+    if gap_model == "auto":
+        gap_model = "flat" if long or planned > 0 else "counts"
+    factor = gap_factor(config.gap_scaling_n or n) if gap_model == "counts" and config.gap_scaling else 1.0
+    matrix, go, ge, offset = DEFAULTS[alphabet_for(seqtype).name]
+    if large:
+        offset = config.large_matrix_offset
+    cells = int(n * (n - 1) // 2 * mean * mean) if accurate else int(n * (1 + config.retree) * mean * mean)
+    return Recipe(
+        n_seqs=n, mean_length=mean, max_length=longest, seqtype=seqtype.value, mode=mode.value,
+        distance=distance, tree=tree_name, retree=retree, library=library,
+        objective="mea" if config.objective == "mea" and accurate else "sp",
+        iterations=0 if large else planned,
+        matrix=config.matrix or matrix,
+        matrix_offset=config.matrix_offset if config.matrix_offset is not None else offset,
+        gap_open=config.gap_open if config.gap_open is not None else go,
+        gap_extend=config.gap_extend if config.gap_extend is not None else ge,
+        gap_model=gap_model, gap_factor=factor, weights="equal" if large or config.weights == "equal" else "tree",
+        long=long, divergence=long and distance == "kmer",
+        spanning=n >= SPANNING_MIN_SEQS and (distance, tree_name) == ("lcs", "single"),
+        streamed=not config.keep_distances and distance in ("kmer", "lcs", "align") and retree == 0,
+        dp_cells=cells)
+
+
+def part_recipe(recipe: Recipe, seqs: Sequences) -> Recipe:
+    """The recipe of a part of a family (a large family's subtree, aligned
+    along its given tree): the family's choices, its scoring included (the
+    gap factor of the whole family, not the part's)."""
+    return replace(recipe, n_seqs=len(seqs), n_input=0, expands_distances=True, mean_length=seqs.mean_length, max_length=int(seqs.lengths.max()),
+                   distance="given", tree="given", retree=0, streamed=False, spanning=False,
+                   dp_cells=int(len(seqs) * seqs.mean_length ** 2))
+
+
+def gap_factor(n_seqs: int) -> float:
+    """FAMSA 2's gap-cost factor for a family of ``n_seqs``: 1 up to 45
+    sequences, then 1 + log2(N / 45) / 7 (1.64 at 1,000, 2.12 at 10,000).
+
+    >>> gap_factor(45), round(gap_factor(1000), 3)
+    (1.0, 1.639)
+    """
+    return 1.0 + math.log2(n_seqs / 45) / 7 if n_seqs > 45 else 1.0
+
+
+_DISTANCES = {"kmer": "k-mer distances", "lcs": "LCS distances", "align": "alignment distances",
+              "library": "distances from the library", "pivots": "k-mer distances to pivots",
+              "given": "a given guide tree"}
+_TREES = {"mixed": "mixed-linkage tree", "single": "FAMSA single-linkage tree", "upgma": "UPGMA tree",
+          "nj": "midpoint-rooted NJ tree", "partition": "partition tree"}
+_LIBRARIES = {"posterior": "pair-HMM posterior library", "local": "local-alignment library",
+              "global": "global-alignment library", "both": "local and global library"}
+
+
+def describe(recipe: Recipe, backend: str | None = None) -> str:
+    """The recipe in one line, as the command line prints it.
+
+    >>> r = Recipe(2106, 163.0, 410, "protein", "fast", "lcs", "single", 0, None, "sp", 0, "BLOSUM62", 0.0,
+    ...            13.0, 0.8, "counts", 1.8, "tree")
+    >>> describe(r, "gpu")
+    '2,106 sequences, mean length 163: fast, LCS distances, FAMSA single-linkage tree, count-based gaps x1.80, no refinement, GPU'
+    """
+    parts = [recipe.mode + (" (long sequences)" if recipe.long else "")]
+    if recipe.library is not None:
+        parts.append(_LIBRARIES[recipe.library] + (", MEA objective" if recipe.objective == "mea" else ""))
+    if recipe.distance == "given":
+        parts.append(_DISTANCES["given"])
+    else:
+        parts.append(("k-mer divergences" if recipe.divergence else _DISTANCES[recipe.distance]) + ", "
+                     + _TREES[recipe.tree] + (f", rebuilt {recipe.retree}x" if recipe.retree else ""))
+    if recipe.objective == "sp":
+        gaps = "count-based gaps" if recipe.gap_model == "counts" else "flat gaps"
+        parts.append(gaps + (f" x{recipe.gap_factor:.2f}" if recipe.gap_factor != 1.0 else ""))
+    if recipe.weights == "equal":
+        parts.append("equal weights")
+    parts.append(f"refinement up to {recipe.iterations} rounds" if recipe.iterations else "no refinement")
+    if backend is not None:
+        parts.append(_where(backend))
+    head = (f"{recipe.n_input:,} sequences ({recipe.n_seqs:,} distinct)" if recipe.n_input > recipe.n_seqs
+            else f"{recipe.n_seqs:,} sequences") + f", mean length {recipe.mean_length:,.0f}"
+    return f"{head}: " + ", ".join(parts)
+
+
+def summary(recipes: list[Recipe], backend: str | None = None) -> str:
+    """A batch's recipes in one line: how many families take each mode.
+
+    >>> r = Recipe(10, 100.0, 120, "protein", "fast", "kmer", "mixed", 1, None, "sp", 0, "BLOSUM62", 0.0,
+    ...            13.0, 0.8, "counts", 1.0, "tree")
+    >>> summary([r, r, replace(r, mode="large", tree="partition", distance="pivots", retree=0)], "cpu")
+    '3 families: fast 2, large 1, CPU'
+    """
+    modes = [r.mode for r in recipes]
+    counts = ", ".join(f"{m} {modes.count(m)}" for m in ("accurate", "fast", "large") if modes.count(m))
+    tail = f", {_where(backend)}" if backend is not None else ""
+    return f"{len(recipes):,} families: {counts}{tail}"
+
+
+def _where(backend: str) -> str:
+    """A backend's name as the recipe line says it ("cpu" as CPU; others as given)."""
+    return {"cpu": "CPU", "gpu": "GPU"}.get(backend, backend)

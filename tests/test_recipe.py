@@ -1,0 +1,200 @@
+"""One recipe per family (issue 41): the rules on both sides of every
+threshold, explicit options over the rules, the stages following the recipe
+they are given, and the recipe shown on stderr, in the result and in
+Stockholm output."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import msa_gpu.aligner as aligner_mod
+from msa_gpu.aligner import Aligner
+from msa_gpu.alphabet import SeqType
+from msa_gpu.backend import cpu_backend
+from msa_gpu.cli import app
+from msa_gpu.config import SPANNING_MIN_SEQS, AlignerConfig
+from msa_gpu.distances import kmer_distance
+from msa_gpu.io import make_sequences, read_sequences
+from msa_gpu.recipe import describe, recipe_for, recipe_from
+from msa_gpu.tree import mixed_linkage, upgma
+from msa_gpu.types import Recipe
+
+CPU = cpu_backend("test")
+
+
+def _r(n: int, mean: float = 300.0, longest: int | None = None, seqtype=SeqType.protein, **options) -> Recipe:
+    return recipe_from(AlignerConfig(**options), n, mean, int(mean) if longest is None else longest, seqtype)
+
+
+def test_mode_thresholds():
+    assert _r(200, longest=2000).mode == "accurate" and _r(201).mode == "fast"
+    assert _r(10, longest=2000).mode == "accurate" and _r(10, longest=2001).mode == "fast"
+    assert _r(19999).mode == "fast" and _r(20000).mode == "large"
+    big = _r(20000)
+    assert (big.distance, big.tree, big.weights, big.retree, big.matrix_offset) == ("pivots", "partition", "equal", 0, 3.0)
+    assert _r(10, large_min_seqs=10).mode == "large" and _r(9, large_min_seqs=10).mode == "accurate"
+
+
+def test_distance_tree_and_retree_thresholds():
+    below, at = _r(499), _r(500)
+    assert (below.distance, below.tree, below.retree) == ("kmer", "mixed", 1)
+    assert (at.distance, at.tree, at.retree) == ("lcs", "single", 0)  # FAMSA's tree is kept
+    assert _r(499, distance="kmer").tree == "mixed" and _r(500, distance="kmer").tree == "upgma"
+    assert _r(SPANNING_MIN_SEQS - 1, lcs_min_seqs=1).spanning is False
+    assert _r(SPANNING_MIN_SEQS, lcs_min_seqs=1).spanning is True
+    assert _r(2, mode="fast").retree == 0 and _r(3, mode="fast").retree == 1  # two sequences have one tree
+    assert _r(2000, distance="kmer").retree == 1 and _r(2001, distance="kmer").retree == 0
+
+
+def test_long_sequence_thresholds():
+    short, long = _r(100, mean=3000.0), _r(100, mean=3000.5)
+    assert not short.long and (short.tree, short.gap_model, short.divergence) == ("mixed", "counts", False)
+    assert long.long and (long.distance, long.tree, long.gap_model, long.divergence, long.retree) == (
+        "kmer", "nj", "flat", True, 0)
+    assert _r(2000, mean=30000.0).tree == "nj" and _r(2001, mean=30000.0).tree == "upgma"
+    assert _r(1000, mean=30000.0).distance == "kmer"  # no all-pairs LCS over genomes
+
+
+def test_library_rounds_gaps_and_cells():
+    protein, dna = _r(10), _r(10, seqtype=SeqType.dna)
+    assert (protein.library, protein.iterations, protein.gap_model) == ("posterior", 0, "counts")
+    assert (dna.library, dna.iterations, dna.gap_model, dna.matrix) == ("local", 10, "flat", "NUC.4.4")
+    assert _r(201).library is None and _r(201).iterations == 0
+    assert _r(45, mode="fast").gap_factor == 1.0 and _r(46, mode="fast").gap_factor > 1.0
+    assert _r(4, mean=100.0).dp_cells == 6 * 100 * 100 and _r(4, mean=100.0, mode="fast").dp_cells == 4 * 2 * 100 * 100
+
+
+@pytest.mark.parametrize("n, mean", [(3, 100.0), (150, 300.0), (499, 300.0), (800, 300.0), (3000, 300.0),
+                                     (100, 30000.0)])
+def test_an_explicit_option_always_wins(n, mean):
+    for tree in ("mixed", "single", "upgma", "nj"):
+        assert _r(n, mean, mode="fast", tree=tree).tree == tree
+    for distance in ("kmer", "lcs", "align"):
+        assert _r(n, mean, mode="fast", distance=distance).distance == distance
+    for mode in ("fast", "accurate", "large"):
+        assert _r(n, mean, mode=mode).mode == mode
+    assert _r(n, mean, mode="fast", gap_model="flat").gap_model == "flat"
+    assert _r(n, mean, mode="fast", gap_model="counts").gap_model == "counts"
+    assert _r(n, mean, mode="fast", maxiterate=3).iterations == 3
+    assert _r(n, mean, mode="accurate", library_mode="global").library == "global"
+    assert _r(n, mean, weights="equal").weights == "equal"
+    chosen = _r(n, mean, mode="fast", matrix="BLOSUM45", gap_open=10.0, gap_extend=1.0, matrix_offset=1.5)
+    assert (chosen.matrix, chosen.gap_open, chosen.gap_extend, chosen.matrix_offset) == ("BLOSUM45", 10.0, 1.0, 1.5)
+    given = recipe_from(AlignerConfig(), n, mean, int(mean), tree_given=True)
+    assert (given.distance, given.tree, given.retree) == ("given", "given", 0)
+
+
+def test_the_recipe_does_not_depend_on_the_backend():
+    for n in (4, 300, 600):
+        assert _r(n, backend="cpu") == _r(n, backend="gpu") == _r(n, backend="auto")
+
+
+def test_a_recipe_checks_itself():
+    good = _r(10)
+    with pytest.raises(ValueError, match="mode"):
+        dataclasses.replace(good, mode="medium")
+    with pytest.raises(ValueError, match="library"):
+        dataclasses.replace(good, library=None)  # accurate without a library
+    with pytest.raises(ValueError, match="gap_factor"):
+        dataclasses.replace(_r(300, mode="fast"), gap_model="flat")  # a scaled factor under flat gaps
+    with pytest.raises(ValueError, match="spanning"):
+        dataclasses.replace(_r(300, mode="fast"), spanning=True)  # k-mers and mixed linkage
+
+
+def _family(n: int = 12, length: int = 60, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    letters = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", dtype=np.uint8)
+    base = rng.choice(letters, length)
+    raw = []
+    for _ in range(n):
+        s = base.copy()
+        hits = rng.integers(0, length, 12)
+        s[hits] = rng.choice(letters, len(hits))
+        raw.append(s.tobytes())
+    return make_sequences([f"s{i}" for i in range(n)], raw, "protein")
+
+
+def test_the_stages_follow_an_injected_recipe():
+    """A fast family whose rules give a mixed-linkage tree, rebuilt once,
+    aligned with a recipe that says UPGMA and no rebuild: the tree is UPGMA's
+    on the k-mer distances."""
+    seqs = _family()
+    aligner = Aligner(AlignerConfig(mode="fast"), backend=CPU)
+    ruled = aligner.plan([seqs])[0]
+    assert (ruled.tree, ruled.retree) == ("mixed", 1)
+    res = aligner.align(seqs, recipe=dataclasses.replace(ruled, tree="upgma", retree=0))
+    assert res.recipe.tree == "upgma"
+    assert np.array_equal(res.guide_tree.children, upgma(kmer_distance(seqs)).children)
+    plain = Aligner(AlignerConfig(mode="fast", retree=0), backend=CPU).align(seqs)
+    assert np.array_equal(plain.guide_tree.children, mixed_linkage(kmer_distance(seqs)).children)
+
+
+def test_an_injected_recipe_picks_the_library(monkeypatch):
+    """Accurate mode's library is the recipe's: local alignments where the
+    rules would take the posteriors (for protein)."""
+    seqs = _family(6, 40)
+    asked = []
+    real = aligner_mod.build_libraries
+    monkeypatch.setattr(aligner_mod, "build_libraries",
+                        lambda fams, settings, *a, **k: asked.append(settings.mode) or real(fams, settings, *a, **k))
+    monkeypatch.setattr(aligner_mod, "posterior_libraries", lambda *a, **k: pytest.fail("posteriors asked for"))
+    aligner = Aligner(AlignerConfig(mode="accurate"), backend=CPU)
+    ruled = aligner.plan([seqs])[0]
+    assert ruled.library == "posterior"
+    res = aligner.align(seqs, recipe=dataclasses.replace(ruled, library="local", iterations=0))
+    assert asked == ["local"] and res.library is not None and res.recipe.library == "local"
+
+
+def test_a_recipe_made_for_other_sequences_is_refused():
+    seqs = _family()
+    with pytest.raises(ValueError, match="recipe"):
+        Aligner(AlignerConfig(), backend=CPU).align(seqs, recipe=_r(len(seqs) + 1))
+
+
+def test_repeats_are_counted_once():
+    seqs = _family(6)
+    doubled = make_sequences([f"d{i}" for i in range(12)], list(seqs.raw) * 2, "protein")
+    recipe = Aligner(AlignerConfig()).plan([doubled])[0]
+    assert recipe.n_seqs == 6
+    assert Aligner(AlignerConfig(dedupe=False)).plan([doubled])[0].n_seqs == 12
+    res = Aligner(AlignerConfig(), backend=CPU).align(doubled)
+    assert res.recipe == recipe and len(res.rows()) == 12
+
+
+def test_cli_says_the_recipe(refs, tmp_path):
+    runner = CliRunner()
+    one = runner.invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", "--mode", "fast"])
+    assert one.exit_code == 0, one.output
+    assert ("msagpu: recipe: 4 sequences, mean length 86: fast, k-mer distances, mixed-linkage tree, rebuilt 1x, "
+            "count-based gaps, no refinement, CPU\n") in one.stderr
+    quiet = runner.invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", "--quiet"])
+    assert "recipe" not in quiet.stderr
+    inputs = [str(refs / "BB11001.tfa"), str(refs / "BB20001.tfa")]
+    batch = runner.invoke(app, ["align", *inputs, "--outdir", str(tmp_path / "a"), "--backend", "cpu"])
+    assert batch.exit_code == 0, batch.output
+    assert "msagpu: recipes: 2 families: accurate 2, CPU" in batch.stderr and "BB20001.tfa:" not in batch.stderr
+    explained = runner.invoke(app, ["align", *inputs, "--outdir", str(tmp_path / "b"), "--backend", "cpu",
+                                    "--explain"])
+    fams = [read_sequences(p) for p in inputs]
+    for path, recipe in zip(inputs, Aligner(AlignerConfig()).plan(fams)):
+        assert f"msagpu: {path.rsplit('/', 1)[1]}: {describe(recipe)}\n" in explained.stderr
+    assert (tmp_path / "a" / "BB20001.fa").read_bytes() == (tmp_path / "b" / "BB20001.fa").read_bytes()
+
+
+def test_stockholm_and_the_result_carry_the_recipe(refs, tmp_path):
+    out = tmp_path / "o.sto"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--backend", "cpu",
+                                 "--mode", "fast"])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == "# STOCKHOLM 1.0"
+    assert lines[1].startswith("#=GF CC msagpu recipe: 4 sequences, mean length 86: fast,") and lines[1].endswith("CPU")
+    res = Aligner(AlignerConfig(mode="fast"), backend=CPU).align(read_sequences(refs / "BB11001.tfa"))
+    assert res.explain() == lines[1].removeprefix("#=GF CC msagpu recipe: ")
+    from Bio import AlignIO
+
+    assert len(AlignIO.read(str(out), "stockholm")) == 4  # still Stockholm to Biopython
