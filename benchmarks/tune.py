@@ -26,12 +26,19 @@ _TYPES = {f.name: f.type for f in fields(AlignerConfig)}
 
 
 def parse_config(text: str) -> dict:
-    """'gap_open=11 retree=2' -> {'gap_open': 11.0, 'retree': 2}."""
-    out = {}
+    """'gap_open=11 retree=2' -> {'gap_open': 11.0, 'retree': 2}: numbers
+    and flags by their field's type, anything else (modes, methods, names)
+    as written.
+
+    >>> parse_config("gap_open=11 retree=2 mode=fast gap_scaling=false matrix=PFASUM43")
+    {'gap_open': 11.0, 'retree': 2, 'mode': 'fast', 'gap_scaling': False, 'matrix': 'PFASUM43'}
+    """
+    out: dict = {}
     for item in text.split():
         key, value = item.split("=", 1)
         kind = str(_TYPES[key])
-        out[key] = int(value) if kind.startswith("int") else value if ("str" in kind or "Method" in kind) else float(value)
+        out[key] = (value.lower() in ("1", "true", "yes") if kind == "bool" else int(value) if kind.startswith("int")
+                    else float(value) if kind.startswith("float") else value)
     return out
 
 

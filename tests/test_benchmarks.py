@@ -175,3 +175,27 @@ def test_stack_watch_survives_threads_that_come_and_go(tmp_path):
     assert proc.stdout.strip() == "done"
     text = out.read_text()
     assert text.count("=== ") > 10 and "in rec" in text
+
+
+def test_variants_align_every_family_per_configuration(tmp_path, refs, capsys):
+    """`python -m benchmarks.variants`: each configuration aligns the set as one
+    batch and is scored family by family; wins and losses are against the first."""
+    import shutil
+
+    from benchmarks.variants import main
+
+    data = tmp_path / "tiny" / "RV11"
+    data.mkdir(parents=True)
+    for fam in ("BB11001", "BB12006"):
+        for ext in (".tfa", ".ref.fa", ".core"):
+            shutil.copy(refs / f"{fam}{ext}", data / f"{fam}{ext}")
+    out = tmp_path / "v.json"
+    assert main([str(tmp_path / "tiny"), "mode=fast", "mode=fast retree=0 gap_open=1", "--backend", "cpu",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    first, second = doc["rows"]
+    assert first["variant"] == "mode=fast" and set(first["families"]) == {"RV11/BB11001", "RV11/BB12006"}
+    assert first["tc_wins_losses_vs_first"] == [0, 0] and first["sets"]["RV11"]["families"] == 2
+    assert all(0.0 <= sp <= 1.0 and 0.0 <= tc <= 1.0 for sp, tc in second["families"].values())
+    assert second["families"] != first["families"]  # a gap open of 1 changes the alignments
+    assert "| mode=fast |" in capsys.readouterr().out
