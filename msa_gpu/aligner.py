@@ -99,13 +99,17 @@ class Aligner:
             return lcs_distance(seqs, self.backend.xp)
         return kmer_distance(seqs, self.backend.xp, divergence=recipe.divergence)
 
-    def plan(self, families: list[Sequences], guide_trees: list | None = None) -> list[Recipe]:
-        """Each family's `Recipe`, as `align_many` decides it: made for its
-        distinct sequences (where repeats are dropped), with ``guide_trees``
-        saying which come with a tree. A caller that shows the recipes
-        passes them back to `align_many` (``recipes``)."""
-        given = list(guide_trees or [None] * len(families))
-        return [recipe_for(self.config, self._distinct(s)[0], t is not None, len(s)) for s, t in zip(families, given)]
+    def plan(self, families: list[Sequences], guide_trees: list | None = None, distances: list | None = None,
+             libraries: list | None = None) -> list[Recipe]:
+        """Each family's `Recipe`, as `align_many` decides it for the same
+        arguments: made for its distinct sequences (where repeats are dropped:
+        not where distances or a library are given), knowing which families
+        come with a tree or distances. A caller that shows the recipes passes
+        them back to `align_many` (``recipes``)."""
+        n = len(families)
+        trees, dms, libs = (list(x or [None] * n) for x in (guide_trees, distances, libraries))
+        return [recipe_for(self.config, self._distinct(s, d is None and lib is None)[0], t is not None, len(s),
+                           d is not None) for s, t, d, lib in zip(families, trees, dms, libs)]
 
     def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree
@@ -232,9 +236,13 @@ class Aligner:
             cut = [t if t is None or len(w) == len(s) else distinct_tree(t, distinct(s)[1])
                    for t, w, s in zip(trees, work, families)]
             plan = (list(recipes) if recipes is not None else
-                    [recipe_for(self.config, w, t is not None, len(s)) for w, t, s in zip(work, cut, families)])
+                    [recipe_for(self.config, w, t is not None, len(s), d is not None)
+                     for w, t, s, d in zip(work, cut, families, dms)])
             if len(plan) != n or any(r.n_seqs != len(w) for r, w in zip(plan, work)):
                 raise ValueError("each family needs its own recipe, made for its distinct sequences (Aligner.plan)")
+            for r, t, d in zip(plan, cut, dms):
+                if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != (d is not None and t is None):
+                    raise ValueError("a recipe must say which trees and distances are given (Aligner.plan with them)")
             self.choose_backend(plan)
             return self._align_many(work, plan, distances, cut, libraries)
 

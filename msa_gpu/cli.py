@@ -297,6 +297,7 @@ def align(
                                library_mode=library, keep_distances=distmat_out is not None,
                                anchor_cells=AlignerConfig.anchor_cells if anchors else 0)
         from msa_gpu.progress import StageReporter
+        from msa_gpu.recipe import describe
 
         devices = _devices(gpus, backend, dask)
         given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
@@ -350,7 +351,7 @@ def align(
                     if not batch:  # --column-scores writes the same values
                         first_scores = scores
                     text = render_alignment(list(seqs.names), result.rows(), fmt, seqs.seqtype, scores,
-                                            comment=f"msagpu recipe: {result.explain()}")
+                                            comment=f"msagpu recipe: {describe(result.recipe)}")
                 except InputError as exc:
                     if not batch:
                         raise

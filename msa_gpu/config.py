@@ -102,7 +102,7 @@ class AlignerConfig:
     upgma_min_seqs: int = 500
     distance: DistanceMethod = DistanceMethod.auto
     lcs_min_seqs: int = 500  # distance auto: FAMSA's LCS distances and single-linkage tree from here
-    lcs_max_length: int = 3000  # ... for families of at most this mean length; longer ones are long (is_long)
+    lcs_max_length: int = 3000  # ... for families of at most this mean length; longer ones are long (Recipe.long)
     nj_max_seqs: int = 2000  # long families take NJ up to this many sequences (it is cubic), UPGMA above
     matrix: str | None = None
     gap_open: float | None = None
@@ -115,10 +115,10 @@ class AlignerConfig:
     gap_pair: float = 0.6
     gap_model: str = "auto"  # auto: counts, flat for long sequences and where a family gets refinement rounds
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
-    gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own; a large family's subtrees take the family's)
+    gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own)
     long_cells: int = 1 << 26
     anchor_cells: int = 1 << 24  # merges over this many DP cells are cut at k-mer anchors (0: never; issue 31)
-    cpu_max_cells: int = 1 << 18  # backend auto: inputs of at most this many DP cells (dp_cells) run on the CPU
+    cpu_max_cells: int = 1 << 18  # backend auto: inputs of at most this many DP cells (Recipe.dp_cells) run on the CPU
     threads: int | None = None
     mode: Mode = Mode.auto
     maxiterate: int | None = None

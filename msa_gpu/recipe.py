@@ -16,7 +16,8 @@ mode                  large from ``large_min_seqs`` (20,000) sequences; accurate
                       up to ``accurate_max_seqs`` (200) sequences of up to
                       ``accurate_max_length`` (2,000) residues; fast otherwise
 long                  mean length over ``lcs_max_length`` (3,000): genomes
-distances             accurate: the library's alignments; k-mers below
+distances             accurate: the library's alignments (``accurate_tree``
+                      library); k-mers below
                       ``lcs_min_seqs`` (500) sequences or for long ones (k-mer
                       divergences there), FAMSA 2's LCS distances from 500
 tree                  single linkage on LCS distances (FAMSA's tree, through
@@ -30,7 +31,8 @@ retree                ``retree`` (1) rebuilds, none for FAMSA's tree, long
 library               accurate only: ProbCons' pair-HMM posteriors for protein,
                       local alignments otherwise
 refinement            ``maxiterate``; else none, but `ACCURATE_ITERATIONS` (10)
-                      in accurate mode with a library of alignments
+                      in accurate mode with a library of alignments; never on
+                      the large path
 gaps                  flat for long sequences and where refinement is planned,
                       counts otherwise; counts scale the costs by FAMSA 2's
                       1 + log2(N / 45) / 7 from 45 sequences
@@ -59,13 +61,16 @@ from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, Ali
 from msa_gpu.types import Recipe, Sequences
 
 
-def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0) -> Recipe:
+def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0,
+               distances_given: bool = False) -> Recipe:
     """The recipe of a family: ``seqs`` are the sequences that will be
     aligned (the distinct ones where repeats are dropped, of ``n_input``
-    in all); ``tree_given`` says a guide tree comes with them."""
+    in all); ``tree_given`` says a guide tree comes with them,
+    ``distances_given`` a distance matrix (the API's)."""
     if len(seqs) < 1:
         raise ValueError("a recipe needs at least one sequence")
-    recipe = recipe_from(config, len(seqs), seqs.mean_length, int(seqs.lengths.max()), seqs.seqtype, tree_given)
+    recipe = recipe_from(config, len(seqs), seqs.mean_length, int(seqs.lengths.max()), seqs.seqtype, tree_given,
+                         distances_given)
     if n_input <= len(seqs):
         return recipe
     # no N x N matrix expanded over an input the size of the large path's
@@ -73,7 +78,7 @@ def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False,
 
 
 def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
-                seqtype: SeqType = SeqType.protein, tree_given: bool = False) -> Recipe:
+                seqtype: SeqType = SeqType.protein, tree_given: bool = False, distances_given: bool = False) -> Recipe:
     """The recipe of a family of ``n`` sequences of this mean and longest
     length and type (`recipe_for`'s rules, from the numbers alone).
 
@@ -105,13 +110,16 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
         library = config.library_mode if config.library_mode != "auto" else (
             "posterior" if seqtype is SeqType.protein else "local")
     own_tree = accurate and config.accurate_tree == "library"
-    distance = ("given" if tree_given else "pivots" if large else "library" if own_tree else method.value)
-    tree_name = "given" if tree_given else "partition" if large else tree.value
+    # given distances (the API's) make the tree, by the same rules, also on the large path
+    pivots = large and not distances_given
+    distance = ("given" if tree_given else "supplied" if distances_given else "pivots" if pivots else
+                "library" if own_tree else method.value)
+    tree_name = "given" if tree_given else "partition" if pivots else tree.value
     # FAMSA's tree (rebuilding it lowered Balifam 1000's TC from 0.569 to 0.531) and long
     # sequences' tree (the rebuild changed 1,000 genomes' SP/TC by 0.0005 at twice the time) are kept
     kept = (config.distance is DistanceMethod.auto and config.tree is TreeMethod.auto
             and (long or method is DistanceMethod.lcs))
-    rebuilds = (distance not in ("given", "pivots", "library") and 2 < n <= config.retree_max_seqs and not kept)
+    rebuilds = not (tree_given or pivots or own_tree or kept) and 2 < n <= config.retree_max_seqs
     retree = config.retree if rebuilds else 0
     # refinement rounds: with the posteriors it lowered TC (BAliBASE 0.5846 to 0.5729)
     planned = config.maxiterate if config.maxiterate is not None else (
@@ -162,6 +170,7 @@ def gap_factor(n_seqs: int) -> float:
 
 _DISTANCES = {"kmer": "k-mer distances", "lcs": "LCS distances", "align": "alignment distances",
               "library": "distances from the library", "pivots": "k-mer distances to pivots",
+              "supplied": "given distances",
               "given": "a given guide tree"}
 _TREES = {"mixed": "mixed-linkage tree", "single": "FAMSA single-linkage tree", "upgma": "UPGMA tree",
           "nj": "midpoint-rooted NJ tree", "partition": "partition tree"}

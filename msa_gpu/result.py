@@ -80,8 +80,9 @@ class AlignResult:
     def write(self, path, fmt=None) -> None:
         """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""
         from msa_gpu.io import format_for, render_alignment, write_text
+        from msa_gpu.recipe import describe
 
         text = render_alignment(list(self.sequences.names), self.rows(), format_for(path, fmt),
                                 self.sequences.seqtype,
-                                comment=None if self.recipe is None else f"msagpu recipe: {self.explain()}")
+                                comment=None if self.recipe is None else f"msagpu recipe: {describe(self.recipe)}")
         write_text(path, lambda h: h.write(text))

@@ -73,7 +73,7 @@ class Sequences:
     @property
     def mean_length(self) -> float:
         """The mean sequence length (0 for no sequences): what the guide-tree
-        rules take (`AlignerConfig.is_long`, `distance_for`, `tree_for`)."""
+        rules take (`msa_gpu.recipe`)."""
         return float(self.lengths.mean()) if len(self) else 0.0
 
 
@@ -300,8 +300,8 @@ class KmerSets:
 RECIPE_CHOICES = {
     "mode": ("fast", "accurate", "large"),
     # the first guide tree's distances: computed (kmer, lcs, align), the consistency library's,
-    # k-mer pivots (the large path: no N x N matrix), or none (a tree given)
-    "distance": ("kmer", "lcs", "align", "library", "pivots", "given"),
+    # k-mer pivots (the large path: no N x N matrix), none (a tree given) or the API caller's (supplied)
+    "distance": ("kmer", "lcs", "align", "library", "pivots", "given", "supplied"),
     "tree": ("mixed", "single", "upgma", "nj", "partition", "given"),
     "library": (None, "posterior", "local", "global", "both"),
     "objective": ("sp", "mea"),

@@ -70,7 +70,8 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     codes[is_gap] = gap
     k, width = codes.shape
     # fast mode's scoring with the flat model unless told otherwise: --add's placement was measured with it
-    placing = replace(config, mode="fast", gap_model=config.gap_model if config.gap_model != "auto" else "flat")
+    placing = replace(config, mode="fast", objective="sp",
+                      gap_model=config.gap_model if config.gap_model != "auto" else "flat")
     scoring = family_scoring(placing, new, recipe_for(placing, new))
     job = FamilyJob(new, None, None, np.ones(1, dtype=np.int64), scoring)  # type: ignore[arg-type]
     mats, mat_of = stack_matrices([job], xp)
