@@ -168,8 +168,8 @@ class AlignerConfig:
             raise ValueError("library_mode must be 'auto', 'posterior', 'local', 'global' or 'both'")
         if self.objective not in ("sp", "mea"):
             raise ValueError("objective must be 'sp' or 'mea'")
-        if self.gap_model not in ("auto", "flat", "counts"):
-            raise ValueError("gap_model must be 'auto', 'flat' or 'counts'")
+        if self.gap_model not in ("auto", "flat", "counts", "exact"):
+            raise ValueError("gap_model must be 'auto', 'flat', 'counts' or 'exact'")
         if self.gap_scaling_n < 0:
             raise ValueError("gap_scaling_n must be >= 0")
         if self.weights not in ("tree", "equal"):

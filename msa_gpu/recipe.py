@@ -128,7 +128,7 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     gap_model = config.gap_model
     if gap_model == "auto":
         gap_model = "flat" if long or planned > 0 else "counts"
-    factor = gap_factor(config.gap_scaling_n or n) if gap_model == "counts" and config.gap_scaling else 1.0
+    factor = gap_factor(config.gap_scaling_n or n) if gap_model != "flat" and config.gap_scaling else 1.0
     matrix, go, ge, offset = DEFAULTS[alphabet_for(seqtype).name]
     if large:
         offset = config.large_matrix_offset
@@ -195,7 +195,7 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
         parts.append(("k-mer divergences" if recipe.divergence else _DISTANCES[recipe.distance]) + ", "
                      + _TREES[recipe.tree] + (f", rebuilt {recipe.retree}x" if recipe.retree else ""))
     if recipe.objective == "sp":
-        gaps = "count-based gaps" if recipe.gap_model == "counts" else "flat gaps"
+        gaps = {"counts": "count-based gaps", "exact": "exact count-based gaps", "flat": "flat gaps"}[recipe.gap_model]
         parts.append(gaps + (f" x{recipe.gap_factor:.2f}" if recipe.gap_factor != 1.0 else ""))
     if recipe.weights == "equal":
         parts.append("equal weights")

@@ -305,7 +305,7 @@ RECIPE_CHOICES = {
     "tree": ("mixed", "single", "upgma", "nj", "partition", "given"),
     "library": (None, "posterior", "local", "global", "both"),
     "objective": ("sp", "mea"),
-    "gap_model": ("flat", "counts"),
+    "gap_model": ("flat", "counts", "exact"),
     "weights": ("tree", "equal"),
 }
 

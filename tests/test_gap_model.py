@@ -94,3 +94,112 @@ def test_gap_factor_and_scaled_scoring():
     assert family_scoring(AlignerConfig(mode="fast", gap_scaling_n=45), seqs).gaps == plain.gaps
     with pytest.raises(ValueError, match="gap_model"):
         AlignerConfig(gap_model="affine")
+
+
+def _merge_scores(pa, pb, gap_model, rng, n_paths):
+    """Profiles ``pa`` and ``pb`` (letter indices 1..20, 0 a gap) merged along
+    ``n_paths`` random paths: per path, the DP objective's score of it
+    (`path_score`), the exact sum of pairs of the merged alignment under the
+    same costs (per pair of sequences, its gap's own state in the merged row:
+    open and extension at a gap's first column, terminal costs at the ends),
+    and the DP's optimum and its own path's score."""
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.io import make_sequences
+    from msa_gpu.progressive import FamilyJob
+    from msa_gpu.progressive.driver import BatchContext, score_batch, side_info, stack_matrices
+    from msa_gpu.refine import bipartitions as rb
+    from msa_gpu.scoring import SCALE, matrix_fixed
+    from msa_gpu.types import GuideTree
+
+    letters = b"ACDEFGHIKLMNPQRSTVWY"
+    ka, kb = len(pa), len(pb)
+    raw = [bytes(letters[x - 1] for x in row if x) for row in np.vstack([pa, np.zeros((0, pa.shape[1]), int)])]
+    raw += [bytes(letters[x - 1] for x in row if x) for row in pb]
+    seqs = make_sequences([f"s{i}" for i in range(ka + kb)], raw, "protein")
+    code = {x + 1: int(seqs.alphabet.table[letters[x]]) for x in range(20)}
+    n = ka + kb
+    children, node = [], n  # caterpillars on each side, the root between them
+    tops = []
+    for side in (list(range(ka)), list(range(ka, n))):
+        cur = side[0]
+        for leaf in side[1:]:
+            children.append((cur, leaf))
+            cur, node = node, node + 1
+        tops.append(cur)
+    children.append(tuple(tops))
+    tree = GuideTree(n, np.array(children), np.ones((n - 1, 2)))
+    cfg = AlignerConfig(backend="cpu", mode="fast", weights="equal", gap_scaling=False, gap_model=gap_model)
+    aligner = Aligner(cfg, backend=cpu_backend("test"))
+    job = FamilyJob(seqs, tree, None, np.ones(n, dtype=np.int64), aligner._scoring(seqs, aligner.plan([seqs], [tree])[0]))
+    go, ge, tgo, tge = 13.0, 0.8, cfg.terminal_open, cfg.terminal_extend
+    M = matrix_fixed("BLOSUM62", seqs.alphabet.letters) / SCALE
+    in_a = np.arange(n) < ka
+    split = rb.tree_splits(tree)
+    sides = rb._Sides.of(split[[next(e for e in range(len(split)) if (split[e] == in_a).all())]])
+    mats, mat_of = stack_matrices([job], np)
+    ctx = BatchContext(aligner.backend, mats, None)
+    out = []
+    for _ in range(n_paths):
+        moves, i, j = [], 0, 0
+        while i < pa.shape[1] or j < pb.shape[1]:
+            options = ([0] if i < pa.shape[1] and j < pb.shape[1] else []) + ([1] if i < pa.shape[1] else []) \
+                + ([2] if j < pb.shape[1] else [])
+            move = options[rng.integers(len(options))]
+            moves.append(move)
+            i, j = i + (move != 2), j + (move != 1)
+        merged = np.zeros((n, len(moves)), int)
+        i = j = 0
+        for c, move in enumerate(moves):
+            if move != 2:
+                merged[:ka, c], i = pa[:, i], i + 1
+            if move != 1:
+                merged[ka:, c], j = pb[:, j], j + 1
+        isres = merged > 0
+        cost = np.zeros(merged.shape)
+        for r in range(n):
+            res = np.flatnonzero(isres[r])
+            for c in np.flatnonzero(~isres[r]):
+                opening = c == 0 or isres[r, c - 1]
+                terminal = c < res[0] or c > res[-1]
+                cost[r, c] = ((tgo * go + tge * ge) if opening else tge * ge) if terminal else \
+                    ((go + ge) if opening else ge)
+        total = 0.0
+        for a in range(ka):
+            for b in range(ka, n):
+                for c in range(len(moves)):
+                    if isres[a, c] and isres[b, c]:
+                        total += M[code[merged[a, c]], code[merged[b, c]]]
+                    elif isres[a, c] or isres[b, c]:
+                        total -= cost[b, c] if isres[a, c] else cost[a, c]
+        codes = np.where(isres, np.vectorize(lambda x: code.get(x, 0))(merged), seqs.alphabet.gap).astype(np.uint8)
+        cuts = rb._cuts([codes], [sides], [job], aligner.backend)
+        sb = score_batch(cuts.block, [side_info(job, mat_of[0])], np.zeros(1, bool), ctx)
+        _, _, best = aligner.backend.ops.align_batch(sb.batch)
+        scored = aligner.backend.ops.path_score(sb.batch, cuts.moves, cuts.move_base[cuts.family], cuts.width[cuts.family])
+        out.append((int(scored[0]) / SCALE, total / (ka * kb), int(best[0]) / SCALE))
+    return out
+
+
+def test_the_exact_gap_model_scores_a_merge_as_its_sum_of_pairs():
+    """``gap_model`` exact: the DP's score of any path through a merge is the
+    merged alignment's sum of pairs (up to rounding), and the DP's optimum is
+    at least every path's score. The count model misses a gap's open where a
+    new gap column runs into a gap that starts in the next column, when that
+    column then faces only gaps (FAMSA re-prices such opens: profile_seq.cpp)."""
+    rng = np.random.default_rng(11)
+    worst = {"counts": 0.0, "exact": 0.0}
+    for _ in range(12):
+        shape = rng.integers(1, 4, 2), rng.integers(2, 6, 2)
+        profiles = []
+        for k, m in zip(shape[0], shape[1]):
+            while True:
+                p = np.where(rng.random((k, m)) < 0.35, 0, rng.integers(1, 21, (k, m)))
+                if (p > 0).any(axis=1).all() and (p > 0).any(axis=0).all():
+                    profiles.append(p)
+                    break
+        for model in worst:
+            for scored, exact, best in _merge_scores(*profiles, model, np.random.default_rng(int(rng.integers(1 << 30))), 15):
+                worst[model] = max(worst[model], abs(scored - exact))
+                assert best >= scored - 1e-9
+    assert worst["exact"] < 0.2 and worst["counts"] > 5.0, worst

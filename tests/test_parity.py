@@ -63,7 +63,9 @@ def test_alignments_identical_random(seed):
     seqs = make_sequences([f"s{i}" for i in range(len(raw))], raw)
     for cfg in (AlignerConfig(tree="upgma", mode="fast"), AlignerConfig(tree="nj", mode="fast", maxiterate=3),
                 AlignerConfig(mode="accurate", maxiterate=5),
-                AlignerConfig(mode="fast", gap_model="counts", gap_scaling=True, maxiterate=2)):
+                AlignerConfig(mode="fast", gap_model="counts", gap_scaling=True, maxiterate=2),
+                AlignerConfig(mode="fast", gap_model="exact", maxiterate=2),
+                AlignerConfig(mode="fast", gap_model="exact", long_cells=1000, anchor_cells=0)):
         a = Aligner(cfg, backend=cpu_backend()).align(seqs)
         b = Aligner(cfg, backend=gpu_backend()).align(seqs)
         assert a.rows() == b.rows()
@@ -129,10 +131,12 @@ def test_long_kernel_matches_cpu(refs):
     fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
     rng = np.random.default_rng(11)
     fams += [make_sequences(["a", "b", "c"], random_family(rng, 3, 900, 1500, "ACDEFGHIKLMNPQRSTVWY"))]
-    for model in ("flat", "counts"):
+    for model in ("flat", "counts", "exact"):
         a = Aligner(AlignerConfig(mode="fast", gap_model=model), backend=cpu_backend()).align_many(fams)
         b = Aligner(AlignerConfig(long_cells=0, mode="fast", gap_model=model), backend=_gpu()).align_many(fams)
         assert [r.rows() for r in a] == [r.rows() for r in b], model
+        c = Aligner(AlignerConfig(long_cells=0, mode="fast", gap_model=model), backend=cpu_backend()).align_many(fams)
+        assert [r.rows() for r in a] == [r.rows() for r in c], model
     reached_gpu_path("checkpointed DP")
 
 

@@ -22,7 +22,7 @@ def pick_h(h, e, f, bits):
         bits |= 1
     if f > h:
         h = f
-        bits = (bits & 12) | 2
+        bits = (bits & 0xFC) | 2  # (the other bits kept: gap opens, D's source)
     return h, bits
 
 
@@ -43,11 +43,15 @@ def gap_ext(res, ext):
 
 
 @numba.njit(cache=True, inline="always")
-def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
-    """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, e, f, bits)."""
+def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, d_diag, e_diag, f_diag, s):
+    """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, d, e, f, bits).
+    D (the diagonal state) continues the best of D, E and F at (i-1, j-1); after
+    E (F) it is credited the opens that the gap run took over from gaps
+    starting in B's column j (A's column i): column 2 of colp (rowp)."""
     bits = 0
     e = NEG_INF
     f = NEG_INF
+    d = NEG_INF
     if i > 0:
         e, opened = _gap(h_up - (cp[j, 0] * rp[i, 3]) // 1024, e_up, gap_ext(rp[i, 3], cp[j, 1]))
         if opened:
@@ -57,7 +61,17 @@ def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
         if opened:
             bits |= 8
     if i > 0 and j > 0:
-        h, bits = pick_h(h_diag + s, e, f, bits)
+        d = d_diag
+        from_e = e_diag + (cp[j - 1, 2] * rp[i, 3]) // 1024
+        from_f = f_diag + (rp[i - 1, 2] * cp[j, 3]) // 1024
+        if from_e > d:
+            d = from_e
+            bits |= 16
+        if from_f > d:
+            d = from_f
+            bits = (bits & 15) | 32
+        d += s
+        h, bits = pick_h(d, e, f, bits)
     elif i > 0:
         h = e
         bits |= 1
@@ -66,27 +80,34 @@ def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, h_diag, s):
         bits |= 2
     else:
         h = 0
-    return h, e, f, bits
+        d = 0
+    return h, d, e, f, bits
 
 
 @numba.njit(cache=True, inline="always")
 def _trace_step(bits, i, j, st):
-    """Twin of trace_step: returns (move, i, j, state)."""
+    """Twin of trace_step: returns (move, i, j, state); states 0 H (the
+    cell's best), 1 E, 2 F, 3 D."""
     if st == 0:
         st = bits & 3
-    if st == 0:
-        return 0, i - 1, j - 1, st
+        if st == 0:
+            st = 3
+    if st == 3:
+        pred = (bits >> 4) & 3
+        return 0, i - 1, j - 1, 3 if pred == 0 else pred
     if st == 1:
         return 1, i - 1, j, 0 if (bits & 4) else 1
     return 2, i, j - 1, 0 if (bits & 8) else 2
 
 
 @numba.njit(cache=True, nogil=True)
-def _row(i, m, n, rp, cp, Hrow, Erow, S, va, vb, ra, rb, denom, D, drow):
-    """Row i of the DP in place over (Hrow, Erow), holding row i-1 on entry.
+def _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, va, vb, ra, rb, denom, D, drow):
+    """Row i of the DP in place over (Hrow, Erow, Drow, Frow), holding row i-1 on entry.
     Scores come from S (row-major m x n) when it is non-empty, else from the
     profile vectors. Direction bits go to D[drow * (n+1) + j] when D is non-empty."""
-    hdiag = 0
+    ddiag = NEG_INF
+    ediag = NEG_INF
+    fdiag = NEG_INF
     f = NEG_INF
     hleft = 0
     for j in range(n + 1):
@@ -96,10 +117,12 @@ def _row(i, m, n, rp, cp, Hrow, Erow, S, va, vb, ra, rb, denom, D, drow):
                 s = S[(i - 1) * n + (j - 1)]
             else:
                 s = _col_score(va, vb, ra, rb, i - 1, j - 1, denom)
-        h, e, fj, bits = _cell(i, j, m, n, rp, cp, Hrow[j], Erow[j], hleft, f, hdiag, s)
-        hdiag = Hrow[j]
+        h, dj, e, fj, bits = _cell(i, j, m, n, rp, cp, Hrow[j], Erow[j], hleft, f, ddiag, ediag, fdiag, s)
+        ddiag, ediag, fdiag = Drow[j], Erow[j], Frow[j]
         Hrow[j] = h
         Erow[j] = e
+        Drow[j] = dj
+        Frow[j] = fj
         f = fj
         hleft = h
         if D.shape[0] > 0:
@@ -111,10 +134,12 @@ def _align_one(S, rp, cp, m, n, D, out):
     """Gotoh DP for one pair, row by row; see kernels/profile.cu:profile_dp."""
     Hrow = np.empty(n + 1, np.int64)
     Erow = np.empty(n + 1, np.int64)
+    Drow = np.empty(n + 1, np.int64)
+    Frow = np.empty(n + 1, np.int64)
     nothing = np.zeros((0, VEC), np.int64)
     none_i = np.zeros((0, 2), np.int32)
     for i in range(m + 1):
-        _row(i, m, n, rp, cp, Hrow, Erow, S, nothing, nothing, none_i, none_i, 1, D, i)
+        _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, nothing, nothing, none_i, none_i, 1, D, i)
     score = Hrow[n]
     i, j, st, length = m, n, 0, 0
     while i > 0 or j > 0:
@@ -130,9 +155,13 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
     every R-th row, the traceback recomputing one band of R rows at a time."""
     Hrow = np.empty(n + 1, np.int64)
     Erow = np.empty(n + 1, np.int64)
+    Drow = np.empty(n + 1, np.int64)
+    Frow = np.empty(n + 1, np.int64)
     nb = m // R + 1
     ckH = np.empty((nb, n + 1), np.int64)
     ckE = np.empty((nb, n + 1), np.int64)
+    ckD = np.empty((nb, n + 1), np.int64)
+    ckF = np.empty((nb, n + 1), np.int64)
     D = np.empty(R * (n + 1), np.uint8)
     noS = np.zeros(0, np.int32)
     noD = np.zeros(0, np.uint8)
@@ -140,7 +169,9 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
         if i > 0 and i % R == 0:
             ckH[i // R] = Hrow
             ckE[i // R] = Erow
-        _row(i, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, noD, 0)
+            ckD[i // R] = Drow
+            ckF[i // R] = Frow
+        _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, noS, va, vb, ra, rb, denom, noD, 0)
     score = Hrow[n]
     i, j, st, length = m, n, 0, 0
     for b in range(nb - 1, -1, -1):
@@ -149,8 +180,10 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
         if b > 0:
             Hrow[:] = ckH[b]
             Erow[:] = ckE[b]
+            Drow[:] = ckD[b]
+            Frow[:] = ckF[b]
         for r in range(r0, r1 + 1):
-            _row(r, m, n, rp, cp, Hrow, Erow, noS, va, vb, ra, rb, denom, D, r - r0)
+            _row(r, m, n, rp, cp, Hrow, Erow, Drow, Frow, noS, va, vb, ra, rb, denom, D, r - r0)
         while (i > 0 or j > 0) and i >= r0:
             mv, i, j, st = _trace_step(D[(i - r0) * (n + 1) + j], i, j, st)
             out[length] = mv
@@ -224,7 +257,8 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
         kq, Lq, g = k[q], L[q], gap[q]
         Wq = W[q]
         go, ge, tgo, tge = np.int64(gaps[q, 0]), np.int64(gaps[q, 1]), np.int64(gaps[q, 2]), np.int64(gaps[q, 3])
-        counts = gap_model[q] == 1
+        counts = gap_model[q] >= 1
+        exact = gap_model[q] == 2
         gp = np.int64(gap_pair[q // 2])
         b_side = (q & 1) == 1
         M = mats[mat[q]]
@@ -245,6 +279,8 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
             both = np.int64(0)
             ext = np.int64(0)
             charge = np.int64(0)
+            opens = np.int64(0)
+            credit = np.int64(0)
             for s in range(kq):
                 w = weights[w_off[q] + s]
                 here = c < Lq and codes[base + s * Lq + c] != g
@@ -256,6 +292,11 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
                     res_prev += w
                 if here and prev:
                     both += w
+                if exact and (c == 0 or prev):  # a new gap column here opens this sequence's gap
+                    cost = go * FRAC if (first[s] < c and last[s] >= c) else go * tgo
+                    opens += w * cost
+                    if c < Lq and not here:  # its gap in column c then continues: that open is credited back
+                        credit += w * cost
                 if counts:
                     ext += w * _boundary_ext(c, first[s], last[s], ge, tge)
                     if c < Lq and not here:
@@ -274,7 +315,9 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
                     vec[row, :] = acc
                 resid[row, 0] = fc
                 resid[row, 1] = charge // Wq if counts else (FRAC - fc) * gp
-            if c == 0:
+            if exact:
+                op = opens // Wq
+            elif c == 0:
                 op = go * fc * tgo // FRAC
             elif c == Lq:
                 op = go * fp * tgo // FRAC
@@ -286,7 +329,7 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
                 rowp[r, 1] = ext // Wq
             else:
                 rowp[r, 1] = ge * tge if (c == 0 or c == Lq) else ge * FRAC
-            rowp[r, 2] = 0
+            rowp[r, 2] = credit // Wq // FRAC if exact else 0
             rowp[r, 3] = fp if c > 0 else 0
 
 

@@ -14,6 +14,8 @@ from msa_gpu.kernels import get_function
 THREADS = 256
 LONG_THREADS = 1024  # one block sweeps a long pair's bands
 SMEM_BYTES = 48 * 1024  # shared memory a DP block may take without opting in
+DIAG_INTS = 11  # wavefront state per DP row: H on two anti-diagonals, D, E and F on three (kernels/profile.cu)
+CKPT_INTS = 7  # state saved per row at a long pair's band boundary (kernels/profile.cu: band_dp)
 VEC = 24
 
 
@@ -24,10 +26,10 @@ def align_batch(batch):
     path_len = cp.empty(npairs, dtype=cp.int32)
     score = cp.empty(npairs, dtype=cp.int32)
     dirs = cp.empty(max(int(batch.dir_off[-1]), 1), dtype=cp.uint8)
-    scratch = cp.empty(7 * max(int(batch.rowp.shape[0]), 1), dtype=cp.int32)
-    # wavefront state in shared memory for pairs whose 7 (m+1) ints fit
+    scratch = cp.empty(DIAG_INTS * max(int(batch.rowp.shape[0]), 1), dtype=cp.int32)
+    # wavefront state in shared memory for pairs whose DIAG_INTS (m+1) ints fit
     max_m = int(batch.dims[:, 0].max()) if npairs else 0
-    smem_ints = min(7 * (max_m + 1), SMEM_BYTES // 4)
+    smem_ints = min(DIAG_INTS * (max_m + 1), SMEM_BYTES // 4)
     get_function("profile", "profile_dp")(
         (npairs,), (THREADS,),
         (batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off,
@@ -53,8 +55,8 @@ def align_long(batch, lv, vec, resid, long_idx, path, path_len):
         m, n = int(dims[p, 0]), int(dims[p, 1])
         R, W, last = band_rows(m, n), m + 1, m + n
         bands = [(d0, min(d0 + R - 1, last)) for d0 in range(0, last + 1, R)]
-        state = cp.empty(7 * W, dtype=cp.int32)
-        ckpt = cp.empty(max(len(bands) - 1, 1) * 4 * W, dtype=cp.int32)
+        state = cp.empty(DIAG_INTS * W, dtype=cp.int32)
+        ckpt = cp.empty(max(len(bands) - 1, 1) * CKPT_INTS * W, dtype=cp.int32)
         Sb = cp.empty(R * W, dtype=cp.int32)
         bd = cp.empty(R * W, dtype=cp.uint8)
         tr = cp.asarray([m, n, 0, 0], dtype=cp.int32)

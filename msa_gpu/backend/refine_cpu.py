@@ -21,6 +21,10 @@ def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, m
         for t in range(move_len[p]):
             move = moves[move_off[p] + t]
             if move == 0:
+                if st == 1:  # the opens the gap run took over (kernels/profile.cu: dp_cell)
+                    score += (colp[cp + j, 2] * rowp[rp + i + 1, 3]) // 1024
+                elif st == 2:
+                    score += (rowp[rp + i, 2] * colp[cp + j + 1, 3]) // 1024
                 score += S[s_off[p] + i * n + j]
                 i += 1
                 j += 1

@@ -26,13 +26,13 @@ __device__ __forceinline__ int col_score(const long long* va, const long long* v
 // times the other side's extension cost at that boundary (x FRAC).
 __device__ __forceinline__ int gap_ext(long long res, long long ext) { return (int)(res * ext / (FRAC * FRAC)); }
 
-// One DP cell (see profile_dp). up = (i-1, j), left = (i, j-1), diag = (i-1, j-1);
-// s is the column score of (i-1, j-1), used when i > 0 and j > 0.
+// One DP cell (see profile_dp). up = (i-1, j), left = (i, j-1), diag = (i-1, j-1)
+// (its D, E and F states); s is the column score of (i-1, j-1), used when i > 0 and j > 0.
 __device__ __forceinline__ void dp_cell(int i, int j, int m, int n, const int* rp, const int* cp,
-                                        int h_up, int e_up, int h_left, int f_left, int h_diag, int s,
-                                        int& h, int& e, int& f, unsigned char& bits)
+                                        int h_up, int e_up, int h_left, int f_left, int d_diag, int e_diag,
+                                        int f_diag, int s, int& h, int& d, int& e, int& f, unsigned char& bits)
 {
-    e = NEG_INF; f = NEG_INF; bits = 0;
+    e = NEG_INF; f = NEG_INF; d = NEG_INF; bits = 0;
     if (i > 0) {
         const int ext = gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
         const int opened = h_up - (cp[4 * j] * rp[4 * i + 3]) / FRAC;
@@ -46,35 +46,44 @@ __device__ __forceinline__ void dp_cell(int i, int j, int m, int n, const int* r
         else { f = f_left - ext; }
     }
     if (i > 0 && j > 0) {
-        h = h_diag + s;
+        d = d_diag;
+        const int from_e = e_diag + cp[4 * (j - 1) + 2] * rp[4 * i + 3] / FRAC;
+        const int from_f = f_diag + rp[4 * (i - 1) + 2] * cp[4 * j + 3] / FRAC;
+        if (from_e > d) { d = from_e; bits |= 16; }
+        if (from_f > d) { d = from_f; bits = (bits & 15) | 32; }
+        d += s;
+        h = d;
         if (e > h) { h = e; bits |= 1; }
-        if (f > h) { h = f; bits = (bits & 12) | 2; }
+        if (f > h) { h = f; bits = (bits & 0xFC) | 2; }
     } else if (i > 0) {
         h = e; bits |= 1;
     } else if (j > 0) {
         h = f; bits |= 2;
     } else {
-        h = 0;
+        h = 0; d = 0;
     }
 }
 
-// Traceback step from (i, j) in state st (0 H, 1 E, 2 F); returns the move.
+// Traceback step from (i, j) in state st (0 H: the cell's best, 1 E, 2 F, 3 D); returns the move.
 __device__ __forceinline__ unsigned char trace_step(unsigned char bits, int& i, int& j, int& st)
 {
-    if (st == 0) st = bits & 3;
-    if (st == 0) { --i; --j; return 0; }
+    if (st == 0) { st = bits & 3; if (st == 0) st = 3; }
+    if (st == 3) { const int pred = (bits >> 4) & 3; st = pred == 0 ? 3 : pred; --i; --j; return 0; }
     if (st == 1) { st = (bits & 4) ? 0 : 1; --i; return 1; }
     st = (bits & 8) ? 0 : 2; --j; return 2;
 }
 
-// A pair's scratch holds H for three anti-diagonals and E, F for two, each
-// m + 1 ints indexed by row: these are the ones anti-diagonal d uses.
+// A pair's scratch holds H for two anti-diagonals and E, F, D for three, each
+// m + 1 ints indexed by row (DIAG_INTS rows of them): the ones anti-diagonal d uses.
+#define DIAG_INTS 11
 struct Diag {
-    int* Hc; const int* Hp; const int* Hpp; int* Ec; const int* Ep; int* Fc; const int* Fp;
+    int* Hc; const int* Hp; int* Ec; const int* Ep; const int* Epp; int* Fc; const int* Fp; const int* Fpp;
+    int* Dc; const int* Dp; const int* Dpp;
     __device__ Diag(int* base, int W, int d)
-        : Hc(base + (d % 3) * W), Hp(base + ((d + 2) % 3) * W), Hpp(base + ((d + 1) % 3) * W),
-          Ec(base + 3 * W + (d & 1) * W), Ep(base + 3 * W + ((d + 1) & 1) * W),
-          Fc(base + 5 * W + (d & 1) * W), Fp(base + 5 * W + ((d + 1) & 1) * W) {}
+        : Hc(base + (d & 1) * W), Hp(base + ((d + 1) & 1) * W),
+          Ec(base + 2 * W + (d % 3) * W), Ep(base + 2 * W + ((d + 2) % 3) * W), Epp(base + 2 * W + ((d + 1) % 3) * W),
+          Fc(base + 5 * W + (d % 3) * W), Fp(base + 5 * W + ((d + 2) % 3) * W), Fpp(base + 5 * W + ((d + 1) % 3) * W),
+          Dc(base + 8 * W + (d % 3) * W), Dp(base + 8 * W + ((d + 2) % 3) * W), Dpp(base + 8 * W + ((d + 1) % 3) * W) {}
 };
 
 // Sweep anti-diagonal d with the block's threads: score(i, j) is the column
@@ -88,13 +97,13 @@ __device__ __forceinline__ void sweep_diagonal(int d, int m, int n, const int* r
     const int hi = d < m ? d : m;
     for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
         const int j = d - i;
-        int h, e, f;
+        int h, d, e, f;
         unsigned char bits;
         const bool inner = i > 0 && j > 0;
         dp_cell(i, j, m, n, rp, cp, i > 0 ? g.Hp[i - 1] : 0, i > 0 ? g.Ep[i - 1] : 0,
-                j > 0 ? g.Hp[i] : 0, j > 0 ? g.Fp[i] : 0, inner ? g.Hpp[i - 1] : 0,
-                inner ? score(i, j) : 0, h, e, f, bits);
-        g.Hc[i] = h; g.Ec[i] = e; g.Fc[i] = f;
+                j > 0 ? g.Hp[i] : 0, j > 0 ? g.Fp[i] : 0, inner ? g.Dpp[i - 1] : 0, inner ? g.Epp[i - 1] : 0,
+                inner ? g.Fpp[i - 1] : 0, inner ? score(i, j) : 0, h, d, e, f, bits);
+        g.Hc[i] = h; g.Ec[i] = e; g.Fc[i] = f; g.Dc[i] = d;
         keep(i, j, bits);
     }
 }
@@ -113,9 +122,15 @@ __device__ __forceinline__ void sweep_diagonal(int d, int m, int n, const int* r
 //   F[i][j] = max(H[i][j-1] - openH[i] * resB[j] / 1024, F[i][j-1]) - resB[j] * extH[i] / 1024^2
 // (resA, resB: residue fractions of the column consumed, 1024 = all; extV[j],
 // extH[i]: the other side's extension cost at that boundary, x 1024)
-//   H[i][j] = max(H[i-1][j-1] + S[i-1][j-1], E[i][j], F[i][j])
-// dirs bits 0-1: H source (0 diag, 1 E, 2 F); bit 2: E opened; bit 3: F opened.
-// Ties: diag before E before F; opening before extending.
+//   D[i][j] = S[i-1][j-1] + max(D[i-1][j-1], E[i-1][j-1] + creditV[j-1] * resA[i] / 1024,
+//                                F[i-1][j-1] + creditH[i-1] * resB[j] / 1024)
+//   H[i][j] = max(D[i][j], E[i][j], F[i][j])
+// (creditV[j], creditH[i]: the opens a gap run at that boundary took over from
+// gaps that start in the next column, column 2 of colp / rowp; 0 but in the
+// exact gap model, where H[i-1][j-1] + S is D.)
+// dirs bits 0-1: H source (0 D, 1 E, 2 F); bit 2: E opened; bit 3: F opened;
+// bits 4-5: D's source (0 D, 1 E, 2 F).
+// Ties: D before E before F; opening before extending.
 // Pairs with no direction storage (dir_off[p+1] == dir_off[p]) are long pairs,
 // left to long_dp.
 extern "C" __global__ void profile_dp(
@@ -139,7 +154,7 @@ extern "C" __global__ void profile_dp(
     // in shared memory when it fits the launch's allocation, else in scratch
     extern __shared__ int smem[];
     const int W = m + 1;
-    int* base = 7 * W <= smem_ints ? smem : scratch + 7 * row_off[p];
+    int* base = DIAG_INTS * W <= smem_ints ? smem : scratch + DIAG_INTS * row_off[p];
     for (int d = 0; d <= m + n; ++d) {
         sweep_diagonal(d, m, n, rp, cp, base,
                        [&](int i, int j) { return Sp[(long long)(i - 1) * n + (j - 1)]; },
@@ -147,7 +162,7 @@ extern "C" __global__ void profile_dp(
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        score[p] = base[((m + n) % 3) * W + m];
+        score[p] = base[((m + n) & 1) * W + m];
         unsigned char* out = path + path_off[p];
         int i = m, j = n, st = 0, len = 0;
         while (i > 0 || j > 0) out[len++] = trace_step(D[(long long)i * (n + 1) + j], i, j, st);
@@ -161,8 +176,9 @@ extern "C" __global__ void profile_dp(
 // band_scores fills one band's column scores with the whole GPU, band_dp
 // sweeps the band in one block. The forward pass saves the state before each
 // band; the traceback pass walks the bands backwards, restoring that state,
-// keeping only one band's direction bits. Memory per pair: 4 (m+1) ints per
-// band boundary, R (m+1) ints and bytes, 7 (m+1) ints.
+// keeping only one band's direction bits. Memory per pair: CKPT_INTS (m+1) ints per
+// band boundary, R (m+1) ints and bytes, DIAG_INTS (m+1) ints.
+#define CKPT_INTS 7
 
 // Sb[(d - d0) * (m+1) + i] = column score of cell (i, d - i), d0 <= d <= d1.
 extern "C" __global__ void band_scores(
@@ -203,11 +219,12 @@ extern "C" __global__ void band_dp(
     const int* rp = rowp + 4 * row_off[p];
     const int* cp = colp + 4 * col_off[p];
     const int W = m + 1, last = m + n;
-    if (d0 > 0) {  // state before the band: H[d0-2], H[d0-1], E[d0-1], F[d0-1]
-        int* slot = ckpt + (long long)(d0 / R - 1) * 4 * W;
+    if (d0 > 0) {  // state before the band: H[d0-1], and E, F, D at d0-1 and d0-2
+        int* slot = ckpt + (long long)(d0 / R - 1) * CKPT_INTS * W;
         const Diag g(base, W, d0 - 1);
-        int* bufs[4] = {const_cast<int*>(g.Hp), g.Hc, g.Ec, g.Fc};
-        for (int t = 0; t < 4; ++t)
+        int* bufs[CKPT_INTS] = {g.Hc, g.Ec, const_cast<int*>(g.Ep), g.Fc, const_cast<int*>(g.Fp), g.Dc,
+                                const_cast<int*>(g.Dp)};
+        for (int t = 0; t < CKPT_INTS; ++t)
             for (int i = threadIdx.x; i < W; i += blockDim.x) {
                 if (trace) bufs[t][i] = slot[(long long)t * W + i];
                 else slot[(long long)t * W + i] = bufs[t][i];
@@ -223,7 +240,7 @@ extern "C" __global__ void band_dp(
     }
     if (threadIdx.x != 0) return;
     if (!trace) {
-        if (d1 == last) *score = base[(last % 3) * W + m];
+        if (d1 == last) *score = base[(last & 1) * W + m];
         return;
     }
     unsigned char* out = path + path_off[p];
@@ -303,7 +320,7 @@ __device__ __forceinline__ long long gap_charge(int c, bool prev, int first, int
 
 #define STAT_COLS 32   // boundary columns per profile_stats block
 #define STAT_LANES 8   // row lanes per column: blockDim.x = STAT_COLS * STAT_LANES
-#define STAT_SUMS (VEC + 5)
+#define STAT_SUMS (VEC + 7)
 
 // Statistics of every profile of a level. A block takes STAT_COLS boundary
 // columns (c = 0..L) of one profile (tile_off: ceil((L + 1) / STAT_COLS)
@@ -333,7 +350,8 @@ extern "C" __global__ void profile_stats(
     const int* fq = first + w_off[q];
     const int* lq = last + w_off[q];
     const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
-    long long acc[STAT_SUMS];  // residue counts, then res_c, res_prev, both, ext, charge
+    long long acc[STAT_SUMS];  // residue counts, then res_c, res_prev, both, ext, charge, opens, credit
+    const bool exact = gap_model[q] == 2;
     for (int x = 0; x < STAT_SUMS; ++x) acc[x] = 0;
     if (c <= Lq) {
         for (int s = lane; s < kq; s += STAT_LANES) {
@@ -345,6 +363,11 @@ extern "C" __global__ void profile_stats(
             if (here && prev) acc[VEC + 2] += w;
             acc[VEC + 3] += w * boundary_ext(c, fq[s], lq[s], ge, tge);
             if (c < Lq && !here) acc[VEC + 4] += w * gap_charge(c, prev, fq[s], lq[s], go, ge, tgo, tge);
+            if (exact && (c == 0 || prev)) {  // a new gap column here opens this sequence's gap
+                const long long cost = (fq[s] < c && lq[s] >= c) ? go * FRAC : go * tgo;
+                acc[VEC + 5] += w * cost;
+                if (c < Lq && !here) acc[VEC + 6] += w * cost;  // then continued in column c: credited back
+            }
         }
     }
     // lanes 1.. add their sums into lane 0's, one lane at a time
@@ -358,7 +381,7 @@ extern "C" __global__ void profile_stats(
     }
     if (lane != 0 || c > Lq) return;
     const long long Wq = W[q];
-    const bool counts = gap_model[q] == 1;
+    const bool counts = gap_model[q] >= 1;
     const bool b_side = (q & 1) == 1;
     const long long* M = mats + (long long)mat[q] * VEC * VEC;
     const long long fc = acc[VEC] * FRAC / Wq, fp = acc[VEC + 1] * FRAC / Wq, both = acc[VEC + 2];
@@ -378,13 +401,14 @@ extern "C" __global__ void profile_stats(
         rc[1] = counts ? (int)(acc[VEC + 4] / Wq) : (int)((FRAC - fc) * gap_pair[q / 2]);
     }
     long long open;
-    if (c == 0) open = go * fc * tgo / FRAC;
+    if (exact) open = acc[VEC + 5] / Wq;
+    else if (c == 0) open = go * fc * tgo / FRAC;
     else if (c == Lq) open = go * fp * tgo / FRAC;
     else open = go * (both * FRAC / Wq);
     int* r = rowp + (bnd_off[q] + c) * 4;
     r[0] = (int)(open / FRAC);
     r[1] = counts ? (int)(acc[VEC + 3] / Wq) : (int)((c == 0 || c == Lq) ? ge * tge : ge * FRAC);
-    r[2] = 0;
+    r[2] = exact ? (int)(acc[VEC + 6] / Wq / FRAC) : 0;
     r[3] = c > 0 ? (int)fp : 0;
 }
 

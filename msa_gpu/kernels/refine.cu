@@ -31,7 +31,9 @@ extern "C" __global__ void path_score(
     int i = 0, j = 0, st = 0;
     for (int t = 0; t < move_len[p]; ++t) {
         const int move = mv[t];
-        if (move == 0) {
+        if (move == 0) {  // after a gap run: the opens it took over (kernels/profile.cu: dp_cell)
+            if (st == 1) score += cp[4 * j + 2] * rp[4 * (i + 1) + 3] / 1024;
+            else if (st == 2) score += rp[4 * i + 2] * cp[4 * (j + 1) + 3] / 1024;
             score += Sp[(long long)i * n + j];
             ++i; ++j; st = 0;
         } else if (move == 1) {

@@ -22,7 +22,7 @@ class Scoring:
     matrix: np.ndarray  # host int64 (A, A)
     gaps: tuple[int, int, int, int]
     gap_pair: int
-    gap_model: int = 0  # 0 flat (gap_pair), 1 counts (see AlignerConfig)
+    gap_model: int = 0  # 0 flat (gap_pair), 1 counts, 2 exact (see AlignerConfig)
 
 
 def family_scoring(config: AlignerConfig, seqs: Sequences, recipe: Recipe) -> Scoring:
@@ -35,7 +35,11 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, recipe: Recipe) -> Sc
                      config.terminal_open, config.terminal_extend)
     m = matrix_fixed(recipe.matrix, seqs.alphabet.letters, recipe.matrix_offset)
     return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(config.gap_pair * SCALE)),
-                   1 if recipe.gap_model == "counts" else 0)
+                   GAP_MODELS[recipe.gap_model])
+
+
+#: The kernels' codes of the gap models.
+GAP_MODELS = {"flat": 0, "counts": 1, "exact": 2}
 
 
 def mea_scoring(a: Alphabet) -> Scoring:
