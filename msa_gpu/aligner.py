@@ -36,7 +36,6 @@ from msa_gpu.progressive import (
 from msa_gpu.recipe import recipe_for
 from msa_gpu.refine import refine
 from msa_gpu.result import AlignResult
-from msa_gpu.scoring import SCALE
 from msa_gpu.tree import (DENSE_MAX, lcs_single_linkage_many, mixed_linkage, nj, partition_tree, sequence_weights,
                           single_linkage, upgma)
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
@@ -285,7 +284,7 @@ class Aligner:
         xp = self.backend.xp
         scorings = [self._scoring(s, r) for s, r in zip(families, recipes)]
         accurate = [r.library is not None for r in recipes]
-        lam = int(round(self.config.consistency * SCALE))
+        lam = int(round(self.config.consistency * self.config.profile_scale))
         trees_streamed: dict[int, GuideTree] = {}
 
         # stage 1: consistency libraries (accurate mode) and distances where

@@ -34,8 +34,10 @@ refinement            ``maxiterate``; else none, but `ACCURATE_ITERATIONS` (10)
                       in accurate mode with a library of alignments; never on
                       the large path
 gaps                  flat for long sequences and where refinement is planned,
-                      counts otherwise; counts scale the costs by FAMSA 2's
-                      1 + log2(N / 45) / 7 from 45 sequences
+                      the count model with exact opens otherwise (``exact``:
+                      the DP's objective is the merge's sum of pairs, FAMSA's
+                      count model); scaled by FAMSA 2's 1 + log2(N / 45) / 7
+                      from 45 sequences
 weights, matrix       equal weights and ``large_matrix_offset`` on the large
                       path; ClustalW tree weights and the alphabet's matrix
                       (`DEFAULTS`) otherwise
@@ -45,7 +47,7 @@ weights, matrix       equal weights and ``large_matrix_offset`` on the large
 >>> seqs = make_sequences([f"s{i}" for i in range(3)], [b"MKTAYIAKQR", b"MKTAYIAKQ", b"MKTYIAKQR"])
 >>> r = recipe_for(AlignerConfig(), seqs)
 >>> r.mode, r.distance, r.tree, r.library, r.gap_model
-('accurate', 'library', 'mixed', 'posterior', 'counts')
+('accurate', 'library', 'mixed', 'posterior', 'exact')
 >>> recipe_for(AlignerConfig(mode="fast"), seqs).retree
 1
 """
@@ -124,10 +126,11 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     # refinement rounds: with the posteriors it lowered TC (BAliBASE 0.5846 to 0.5729)
     planned = config.maxiterate if config.maxiterate is not None else (
         ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
-    # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge
+    # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge;
+    # elsewhere the count model with exact opens (issue 42: it is the merge's sum of pairs)
     gap_model = config.gap_model
     if gap_model == "auto":
-        gap_model = "flat" if long or planned > 0 else "counts"
+        gap_model = "flat" if long or planned > 0 else "exact"
     factor = gap_factor(config.gap_scaling_n or n) if gap_model != "flat" and config.gap_scaling else 1.0
     matrix, go, ge, offset = DEFAULTS[alphabet_for(seqtype).name]
     if large:

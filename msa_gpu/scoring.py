@@ -31,20 +31,22 @@ class GapScheme:
     terminal_open: float = 0.0
     terminal_extend: float = 1.0
 
-    def fixed(self) -> tuple[int, int, int, int]:
-        """(open, extend) in fixed point and the terminal factors in 1/FRAC_ONE."""
+    def fixed(self, scale: int = SCALE) -> tuple[int, int, int, int]:
+        """(open, extend) in fixed point (``scale`` units per matrix unit) and
+        the terminal factors in 1/FRAC_ONE."""
         return (
-            int(round(self.open * SCALE)),
-            int(round(self.extend * SCALE)),
+            int(round(self.open * scale)),
+            int(round(self.extend * scale)),
             int(round(self.terminal_open * FRAC_ONE)),
             int(round(self.terminal_extend * FRAC_ONE)),
         )
 
 
 @lru_cache(maxsize=None)
-def matrix_fixed(name: str, letters: str, offset: float = 0.0) -> np.ndarray:
+def matrix_fixed(name: str, letters: str, offset: float = 0.0, scale: int = SCALE) -> np.ndarray:
     """The named Biopython matrix over ``letters`` as an int64 array in
-    fixed point, with ``offset`` (matrix units) added to every entry.
+    fixed point (``scale`` units per matrix unit), with ``offset`` (matrix
+    units) added to every entry.
 
     Examples
     --------
@@ -59,7 +61,7 @@ def matrix_fixed(name: str, letters: str, offset: float = 0.0) -> np.ndarray:
     out = np.empty((len(letters), len(letters)), dtype=np.int64)
     for a, ca in enumerate(letters):
         for b, cb in enumerate(letters):
-            out[a, b] = int(round((entry(ca, cb) + offset) * SCALE))
+            out[a, b] = int(round((entry(ca, cb) + offset) * scale))
     out.setflags(write=False)
     return out
 

@@ -87,9 +87,9 @@ def test_gap_factor_and_scaled_scoring():
     assert scaled.gap_model == 1 and plain.gap_model == 0
     # auto: counts (scaled) where the family gets no refinement rounds, flat where it does
     fast = family_scoring(AlignerConfig(mode="fast"), seqs)
-    assert fast.gap_model == 1 and fast.gaps == scaled.gaps
+    assert fast.gap_model == 2 and fast.gaps == scaled.gaps  # the count model with exact opens
     assert family_scoring(AlignerConfig(mode="fast", maxiterate=2), seqs).gap_model == 0
-    assert family_scoring(AlignerConfig(mode="accurate"), seqs).gap_model == 1  # posterior library: no refinement
+    assert family_scoring(AlignerConfig(mode="accurate"), seqs).gap_model == 2  # posterior library: no refinement
     assert family_scoring(AlignerConfig(mode="accurate", library_mode="local"), seqs).gap_model == 0
     assert family_scoring(AlignerConfig(mode="fast", gap_scaling_n=45), seqs).gaps == plain.gaps
     with pytest.raises(ValueError, match="gap_model"):
@@ -177,7 +177,7 @@ def _merge_scores(pa, pb, gap_model, rng, n_paths):
         sb = score_batch(cuts.block, [side_info(job, mat_of[0])], np.zeros(1, bool), ctx)
         _, _, best = aligner.backend.ops.align_batch(sb.batch)
         scored = aligner.backend.ops.path_score(sb.batch, cuts.moves, cuts.move_base[cuts.family], cuts.width[cuts.family])
-        out.append((int(scored[0]) / SCALE, total / (ka * kb), int(best[0]) / SCALE))
+        out.append((int(scored[0]) / cfg.profile_scale, total / (ka * kb), int(best[0]) / cfg.profile_scale))
     return out
 
 

@@ -65,7 +65,9 @@ def test_alignments_identical_random(seed):
                 AlignerConfig(mode="accurate", maxiterate=5),
                 AlignerConfig(mode="fast", gap_model="counts", gap_scaling=True, maxiterate=2),
                 AlignerConfig(mode="fast", gap_model="exact", maxiterate=2),
-                AlignerConfig(mode="fast", gap_model="exact", long_cells=1000, anchor_cells=0)):
+                AlignerConfig(mode="fast", gap_model="exact", long_cells=1000, anchor_cells=0),
+                AlignerConfig(mode="accurate", profile_scale=1000),
+                AlignerConfig(mode="fast", profile_scale=1000, gap_open=90.0, gap_extend=9.0, maxiterate=2)):
         a = Aligner(cfg, backend=cpu_backend()).align(seqs)
         b = Aligner(cfg, backend=gpu_backend()).align(seqs)
         assert a.rows() == b.rows()

@@ -35,20 +35,20 @@ __device__ __forceinline__ void dp_cell(int i, int j, int m, int n, const int* r
     e = NEG_INF; f = NEG_INF; d = NEG_INF; bits = 0;
     if (i > 0) {
         const int ext = gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
-        const int opened = h_up - (cp[4 * j] * rp[4 * i + 3]) / FRAC;
+        const int opened = h_up - (int)((long long)cp[4 * j] * rp[4 * i + 3] / FRAC);
         if (opened >= e_up) { e = opened - ext; bits |= 4; }
         else { e = e_up - ext; }
     }
     if (j > 0) {
         const int ext = gap_ext(cp[4 * j + 3], rp[4 * i + 1]);
-        const int opened = h_left - (rp[4 * i] * cp[4 * j + 3]) / FRAC;
+        const int opened = h_left - (int)((long long)rp[4 * i] * cp[4 * j + 3] / FRAC);
         if (opened >= f_left) { f = opened - ext; bits |= 8; }
         else { f = f_left - ext; }
     }
     if (i > 0 && j > 0) {
         d = d_diag;
-        const int from_e = e_diag + cp[4 * (j - 1) + 2] * rp[4 * i + 3] / FRAC;
-        const int from_f = f_diag + rp[4 * (i - 1) + 2] * cp[4 * j + 3] / FRAC;
+        const int from_e = e_diag + (int)((long long)cp[4 * (j - 1) + 2] * rp[4 * i + 3] / FRAC);
+        const int from_f = f_diag + (int)((long long)rp[4 * (i - 1) + 2] * cp[4 * j + 3] / FRAC);
         if (from_e > d) { d = from_e; bits |= 16; }
         if (from_f > d) { d = from_f; bits = (bits & 15) | 32; }
         d += s;

@@ -32,18 +32,18 @@ extern "C" __global__ void path_score(
     for (int t = 0; t < move_len[p]; ++t) {
         const int move = mv[t];
         if (move == 0) {  // after a gap run: the opens it took over (kernels/profile.cu: dp_cell)
-            if (st == 1) score += cp[4 * j + 2] * rp[4 * (i + 1) + 3] / 1024;
-            else if (st == 2) score += rp[4 * i + 2] * cp[4 * (j + 1) + 3] / 1024;
+            if (st == 1) score += (long long)cp[4 * j + 2] * rp[4 * (i + 1) + 3] / 1024;
+            else if (st == 2) score += (long long)rp[4 * i + 2] * cp[4 * (j + 1) + 3] / 1024;
             score += Sp[(long long)i * n + j];
             ++i; ++j; st = 0;
         } else if (move == 1) {
             ++i;
-            if (st != 1) score -= (cp[4 * j] * rp[4 * i + 3]) / 1024;
+            if (st != 1) score -= (long long)cp[4 * j] * rp[4 * i + 3] / 1024;
             score -= gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
             st = 1;
         } else {
             ++j;
-            if (st != 2) score -= (rp[4 * i] * cp[4 * j + 3]) / 1024;
+            if (st != 2) score -= (long long)rp[4 * i] * cp[4 * j + 3] / 1024;
             score -= gap_ext(cp[4 * j + 3], rp[4 * i + 1]);
             st = 2;
         }

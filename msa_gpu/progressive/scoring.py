@@ -9,7 +9,7 @@ import numpy as np
 
 from msa_gpu.alphabet import Alphabet
 from msa_gpu.config import AlignerConfig
-from msa_gpu.scoring import SCALE, GapScheme, matrix_fixed
+from msa_gpu.scoring import GapScheme, matrix_fixed
 from msa_gpu.types import Recipe, Sequences
 
 
@@ -33,8 +33,9 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, recipe: Recipe) -> Sc
         return mea_scoring(seqs.alphabet)
     gaps = GapScheme(recipe.gap_factor * recipe.gap_open, recipe.gap_factor * recipe.gap_extend,
                      config.terminal_open, config.terminal_extend)
-    m = matrix_fixed(recipe.matrix, seqs.alphabet.letters, recipe.matrix_offset)
-    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(), int(round(config.gap_pair * SCALE)),
+    scale = config.profile_scale
+    m = matrix_fixed(recipe.matrix, seqs.alphabet.letters, recipe.matrix_offset, scale)
+    return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(scale), int(round(config.gap_pair * scale)),
                    GAP_MODELS[recipe.gap_model])
 
 
