@@ -166,7 +166,7 @@ def probe(stem: str, configs: list[str], every: bool = False, out=print) -> list
                 subs, internal, term = sum_of_pairs(codes, side_a, seqs.alphabet.gap, M, costs)
                 pairs = int(side_a.sum()) * int((~side_a).sum())
                 item = {"width": int(codes.shape[1]), "sp": score.sp, "tc": score.tc,
-                        "objective": int(own[0]) / cfg.profile_scale, "optimum": int(best[0]) / cfg.profile_scale,
+                        "objective": int(own[0]) / recipe.profile_scale, "optimum": int(best[0]) / recipe.profile_scale,
                         "sum_of_pairs": (subs - internal - term) / pairs,
                         "substitutions": subs / pairs, "internal_gaps": internal / pairs, "terminal_gaps": term / pairs}
                 entry["merges"][f"{label}: {who}'s path"] = item

@@ -284,7 +284,6 @@ class Aligner:
         xp = self.backend.xp
         scorings = [self._scoring(s, r) for s, r in zip(families, recipes)]
         accurate = [r.library is not None for r in recipes]
-        lam = int(round(self.config.consistency * self.config.profile_scale))
         trees_streamed: dict[int, GuideTree] = {}
 
         # stage 1: consistency libraries (accurate mode) and distances where
@@ -325,6 +324,7 @@ class Aligner:
                 for f in todo:
                     weights = (np.ones(len(families[f]), dtype=np.int64)
                                if recipes[f].weights == "equal" else sequence_weights(trees[f]))
+                    lam = int(round(self.config.consistency * recipes[f].profile_scale))  # the library's weight
                     jobs[f] = FamilyJob(families[f], trees[f], schedules[f], weights,
                                         scorings[f], lib_base[f], lam)
             # stage 3: progressive alignment, level-batched across families

@@ -113,7 +113,7 @@ class AlignerConfig:
     retree: int = 1
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
-    profile_scale: int = 1000  # fixed-point units per matrix unit in the profile DP (stages 3 and 4; issue 42)
+    profile_scale: int | None = None  # fixed-point units per matrix unit in the profile DP (None: the recipe's)
     gap_model: str = "auto"  # auto: exact, flat for long sequences and where a family gets refinement rounds
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own)
@@ -183,10 +183,10 @@ class AlignerConfig:
             raise ValueError("large_pivots must be >= 0, large_min_seqs >= 1, large_cluster >= 2")
         if self.tree_memory < 1:
             raise ValueError("tree_memory must be >= 1 byte")
-        if not 1 <= self.profile_scale <= 1000:
+        if self.profile_scale is not None and not 1 <= self.profile_scale <= 1000:
             raise ValueError("profile_scale must lie in 1..1000")
         costs = [c for c in (self.gap_open, self.gap_extend, self.gap_pair, self.matrix_offset) if c is not None]
-        if max(map(abs, costs), default=0.0) * self.profile_scale > MAX_COST * 100:
+        if max(map(abs, costs), default=0.0) * (self.profile_scale or 1000) > MAX_COST * 100:
             raise ValueError(f"gap costs and offsets times profile_scale must stay within {MAX_COST * 100:g} "
                              "(the DP's 32-bit products)")
         if not 0.0 <= self.consistency <= MAX_COST:

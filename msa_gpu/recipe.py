@@ -33,11 +33,15 @@ library               accurate only: ProbCons' pair-HMM posteriors for protein,
 refinement            ``maxiterate``; else none, but `ACCURATE_ITERATIONS` (10)
                       in accurate mode with a library of alignments; never on
                       the large path
-gaps                  flat for long sequences and where refinement is planned,
-                      the count model with exact opens otherwise (``exact``:
-                      the DP's objective is the merge's sum of pairs, FAMSA's
-                      count model); scaled by FAMSA 2's 1 + log2(N / 45) / 7
-                      from 45 sequences
+gaps                  flat for long sequences and where refinement is planned;
+                      otherwise counts, and from ``lcs_min_seqs`` (500)
+                      sequences outside accurate mode (FAMSA's tree's sizes)
+                      the count model with exact opens (``exact``: the DP's
+                      objective is the merge's sum of pairs, FAMSA's count
+                      model); scaled by FAMSA 2's 1 + log2(N / 45) / 7 from
+                      45 sequences
+DP fixed point        1/1000 of a matrix unit where the gaps are ``exact`` by
+                      that rule, else 1/100
 weights, matrix       equal weights and ``large_matrix_offset`` on the large
                       path; ClustalW tree weights and the alphabet's matrix
                       (`DEFAULTS`) otherwise
@@ -46,8 +50,8 @@ weights, matrix       equal weights and ``large_matrix_offset`` on the large
 >>> from msa_gpu.io import make_sequences
 >>> seqs = make_sequences([f"s{i}" for i in range(3)], [b"MKTAYIAKQR", b"MKTAYIAKQ", b"MKTYIAKQR"])
 >>> r = recipe_for(AlignerConfig(), seqs)
->>> r.mode, r.distance, r.tree, r.library, r.gap_model
-('accurate', 'library', 'mixed', 'posterior', 'exact')
+>>> r.mode, r.distance, r.tree, r.library, r.gap_model, r.profile_scale
+('accurate', 'library', 'mixed', 'posterior', 'counts', 100)
 >>> recipe_for(AlignerConfig(mode="fast"), seqs).retree
 1
 """
@@ -127,10 +131,14 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     planned = config.maxiterate if config.maxiterate is not None else (
         ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
     # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge;
-    # elsewhere the count model with exact opens (issue 42: it is the merge's sum of pairs)
+    # elsewhere the count model; from lcs_min_seqs sequences outside accurate mode, where FAMSA's tree
+    # is taken, FAMSA's count model exactly (exact opens: the merge's sum of pairs) with the DP in
+    # 1/1000 of a matrix unit (issue 42; smaller families of BAliBASE and balifam100 lost TC with it)
+    many = n >= config.lcs_min_seqs and not accurate
     gap_model = config.gap_model
     if gap_model == "auto":
-        gap_model = "flat" if long or planned > 0 else "exact"
+        gap_model = "flat" if long or planned > 0 else "exact" if many else "counts"
+    scale = config.profile_scale if config.profile_scale is not None else 1000 if many else 100
     factor = gap_factor(config.gap_scaling_n or n) if gap_model != "flat" and config.gap_scaling else 1.0
     matrix, go, ge, offset = DEFAULTS[alphabet_for(seqtype).name]
     if large:
@@ -146,7 +154,7 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
         gap_open=config.gap_open if config.gap_open is not None else go,
         gap_extend=config.gap_extend if config.gap_extend is not None else ge,
         gap_model=gap_model, gap_factor=factor, weights="equal" if large or config.weights == "equal" else "tree",
-        long=long, divergence=long and distance == "kmer",
+        profile_scale=scale, long=long, divergence=long and distance == "kmer",
         spanning=n >= SPANNING_MIN_SEQS and (distance, tree_name) == ("lcs", "single"),
         streamed=not config.keep_distances and distance in ("kmer", "lcs", "align") and retree == 0,
         dp_cells=cells)

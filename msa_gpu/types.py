@@ -327,6 +327,7 @@ class Recipe:
     no N x N matrix. ``streamed``: the matrix lives only until its tree is
     built. ``gap_open`` and ``gap_extend`` are in matrix units before
     ``gap_factor``. ``dp_cells`` estimates the DP work (backend auto's rule).
+    ``profile_scale`` is the profile DP's fixed point (units per matrix unit).
     ``n_input`` counts the family's sequences with their repeats;
     ``expands_distances`` says whether the result's distance matrix is
     expanded back to all of them (not for an input the large path's size)."""
@@ -354,6 +355,7 @@ class Recipe:
     spanning: bool = False
     streamed: bool = False
     dp_cells: int = 0
+    profile_scale: int = 1000  # fixed-point units per matrix unit in the profile DP
     n_input: int = 0  # the family's sequences, repeats included (0: n_seqs)
     expands_distances: bool = True  # the result's matrix covers every input sequence (not for huge inputs)
 
@@ -361,6 +363,8 @@ class Recipe:
         for name, allowed in RECIPE_CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"recipe {name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if not 1 <= self.profile_scale <= 1000:
+            raise ValueError("profile_scale must lie in 1..1000")
         if 0 < self.n_input < self.n_seqs:
             raise ValueError("a family has at least as many sequences as distinct ones")
         if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0:

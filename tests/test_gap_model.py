@@ -81,15 +81,15 @@ def test_gap_factor_and_scaled_scoring():
     assert gap_factor(2) == gap_factor(45) == 1.0
     assert gap_factor(90) == pytest.approx(1 + 1 / 7)
     seqs = make_sequences([f"s{i}" for i in range(90)], [b"ACDE"] * 90, "protein")
-    plain = family_scoring(AlignerConfig(gap_model="flat"), seqs)
-    scaled = family_scoring(AlignerConfig(gap_scaling=True, gap_model="counts"), seqs)
+    plain = family_scoring(AlignerConfig(mode="fast", gap_model="flat"), seqs)
+    scaled = family_scoring(AlignerConfig(mode="fast", gap_scaling=True, gap_model="counts"), seqs)
     assert scaled.gaps[0] == round(plain.gaps[0] * (1 + 1 / 7))
     assert scaled.gap_model == 1 and plain.gap_model == 0
     # auto: counts (scaled) where the family gets no refinement rounds, flat where it does
     fast = family_scoring(AlignerConfig(mode="fast"), seqs)
-    assert fast.gap_model == 2 and fast.gaps == scaled.gaps  # the count model with exact opens
+    assert fast.gap_model == 1 and fast.gaps == scaled.gaps  # (exact opens are from 500 sequences)
     assert family_scoring(AlignerConfig(mode="fast", maxiterate=2), seqs).gap_model == 0
-    assert family_scoring(AlignerConfig(mode="accurate"), seqs).gap_model == 2  # posterior library: no refinement
+    assert family_scoring(AlignerConfig(mode="accurate"), seqs).gap_model == 1  # posterior library: no refinement
     assert family_scoring(AlignerConfig(mode="accurate", library_mode="local"), seqs).gap_model == 0
     assert family_scoring(AlignerConfig(mode="fast", gap_scaling_n=45), seqs).gaps == plain.gaps
     with pytest.raises(ValueError, match="gap_model"):
@@ -131,7 +131,8 @@ def _merge_scores(pa, pb, gap_model, rng, n_paths):
     tree = GuideTree(n, np.array(children), np.ones((n - 1, 2)))
     cfg = AlignerConfig(backend="cpu", mode="fast", weights="equal", gap_scaling=False, gap_model=gap_model)
     aligner = Aligner(cfg, backend=cpu_backend("test"))
-    job = FamilyJob(seqs, tree, None, np.ones(n, dtype=np.int64), aligner._scoring(seqs, aligner.plan([seqs], [tree])[0]))
+    recipe = aligner.plan([seqs], [tree])[0]
+    job = FamilyJob(seqs, tree, None, np.ones(n, dtype=np.int64), aligner._scoring(seqs, recipe))
     go, ge, tgo, tge = 13.0, 0.8, cfg.terminal_open, cfg.terminal_extend
     M = matrix_fixed("BLOSUM62", seqs.alphabet.letters) / SCALE
     in_a = np.arange(n) < ka
@@ -177,7 +178,7 @@ def _merge_scores(pa, pb, gap_model, rng, n_paths):
         sb = score_batch(cuts.block, [side_info(job, mat_of[0])], np.zeros(1, bool), ctx)
         _, _, best = aligner.backend.ops.align_batch(sb.batch)
         scored = aligner.backend.ops.path_score(sb.batch, cuts.moves, cuts.move_base[cuts.family], cuts.width[cuts.family])
-        out.append((int(scored[0]) / cfg.profile_scale, total / (ka * kb), int(best[0]) / cfg.profile_scale))
+        out.append((int(scored[0]) / recipe.profile_scale, total / (ka * kb), int(best[0]) / recipe.profile_scale))
     return out
 
 

@@ -52,7 +52,7 @@ def test_distance_tree_and_retree_thresholds():
 
 def test_long_sequence_thresholds():
     short, long = _r(100, mean=3000.0), _r(100, mean=3000.5)
-    assert not short.long and (short.tree, short.gap_model, short.divergence) == ("mixed", "exact", False)
+    assert not short.long and (short.tree, short.gap_model, short.divergence) == ("mixed", "counts", False)
     assert long.long and (long.distance, long.tree, long.gap_model, long.divergence, long.retree) == (
         "kmer", "nj", "flat", True, 0)
     assert _r(2000, mean=30000.0).tree == "nj" and _r(2001, mean=30000.0).tree == "upgma"
@@ -61,7 +61,11 @@ def test_long_sequence_thresholds():
 
 def test_library_rounds_gaps_and_cells():
     protein, dna = _r(10), _r(10, seqtype=SeqType.dna)
-    assert (protein.library, protein.iterations, protein.gap_model) == ("posterior", 0, "exact")
+    assert (protein.library, protein.iterations, protein.gap_model, protein.profile_scale) == ("posterior", 0, "counts", 100)
+    assert (_r(499).gap_model, _r(499).profile_scale) == ("counts", 100)
+    assert (_r(500).gap_model, _r(500).profile_scale) == ("exact", 1000)
+    assert (_r(500, mode="accurate").gap_model, _r(500, mode="accurate").profile_scale) == ("counts", 100)
+    assert _r(201, profile_scale=100).profile_scale == 100 and _r(10, profile_scale=1000).profile_scale == 1000
     assert (dna.library, dna.iterations, dna.gap_model, dna.matrix) == ("local", 10, "flat", "NUC.4.4")
     assert _r(201).library is None and _r(201).iterations == 0
     assert _r(45, mode="fast").gap_factor == 1.0 and _r(46, mode="fast").gap_factor > 1.0
@@ -177,7 +181,7 @@ def test_a_large_familys_subtrees_take_its_recipe():
     short, long = _family(20, 57, seed=1), _family(10, 285, seed=2)
     seqs = make_sequences([f"s{i}" for i in range(30)], list(short.raw) + list(long.raw), "protein")
     cfg = AlignerConfig(backend="cpu", mode="large", large_cluster=8, lcs_max_length=150)
-    assert Aligner(cfg).plan([seqs])[0].gap_model == "exact"  # the family's mean is 133
+    assert Aligner(cfg).plan([seqs])[0].gap_model == "counts"  # the family's mean is 133
 
     def in_process(fn, args):
         return [fn(*a) for a in args]
@@ -201,7 +205,7 @@ def test_cli_says_the_recipe(refs, tmp_path):
     one = runner.invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", "--mode", "fast"])
     assert one.exit_code == 0, one.output
     assert ("msagpu: recipe: 4 sequences, mean length 86: fast, k-mer distances, mixed-linkage tree, rebuilt 1x, "
-            "exact count-based gaps, no refinement, CPU\n") in one.stderr
+            "count-based gaps, no refinement, CPU\n") in one.stderr
     quiet = runner.invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", "--quiet"])
     assert "recipe" not in quiet.stderr
     inputs = [str(refs / "BB11001.tfa"), str(refs / "BB20001.tfa")]

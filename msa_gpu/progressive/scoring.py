@@ -33,7 +33,7 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, recipe: Recipe) -> Sc
         return mea_scoring(seqs.alphabet)
     gaps = GapScheme(recipe.gap_factor * recipe.gap_open, recipe.gap_factor * recipe.gap_extend,
                      config.terminal_open, config.terminal_extend)
-    scale = config.profile_scale
+    scale = recipe.profile_scale
     m = matrix_fixed(recipe.matrix, seqs.alphabet.letters, recipe.matrix_offset, scale)
     return Scoring(seqs.alphabet.size, seqs.alphabet.gap, m, gaps.fixed(scale), int(round(config.gap_pair * scale)),
                    GAP_MODELS[recipe.gap_model])
