@@ -107,8 +107,14 @@ class Aligner:
         them back to `align_many` (``recipes``)."""
         n = len(families)
         trees, dms, libs = (list(x or [None] * n) for x in (guide_trees, distances, libraries))
-        return [recipe_for(self.config, self._distinct(s, d is None and lib is None)[0], t is not None, len(s),
-                           d is not None) for s, t, d, lib in zip(families, trees, dms, libs)]
+        work = [self._distinct(s, d is None and lib is None)[0] for s, d, lib in zip(families, dms, libs)]
+        return self._recipes(work, families, trees, dms)
+
+    def _recipes(self, work: list[Sequences], families: list[Sequences], trees: list, dms: list) -> list[Recipe]:
+        """The recipes of ``families``, aligned as ``work`` (their distinct
+        sequences), with these given trees and distances (None where not)."""
+        return [recipe_for(self.config, w, t is not None, len(s), d is not None)
+                for w, s, t, d in zip(work, families, trees, dms)]
 
     def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree
@@ -234,13 +240,12 @@ class Aligner:
             # an injected tree over every sequence, cut down to the distinct ones where repeats were dropped
             cut = [t if t is None or len(w) == len(s) else distinct_tree(t, distinct(s)[1])
                    for t, w, s in zip(trees, work, families)]
-            plan = (list(recipes) if recipes is not None else
-                    [recipe_for(self.config, w, t is not None, len(s), d is not None)
-                     for w, t, s, d in zip(work, cut, families, dms)])
+            plan = list(recipes) if recipes is not None else self._recipes(work, families, cut, dms)
             if len(plan) != n or any(r.n_seqs != len(w) for r, w in zip(plan, work)):
                 raise ValueError("each family needs its own recipe, made for its distinct sequences (Aligner.plan)")
             for r, t, d in zip(plan, cut, dms):
-                if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != (d is not None and t is None):
+                supplied = d is not None and t is None
+                if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != supplied:
                     raise ValueError("a recipe must say which trees and distances are given (Aligner.plan with them)")
             self.choose_backend(plan)
             return self._align_many(work, plan, distances, cut, libraries)

@@ -59,10 +59,15 @@ class AlignerConfig:
     extension by the state of every sequence it is inserted into (FAMSA and
     MUSCLE's count-based profile gaps), and ``gap_scaling`` multiplies the gap
     costs by 1 + log2(N / 45) / 7 for a family of N > 45 sequences (FAMSA 2).
-    ``gap_model`` auto takes counts, except for a family that gets refinement
-    rounds (accurate mode, ``maxiterate``), which keeps flat: there counts
-    measured no better, and refinement under counts need not reach a fixed
-    point (a cut's gap states change with each realignment). ``retree`` rebuilds
+    ``gap_model`` exact charges each new gap's open where its run starts and
+    credits back the open of an existing gap the run continues (the merge's
+    objective is its sum of pairs). ``gap_model`` auto takes counts, exact
+    from ``lcs_min_seqs`` sequences outside accurate mode (with
+    ``profile_scale`` 1000 there, else 100), except for a family that gets
+    refinement rounds (accurate mode, ``maxiterate``), which keeps flat: there
+    counts measured no better, and refinement under counts need not reach a
+    fixed point (a cut's gap states change with each realignment); see
+    `msa_gpu.recipe`. ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
     ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
     are not rebuilt (identities over all pairs and columns cost O(n^2 L):
@@ -114,7 +119,8 @@ class AlignerConfig:
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
     profile_scale: int | None = None  # fixed-point units per matrix unit in the profile DP (None: the recipe's)
-    gap_model: str = "auto"  # auto: exact, flat for long sequences and where a family gets refinement rounds
+    gap_model: str = "auto"  # auto: counts (exact from lcs_min_seqs outside accurate mode), flat for long sequences
+    # and where a family gets refinement rounds
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own)
     long_cells: int = 1 << 26

@@ -164,9 +164,9 @@ def part_recipe(recipe: Recipe, seqs: Sequences) -> Recipe:
     """The recipe of a part of a family (a large family's subtree, aligned
     along its given tree): the family's choices, its scoring included (the
     gap factor of the whole family, not the part's)."""
-    return replace(recipe, n_seqs=len(seqs), n_input=0, expands_distances=True, mean_length=seqs.mean_length, max_length=int(seqs.lengths.max()),
-                   distance="given", tree="given", retree=0, streamed=False, spanning=False,
-                   dp_cells=int(len(seqs) * seqs.mean_length ** 2))
+    return replace(recipe, n_seqs=len(seqs), n_input=0, expands_distances=True, mean_length=seqs.mean_length,
+                   max_length=int(seqs.lengths.max()), distance="given", tree="given", retree=0, streamed=False,
+                   spanning=False, dp_cells=int(len(seqs) * seqs.mean_length ** 2))
 
 
 def gap_factor(n_seqs: int) -> float:
