@@ -60,8 +60,9 @@ class AlignerConfig:
     MUSCLE's count-based profile gaps), and ``gap_scaling`` multiplies the gap
     costs by 1 + log2(N / 45) / 7 for a family of N > 45 sequences (FAMSA 2).
     ``gap_model`` exact charges each new gap's open where its run starts and
-    credits back the open of an existing gap the run continues (the merge's
-    objective is its sum of pairs). ``gap_model`` auto takes counts, exact
+    credits back the open of an existing gap the run continues, and rounds
+    its fixed point to the nearest rather than down (the merge's objective is
+    its sum of pairs). ``gap_model`` auto takes counts, exact
     from ``lcs_min_seqs`` sequences outside accurate mode (with
     ``profile_scale`` 1000 there, else 100), except for a family that gets
     refinement rounds (accurate mode, ``maxiterate``), which keeps flat: there

@@ -40,8 +40,8 @@ gaps                  flat for long sequences and where refinement is planned;
                       objective is the merge's sum of pairs, FAMSA's count
                       model); scaled by FAMSA 2's 1 + log2(N / 45) / 7 from
                       45 sequences
-DP fixed point        1/1000 of a matrix unit where the gaps are ``exact`` by
-                      that rule, else 1/100
+DP fixed point        1/1000 of a matrix unit, rounded to the nearest, where the
+                      gaps are ``exact`` by that rule; else 1/100, floored
 weights, matrix       equal weights and ``large_matrix_offset`` on the large
                       path; ClustalW tree weights and the alphabet's matrix
                       (`DEFAULTS`) otherwise

@@ -1,28 +1,34 @@
 """An independent, slow, pure-Python statement of the profile DP, used only
-by the tests: full three-state Gotoh over every path, and a path re-scorer."""
+by the tests: full three-state Gotoh over every path, and a path re-scorer.
+``rnd``: 0 floors the fixed-point products, 1 rounds them to the nearest."""
 
 NEG = float("-inf")
 
 
-def _open_v(rp, cp, i, j):
-    return (cp[j][0] * rp[i][3]) // 1024
+def _div(a, d, rnd):
+    q, r = divmod(a, d)
+    return q + (1 if rnd and 2 * r >= d else 0)
 
 
-def _open_h(rp, cp, i, j):
-    return (rp[i][0] * cp[j][3]) // 1024
+def _open_v(rp, cp, i, j, rnd):
+    return _div(cp[j][0] * rp[i][3], 1024, rnd)
 
 
-def _ext_v(rp, cp, i, j):
+def _open_h(rp, cp, i, j, rnd):
+    return _div(rp[i][0] * cp[j][3], 1024, rnd)
+
+
+def _ext_v(rp, cp, i, j, rnd):
     """A gap column consuming A's column i: its residue fraction times B's
     extension cost at boundary j (x 1024)."""
-    return (rp[i][3] * cp[j][1]) // (1024 * 1024)
+    return _div(rp[i][3] * cp[j][1], 1024 * 1024, rnd)
 
 
-def _ext_h(rp, cp, i, j):
-    return (cp[j][3] * rp[i][1]) // (1024 * 1024)
+def _ext_h(rp, cp, i, j, rnd):
+    return _div(cp[j][3] * rp[i][1], 1024 * 1024, rnd)
 
 
-def best_score(S, rp, cp, m, n):
+def best_score(S, rp, cp, m, n, rnd=0):
     H = [[NEG] * (n + 1) for _ in range(m + 1)]
     E = [[NEG] * (n + 1) for _ in range(m + 1)]
     F = [[NEG] * (n + 1) for _ in range(m + 1)]
@@ -30,16 +36,16 @@ def best_score(S, rp, cp, m, n):
     for i in range(m + 1):
         for j in range(n + 1):
             if i > 0:
-                E[i][j] = max(H[i - 1][j] - _open_v(rp, cp, i, j), E[i - 1][j]) - _ext_v(rp, cp, i, j)
+                E[i][j] = max(H[i - 1][j] - _open_v(rp, cp, i, j, rnd), E[i - 1][j]) - _ext_v(rp, cp, i, j, rnd)
             if j > 0:
-                F[i][j] = max(H[i][j - 1] - _open_h(rp, cp, i, j), F[i][j - 1]) - _ext_h(rp, cp, i, j)
+                F[i][j] = max(H[i][j - 1] - _open_h(rp, cp, i, j, rnd), F[i][j - 1]) - _ext_h(rp, cp, i, j, rnd)
             if i or j:
                 diag = H[i - 1][j - 1] + S[i - 1][j - 1] if i and j else NEG
                 H[i][j] = max(diag, E[i][j], F[i][j])
     return H[m][n]
 
 
-def rescore(path, S, rp, cp, m, n):
+def rescore(path, S, rp, cp, m, n, rnd=0):
     """Score of a forward path of moves (0 both, 1 A only, 2 B only)."""
     i = j = 0
     total = 0
@@ -52,13 +58,13 @@ def rescore(path, S, rp, cp, m, n):
         elif mv == 1:
             i += 1
             if prev != 1:
-                total -= _open_v(rp, cp, i, j)
-            total -= _ext_v(rp, cp, i, j)
+                total -= _open_v(rp, cp, i, j, rnd)
+            total -= _ext_v(rp, cp, i, j, rnd)
         else:
             j += 1
             if prev != 2:
-                total -= _open_h(rp, cp, i, j)
-            total -= _ext_h(rp, cp, i, j)
+                total -= _open_h(rp, cp, i, j, rnd)
+            total -= _ext_h(rp, cp, i, j, rnd)
         prev = mv
     assert (i, j) == (m, n)
     return total

@@ -10,7 +10,7 @@ from msa_gpu.backend.cpu import align_batch
 from msa_gpu.progressive.driver import PairBatch
 
 
-def random_batch(rng, sizes):
+def random_batch(rng, sizes, rnd=0):
     S, R, C = [], [], []
     for m, n in sizes:
         S.append(rng.integers(-600, 900, m * n).astype(np.int32))
@@ -21,14 +21,14 @@ def random_batch(rng, sizes):
                       np.zeros(n + 1, np.int64), rng.integers(0, 1025, n + 1)], 1)
         R.append(r.astype(np.int32))
         C.append(c.astype(np.int32))
-    dims = np.array(sizes, dtype=np.int32).reshape(-1, 2)
+    dims = np.array([(m, n, rnd) for m, n in sizes], dtype=np.int32).reshape(-1, 3)
     m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
     return PairBatch(np.concatenate(S), _offsets(m * n), np.concatenate(R), _offsets(m + 1),
                      np.concatenate(C), _offsets(n + 1), dims, _offsets((m + 1) * (n + 1)), _offsets(m + n))
 
 
 def unpack(batch, p):
-    m, n = (int(x) for x in batch.dims[p])
+    m, n = (int(x) for x in batch.dims[p, :2])
     S = batch.S[batch.s_off[p]: batch.s_off[p] + m * n].reshape(m, n).tolist() if m * n else []
     rp = batch.rowp[batch.row_off[p]: batch.row_off[p] + m + 1].tolist()
     cp = batch.colp[batch.col_off[p]: batch.col_off[p] + n + 1].tolist()
@@ -36,16 +36,18 @@ def unpack(batch, p):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), min_size=1, max_size=5), st.integers(0, 2**32 - 1))
-def test_twin_is_optimal_and_consistent(sizes, seed):
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), min_size=1, max_size=5), st.integers(0, 2**32 - 1),
+       st.integers(0, 1))
+def test_twin_is_optimal_and_consistent(sizes, seed, rnd):
+    """Floored (rnd 0) and rounded (rnd 1, the exact gap model) fixed point."""
     sizes = [s for s in sizes if s[0] + s[1] > 0] or [(1, 1)]
-    batch = random_batch(np.random.default_rng(seed), sizes)
+    batch = random_batch(np.random.default_rng(seed), sizes, rnd)
     path, lens, score = align_batch(batch)
     for p in range(len(sizes)):
         S, rp, cp, m, n = unpack(batch, p)
         fwd = path[batch.path_off[p]: batch.path_off[p] + lens[p]][::-1].tolist()
-        assert score[p] == best_score(S, rp, cp, m, n)
-        assert rescore(fwd, S, rp, cp, m, n) == score[p]
+        assert score[p] == best_score(S, rp, cp, m, n, rnd)
+        assert rescore(fwd, S, rp, cp, m, n, rnd) == score[p]
 
 
 def test_larger_pairs_rescore():

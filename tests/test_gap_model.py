@@ -190,6 +190,7 @@ def test_the_exact_gap_model_scores_a_merge_as_its_sum_of_pairs():
     column then faces only gaps (FAMSA re-prices such opens: profile_seq.cpp)."""
     rng = np.random.default_rng(11)
     worst = {"counts": 0.0, "exact": 0.0}
+    errors = []
     for _ in range(12):
         shape = rng.integers(1, 4, 2), rng.integers(2, 6, 2)
         profiles = []
@@ -202,5 +203,8 @@ def test_the_exact_gap_model_scores_a_merge_as_its_sum_of_pairs():
         for model in worst:
             for scored, exact, best in _merge_scores(*profiles, model, np.random.default_rng(int(rng.integers(1 << 30))), 15):
                 worst[model] = max(worst[model], abs(scored - exact))
+                errors += [scored - exact] if model == "exact" else []
                 assert best >= scored - 1e-9
-    assert worst["exact"] < 0.2 and worst["counts"] > 5.0, worst
+    # the exact model rounds its fixed point to the nearest: floored, its
+    # objective ran 0.0074 above the sum of pairs on average, up to 0.08
+    assert worst["exact"] < 0.05 and abs(np.mean(errors)) < 0.003 and worst["counts"] > 5.0, (worst, np.mean(errors))

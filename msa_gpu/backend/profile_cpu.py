@@ -35,15 +35,24 @@ def _gap(opened, prev, ext):
 
 
 @numba.njit(cache=True, inline="always")
-def gap_ext(res, ext):
-    """Twin of gap_ext in kernels/profile.cu: a new gap column's extension, the
-    consumed column's residue fraction ``res`` times the other side's
-    extension cost ``ext`` at that boundary (x FRAC)."""
-    return (np.int64(res) * np.int64(ext)) // (FRAC * FRAC)
+def fixed_div(a, d, rnd):
+    """Twin of fixed_div in kernels/profile.cu: ``a / d`` (d > 0) floored, or
+    rounded to the nearest (halves up) where ``rnd`` (1: the exact gap model,
+    whose objective is the sum of pairs; floors there make every gap column
+    a little cheaper and so favour wider alignments)."""
+    return (a + rnd * (d // 2)) // d
 
 
 @numba.njit(cache=True, inline="always")
-def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, d_diag, e_diag, f_diag, s):
+def gap_ext(res, ext, rnd):
+    """Twin of gap_ext in kernels/profile.cu: a new gap column's extension, the
+    consumed column's residue fraction ``res`` times the other side's
+    extension cost ``ext`` at that boundary (x FRAC)."""
+    return fixed_div(np.int64(res) * np.int64(ext), FRAC * FRAC, rnd)
+
+
+@numba.njit(cache=True, inline="always")
+def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, d_diag, e_diag, f_diag, s, rnd):
     """One DP cell; twin of dp_cell in kernels/profile.cu. Returns (h, d, e, f, bits).
     D (the diagonal state) continues the best of D, E and F at (i-1, j-1); after
     E (F) it is credited the opens that the gap run took over from gaps
@@ -53,17 +62,18 @@ def _cell(i, j, m, n, rp, cp, h_up, e_up, h_left, f_left, d_diag, e_diag, f_diag
     f = NEG_INF
     d = NEG_INF
     if i > 0:
-        e, opened = _gap(h_up - (cp[j, 0] * rp[i, 3]) // 1024, e_up, gap_ext(rp[i, 3], cp[j, 1]))
+        e, opened = _gap(h_up - fixed_div(cp[j, 0] * rp[i, 3], FRAC, rnd), e_up, gap_ext(rp[i, 3], cp[j, 1], rnd))
         if opened:
             bits |= 4
     if j > 0:
-        f, opened = _gap(h_left - (rp[i, 0] * cp[j, 3]) // 1024, f_left, gap_ext(cp[j, 3], rp[i, 1]))
+        f, opened = _gap(h_left - fixed_div(rp[i, 0] * cp[j, 3], FRAC, rnd), f_left,
+                         gap_ext(cp[j, 3], rp[i, 1], rnd))
         if opened:
             bits |= 8
     if i > 0 and j > 0:
         d = d_diag
-        from_e = e_diag + (cp[j - 1, 2] * rp[i, 3]) // 1024
-        from_f = f_diag + (rp[i - 1, 2] * cp[j, 3]) // 1024
+        from_e = e_diag + fixed_div(cp[j - 1, 2] * rp[i, 3], FRAC, rnd)
+        from_f = f_diag + fixed_div(rp[i - 1, 2] * cp[j, 3], FRAC, rnd)
         if from_e > d:
             d = from_e
             bits |= 16
@@ -101,7 +111,7 @@ def _trace_step(bits, i, j, st):
 
 
 @numba.njit(cache=True, nogil=True)
-def _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, va, vb, ra, rb, denom, D, drow):
+def _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, va, vb, ra, rb, denom, D, drow, rnd):
     """Row i of the DP in place over (Hrow, Erow, Drow, Frow), holding row i-1 on entry.
     Scores come from S (row-major m x n) when it is non-empty, else from the
     profile vectors. Direction bits go to D[drow * (n+1) + j] when D is non-empty."""
@@ -116,8 +126,8 @@ def _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, va, vb, ra, rb, denom, D, d
             if S.shape[0] > 0:
                 s = S[(i - 1) * n + (j - 1)]
             else:
-                s = _col_score(va, vb, ra, rb, i - 1, j - 1, denom)
-        h, dj, e, fj, bits = _cell(i, j, m, n, rp, cp, Hrow[j], Erow[j], hleft, f, ddiag, ediag, fdiag, s)
+                s = _col_score(va, vb, ra, rb, i - 1, j - 1, denom, rnd)
+        h, dj, e, fj, bits = _cell(i, j, m, n, rp, cp, Hrow[j], Erow[j], hleft, f, ddiag, ediag, fdiag, s, rnd)
         ddiag, ediag, fdiag = Drow[j], Erow[j], Frow[j]
         Hrow[j] = h
         Erow[j] = e
@@ -130,7 +140,7 @@ def _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, va, vb, ra, rb, denom, D, d
 
 
 @numba.njit(cache=True, nogil=True)
-def _align_one(S, rp, cp, m, n, D, out):
+def _align_one(S, rp, cp, m, n, D, out, rnd):
     """Gotoh DP for one pair, row by row; see kernels/profile.cu:profile_dp."""
     Hrow = np.empty(n + 1, np.int64)
     Erow = np.empty(n + 1, np.int64)
@@ -139,7 +149,7 @@ def _align_one(S, rp, cp, m, n, D, out):
     nothing = np.zeros((0, VEC), np.int64)
     none_i = np.zeros((0, 2), np.int32)
     for i in range(m + 1):
-        _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, nothing, nothing, none_i, none_i, 1, D, i)
+        _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, S, nothing, nothing, none_i, none_i, 1, D, i, rnd)
     score = Hrow[n]
     i, j, st, length = m, n, 0, 0
     while i > 0 or j > 0:
@@ -150,7 +160,7 @@ def _align_one(S, rp, cp, m, n, D, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
+def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out, rnd):
     """Twin of long_dp: rows instead of anti-diagonals, the state saved before
     every R-th row, the traceback recomputing one band of R rows at a time."""
     Hrow = np.empty(n + 1, np.int64)
@@ -171,7 +181,7 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
             ckE[i // R] = Erow
             ckD[i // R] = Drow
             ckF[i // R] = Frow
-        _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, noS, va, vb, ra, rb, denom, noD, 0)
+        _row(i, m, n, rp, cp, Hrow, Erow, Drow, Frow, noS, va, vb, ra, rb, denom, noD, 0, rnd)
     score = Hrow[n]
     i, j, st, length = m, n, 0, 0
     for b in range(nb - 1, -1, -1):
@@ -183,7 +193,7 @@ def _align_long_one(rp, cp, m, n, va, vb, ra, rb, denom, R, out):
             Drow[:] = ckD[b]
             Frow[:] = ckF[b]
         for r in range(r0, r1 + 1):
-            _row(r, m, n, rp, cp, Hrow, Erow, Drow, Frow, noS, va, vb, ra, rb, denom, D, r - r0)
+            _row(r, m, n, rp, cp, Hrow, Erow, Drow, Frow, noS, va, vb, ra, rb, denom, D, r - r0, rnd)
         while (i > 0 or j > 0) and i >= r0:
             mv, i, j, st = _trace_step(D[(i - r0) * (n + 1) + j], i, j, st)
             out[length] = mv
@@ -202,7 +212,7 @@ def _align_batch(S, s_off, rowp, row_off, colp, col_off, dims, dir_off, path, pa
             S[s_off[p]: s_off[p] + m * n],
             rowp[row_off[p]: row_off[p] + m + 1],
             colp[col_off[p]: col_off[p] + n + 1],
-            m, n, D, path[path_off[p]: path_off[p] + m + n],
+            m, n, D, path[path_off[p]: path_off[p] + m + n], dims[p, 2],
         )
         score[p] = sc
         path_len[p] = ln
@@ -233,7 +243,7 @@ def _align_long(vec, resid, pcol_off, W, rowp, row_off, colp, col_off, dims, lon
             rowp[row_off[p]: row_off[p] + m + 1], colp[col_off[p]: col_off[p] + n + 1], m, n,
             vec[pcol_off[qa]: pcol_off[qa] + m], vec[pcol_off[qb]: pcol_off[qb] + n],
             resid[pcol_off[qa]: pcol_off[qa] + m], resid[pcol_off[qb]: pcol_off[qb] + n],
-            W[qa] * W[qb], R, path[path_off[p]: path_off[p] + m + n],
+            W[qa] * W[qb], R, path[path_off[p]: path_off[p] + m + n], dims[p, 2],
         )
         score[t] = sc
         path_len[p] = ln
@@ -301,8 +311,9 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
                     ext += w * _boundary_ext(c, first[s], last[s], ge, tge)
                     if c < Lq and not here:
                         charge += w * _gap_charge(c, prev, first[s], last[s], go, ge, tgo, tge)
-            fc = res_c * FRAC // Wq
-            fp = res_prev * FRAC // Wq
+            rnd = 1 if exact else 0
+            fc = fixed_div(res_c * FRAC, Wq, rnd)
+            fp = fixed_div(res_prev * FRAC, Wq, rnd)
             if c < Lq:
                 row = col_off[q] + c
                 if b_side:
@@ -314,9 +325,9 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
                 else:
                     vec[row, :] = acc
                 resid[row, 0] = fc
-                resid[row, 1] = charge // Wq if counts else (FRAC - fc) * gp
+                resid[row, 1] = fixed_div(charge, Wq, rnd) if counts else (FRAC - fc) * gp
             if exact:
-                op = opens // Wq
+                op = fixed_div(opens, Wq, rnd)
             elif c == 0:
                 op = go * fc * tgo // FRAC
             elif c == Lq:
@@ -324,12 +335,12 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
             else:
                 op = go * (both * FRAC // Wq)
             r = bnd_off[q] + c
-            rowp[r, 0] = op // FRAC
+            rowp[r, 0] = fixed_div(op, FRAC, rnd)
             if counts:
-                rowp[r, 1] = ext // Wq
+                rowp[r, 1] = fixed_div(ext, Wq, rnd)
             else:
                 rowp[r, 1] = ge * tge if (c == 0 or c == Lq) else ge * FRAC
-            rowp[r, 2] = credit // Wq // FRAC if exact else 0
+            rowp[r, 2] = fixed_div(credit, Wq * FRAC, rnd) if exact else 0
             rowp[r, 3] = fp if c > 0 else 0
 
 
@@ -353,18 +364,18 @@ def _gap_charge(c, prev, first, last, go, ge, tgo, tge):
 
 
 @numba.njit(cache=True, inline="always")
-def _col_score(va, vb, ra, rb, i, j, denom):
+def _col_score(va, vb, ra, rb, i, j, denom, rnd):
     """Twin of col_score in kernels/profile.cu: ``ra``/``rb`` rows are
     (residue fraction, gap charge) of each column."""
     num = np.int64(0)
     for x in range(VEC):
         num += va[i, x] * vb[j, x]
-    s = num // denom
-    return s - (np.int64(ra[i, 0]) * rb[j, 1] + np.int64(rb[j, 0]) * ra[i, 1]) // (FRAC * FRAC)
+    s = fixed_div(num, denom, rnd)
+    return s - fixed_div(np.int64(ra[i, 0]) * rb[j, 1] + np.int64(rb[j, 0]) * ra[i, 1], FRAC * FRAC, rnd)
 
 
 @numba.njit(cache=True, parallel=True)
-def _column_scores(vec, resid, col_off, L, W, S, s_off):
+def _column_scores(vec, resid, col_off, L, W, gap_model, S, s_off):
     """Twin of kernels/profile.cu:column_scores (long pairs have no S)."""
     for p in numba.prange(s_off.shape[0] - 1):
         if s_off[p + 1] == s_off[p]:
@@ -374,9 +385,10 @@ def _column_scores(vec, resid, col_off, L, W, S, s_off):
         va, vb = vec[col_off[qa]: col_off[qa] + m], vec[col_off[qb]: col_off[qb] + n]
         ra, rb = resid[col_off[qa]: col_off[qa] + m], resid[col_off[qb]: col_off[qb] + n]
         denom = W[qa] * W[qb]
+        rnd = 1 if gap_model[qa] == 2 else 0
         for i in range(m):
             for j in range(n):
-                S[s_off[p] + i * n + j] = _col_score(va, vb, ra, rb, i, j, denom)
+                S[s_off[p] + i * n + j] = _col_score(va, vb, ra, rb, i, j, denom, rnd)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -438,7 +450,7 @@ def profile_stats(lv, codes, weights, mats):
 
 def column_scores(lv, vec, resid):
     S = np.empty(lv.n_cells, np.int32)
-    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, S, lv.s_off)
+    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, lv.gap_model, S, lv.s_off)
     return S
 
 

@@ -122,7 +122,7 @@ def column_scores(lv, vec, resid):
     npairs = int(lv.gap_pair.shape[0])
     blocks_x = min(max(lv.max_cells // THREADS, 1), 1024)
     get_function("profile", "column_scores")(
-        (blocks_x, npairs), (THREADS,), (vec, resid, lv.col_off, lv.L, lv.W, S, lv.s_off),
+        (blocks_x, npairs), (THREADS,), (vec, resid, lv.col_off, lv.L, lv.W, lv.gap_model, S, lv.s_off),
     )
     return S
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from msa_gpu.backend.profile_cpu import gap_ext
+from msa_gpu.backend.profile_cpu import FRAC, fixed_div, gap_ext
 
 
 @numba.njit(cache=True, parallel=True)
 def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, move_len, out):
     for p in numba.prange(dims.shape[0]):
-        m, n = dims[p, 0], dims[p, 1]
+        m, n, rnd = dims[p, 0], dims[p, 1], dims[p, 2]
         if s_off[p + 1] - s_off[p] != np.int64(m) * n:  # a long pair: no scores
             out[p] = 0
             continue
@@ -22,9 +22,9 @@ def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, m
             move = moves[move_off[p] + t]
             if move == 0:
                 if st == 1:  # the opens the gap run took over (kernels/profile.cu: dp_cell)
-                    score += (colp[cp + j, 2] * rowp[rp + i + 1, 3]) // 1024
+                    score += fixed_div(colp[cp + j, 2] * rowp[rp + i + 1, 3], FRAC, rnd)
                 elif st == 2:
-                    score += (rowp[rp + i, 2] * colp[cp + j + 1, 3]) // 1024
+                    score += fixed_div(rowp[rp + i, 2] * colp[cp + j + 1, 3], FRAC, rnd)
                 score += S[s_off[p] + i * n + j]
                 i += 1
                 j += 1
@@ -32,14 +32,14 @@ def _path_score(S, s_off, rowp, row_off, colp, col_off, dims, moves, move_off, m
             elif move == 1:
                 i += 1
                 if st != 1:
-                    score -= (colp[cp + j, 0] * rowp[rp + i, 3]) // 1024
-                score -= gap_ext(rowp[rp + i, 3], colp[cp + j, 1])
+                    score -= fixed_div(colp[cp + j, 0] * rowp[rp + i, 3], FRAC, rnd)
+                score -= gap_ext(rowp[rp + i, 3], colp[cp + j, 1], rnd)
                 st = 1
             else:
                 j += 1
                 if st != 2:
-                    score -= (rowp[rp + i, 0] * colp[cp + j, 3]) // 1024
-                score -= gap_ext(colp[cp + j, 3], rowp[rp + i, 1])
+                    score -= fixed_div(rowp[rp + i, 0] * colp[cp + j, 3], FRAC, rnd)
+                score -= gap_ext(colp[cp + j, 3], rowp[rp + i, 1], rnd)
                 st = 2
         out[p] = score
 

@@ -8,47 +8,62 @@
 #define VEC 24     // residue slots per column (alphabet size <= 23)
 #define FRAC 1024  // fixed-point one for fractions
 
+// a / d (d > 0) in fixed point: floored, or rounded to the nearest (halves
+// up) where rnd (1: the exact gap model, whose objective is the sum of pairs;
+// floors there make every gap column a little cheaper and favour wider
+// alignments).
+__device__ __forceinline__ long long fixed_div(long long a, long long d, int rnd)
+{
+    if (rnd) a += d / 2;
+    long long q = a / d;
+    if ((a % d != 0) && (a < 0)) q -= 1;  // floor division
+    return q;
+}
+
 // Column score of A column i against B column j (ra, rb: per column the
 // residue fraction r and the gap charge g, x FRAC, of profile_stats):
-//   floor(sum_x vecA[i][x] * vecB[j][x] / (W_A * W_B)) - (rA gB + rB gA) / FRAC^2
+//   sum_x vecA[i][x] * vecB[j][x] / (W_A * W_B) - (rA gB + rB gA) / FRAC^2, each term by fixed_div
 __device__ __forceinline__ int col_score(const long long* va, const long long* vb, const int* ra,
-                                         const int* rb, int i, int j, long long denom)
+                                         const int* rb, int i, int j, long long denom, int rnd)
 {
     long long num = 0;
     for (int x = 0; x < VEC; ++x) num += va[(long long)i * VEC + x] * vb[(long long)j * VEC + x];
-    long long s = num / denom;
-    if ((num % denom != 0) && (num < 0)) s -= 1;  // floor division
-    s -= ((long long)ra[2 * i] * rb[2 * j + 1] + (long long)rb[2 * j] * ra[2 * i + 1]) / (FRAC * FRAC);
+    long long s = fixed_div(num, denom, rnd);
+    s -= fixed_div((long long)ra[2 * i] * rb[2 * j + 1] + (long long)rb[2 * j] * ra[2 * i + 1], FRAC * FRAC, rnd);
     return (int)s;
 }
 
 // A new gap column's extension: the consumed column's residue fraction res
 // times the other side's extension cost at that boundary (x FRAC).
-__device__ __forceinline__ int gap_ext(long long res, long long ext) { return (int)(res * ext / (FRAC * FRAC)); }
+__device__ __forceinline__ int gap_ext(long long res, long long ext, int rnd)
+{
+    return (int)fixed_div(res * ext, FRAC * FRAC, rnd);
+}
 
 // One DP cell (see profile_dp). up = (i-1, j), left = (i, j-1), diag = (i-1, j-1)
 // (its D, E and F states); s is the column score of (i-1, j-1), used when i > 0 and j > 0.
 __device__ __forceinline__ void dp_cell(int i, int j, int m, int n, const int* rp, const int* cp,
                                         int h_up, int e_up, int h_left, int f_left, int d_diag, int e_diag,
-                                        int f_diag, int s, int& h, int& d, int& e, int& f, unsigned char& bits)
+                                        int f_diag, int s, int rnd, int& h, int& d, int& e, int& f,
+                                        unsigned char& bits)
 {
     e = NEG_INF; f = NEG_INF; d = NEG_INF; bits = 0;
     if (i > 0) {
-        const int ext = gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
-        const int opened = h_up - (int)((long long)cp[4 * j] * rp[4 * i + 3] / FRAC);
+        const int ext = gap_ext(rp[4 * i + 3], cp[4 * j + 1], rnd);
+        const int opened = h_up - (int)fixed_div((long long)cp[4 * j] * rp[4 * i + 3], FRAC, rnd);
         if (opened >= e_up) { e = opened - ext; bits |= 4; }
         else { e = e_up - ext; }
     }
     if (j > 0) {
-        const int ext = gap_ext(cp[4 * j + 3], rp[4 * i + 1]);
-        const int opened = h_left - (int)((long long)rp[4 * i] * cp[4 * j + 3] / FRAC);
+        const int ext = gap_ext(cp[4 * j + 3], rp[4 * i + 1], rnd);
+        const int opened = h_left - (int)fixed_div((long long)rp[4 * i] * cp[4 * j + 3], FRAC, rnd);
         if (opened >= f_left) { f = opened - ext; bits |= 8; }
         else { f = f_left - ext; }
     }
     if (i > 0 && j > 0) {
         d = d_diag;
-        const int from_e = e_diag + (int)((long long)cp[4 * (j - 1) + 2] * rp[4 * i + 3] / FRAC);
-        const int from_f = f_diag + (int)((long long)rp[4 * (i - 1) + 2] * cp[4 * j + 3] / FRAC);
+        const int from_e = e_diag + (int)fixed_div((long long)cp[4 * (j - 1) + 2] * rp[4 * i + 3], FRAC, rnd);
+        const int from_f = f_diag + (int)fixed_div((long long)rp[4 * (i - 1) + 2] * cp[4 * j + 3], FRAC, rnd);
         if (from_e > d) { d = from_e; bits |= 16; }
         if (from_f > d) { d = from_f; bits = (bits & 15) | 32; }
         d += s;
@@ -89,8 +104,8 @@ struct Diag {
 // Sweep anti-diagonal d with the block's threads: score(i, j) is the column
 // score of cell (i, j) (i, j >= 1), keep(i, j, bits) stores direction bits.
 template <typename Score, typename Keep>
-__device__ __forceinline__ void sweep_diagonal(int d, int m, int n, const int* rp, const int* cp, int* base,
-                                               Score score, Keep keep)
+__device__ __forceinline__ void sweep_diagonal(int d, int m, int n, int rnd, const int* rp, const int* cp,
+                                               int* base, Score score, Keep keep)
 {
     const Diag g(base, m + 1, d);
     const int lo = d > n ? d - n : 0;
@@ -102,7 +117,7 @@ __device__ __forceinline__ void sweep_diagonal(int d, int m, int n, const int* r
         const bool inner = i > 0 && j > 0;
         dp_cell(i, j, m, n, rp, cp, i > 0 ? g.Hp[i - 1] : 0, i > 0 ? g.Ep[i - 1] : 0,
                 j > 0 ? g.Hp[i] : 0, j > 0 ? g.Fp[i] : 0, inner ? g.Dpp[i - 1] : 0, inner ? g.Epp[i - 1] : 0,
-                inner ? g.Fpp[i - 1] : 0, inner ? score(i, j) : 0, h, d, e, f, bits);
+                inner ? g.Fpp[i - 1] : 0, inner ? score(i, j) : 0, rnd, h, d, e, f, bits);
         g.Hc[i] = h; g.Ec[i] = e; g.Fc[i] = f; g.Dc[i] = d;
         keep(i, j, bits);
     }
@@ -145,7 +160,7 @@ extern "C" __global__ void profile_dp(
 {
     const int p = blockIdx.x;
     if (dir_off[p + 1] == dir_off[p]) return;
-    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int m = dims[3 * p], n = dims[3 * p + 1], rnd = dims[3 * p + 2];
     const int* Sp = S + s_off[p];
     const int* rp = rowp + 4 * row_off[p];
     const int* cp = colp + 4 * col_off[p];
@@ -156,7 +171,7 @@ extern "C" __global__ void profile_dp(
     const int W = m + 1;
     int* base = DIAG_INTS * W <= smem_ints ? smem : scratch + DIAG_INTS * row_off[p];
     for (int d = 0; d <= m + n; ++d) {
-        sweep_diagonal(d, m, n, rp, cp, base,
+        sweep_diagonal(d, m, n, rnd, rp, cp, base,
                        [&](int i, int j) { return Sp[(long long)(i - 1) * n + (j - 1)]; },
                        [&](int i, int j, unsigned char bits) { D[(long long)i * (n + 1) + j] = bits; });
         __syncthreads();
@@ -187,7 +202,7 @@ extern "C" __global__ void band_scores(
     const int* __restrict__ dims,
     const int p, const int d0, const int d1, int* __restrict__ Sb)
 {
-    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int m = dims[3 * p], n = dims[3 * p + 1], rnd = dims[3 * p + 2];
     const int qa = 2 * p, qb = 2 * p + 1;
     const long long* va = vec + pcol_off[qa] * VEC;
     const long long* vb = vec + pcol_off[qb] * VEC;
@@ -198,7 +213,7 @@ extern "C" __global__ void band_scores(
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < total;
          c += (long long)gridDim.x * blockDim.x) {
         const int i = (int)(c % W), j = d0 + (int)(c / W) - i;
-        if (i > 0 && j > 0 && j <= n) Sb[c] = col_score(va, vb, ra, rb, i - 1, j - 1, denom);
+        if (i > 0 && j > 0 && j <= n) Sb[c] = col_score(va, vb, ra, rb, i - 1, j - 1, denom, rnd);
     }
 }
 
@@ -215,7 +230,7 @@ extern "C" __global__ void band_dp(
     unsigned char* __restrict__ path, const long long* __restrict__ path_off,
     int* __restrict__ path_len, int* __restrict__ score)
 {
-    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int m = dims[3 * p], n = dims[3 * p + 1], rnd = dims[3 * p + 2];
     const int* rp = rowp + 4 * row_off[p];
     const int* cp = colp + 4 * col_off[p];
     const int W = m + 1, last = m + n;
@@ -234,7 +249,7 @@ extern "C" __global__ void band_dp(
     for (int d = d0; d <= d1; ++d) {
         const int* Sd = Sb + (long long)(d - d0) * W;
         unsigned char* Bd = bd + (long long)(d - d0) * W;
-        sweep_diagonal(d, m, n, rp, cp, base, [&](int i, int) { return Sd[i]; },
+        sweep_diagonal(d, m, n, rnd, rp, cp, base, [&](int i, int) { return Sd[i]; },
                        [&](int i, int, unsigned char bits) { if (trace) Bd[i] = bits; });
         __syncthreads();
     }
@@ -384,7 +399,9 @@ extern "C" __global__ void profile_stats(
     const bool counts = gap_model[q] >= 1;
     const bool b_side = (q & 1) == 1;
     const long long* M = mats + (long long)mat[q] * VEC * VEC;
-    const long long fc = acc[VEC] * FRAC / Wq, fp = acc[VEC + 1] * FRAC / Wq, both = acc[VEC + 2];
+    const int rnd = exact ? 1 : 0;
+    const long long fc = fixed_div(acc[VEC] * FRAC, Wq, rnd), fp = fixed_div(acc[VEC + 1] * FRAC, Wq, rnd);
+    const long long both = acc[VEC + 2];
     if (c < Lq) {
         long long* out = vec + (col_off[q] + c) * VEC;
         if (b_side) {
@@ -398,17 +415,17 @@ extern "C" __global__ void profile_stats(
         }
         int* rc = resid + 2 * (col_off[q] + c);
         rc[0] = (int)fc;
-        rc[1] = counts ? (int)(acc[VEC + 4] / Wq) : (int)((FRAC - fc) * gap_pair[q / 2]);
+        rc[1] = counts ? (int)fixed_div(acc[VEC + 4], Wq, rnd) : (int)((FRAC - fc) * gap_pair[q / 2]);
     }
     long long open;
-    if (exact) open = acc[VEC + 5] / Wq;
+    if (exact) open = fixed_div(acc[VEC + 5], Wq, rnd);
     else if (c == 0) open = go * fc * tgo / FRAC;
     else if (c == Lq) open = go * fp * tgo / FRAC;
     else open = go * (both * FRAC / Wq);
     int* r = rowp + (bnd_off[q] + c) * 4;
-    r[0] = (int)(open / FRAC);
-    r[1] = counts ? (int)(acc[VEC + 3] / Wq) : (int)((c == 0 || c == Lq) ? ge * tge : ge * FRAC);
-    r[2] = exact ? (int)(acc[VEC + 6] / Wq / FRAC) : 0;
+    r[0] = (int)fixed_div(open, FRAC, rnd);
+    r[1] = counts ? (int)fixed_div(acc[VEC + 3], Wq, rnd) : (int)((c == 0 || c == Lq) ? ge * tge : ge * FRAC);
+    r[2] = exact ? (int)fixed_div(acc[VEC + 6], Wq * FRAC, rnd) : 0;
     r[3] = c > 0 ? (int)fp : 0;
 }
 
@@ -416,7 +433,7 @@ extern "C" __global__ void profile_stats(
 extern "C" __global__ void column_scores(
     const long long* __restrict__ vec, const int* __restrict__ resid,
     const long long* __restrict__ col_off, const int* __restrict__ L,
-    const long long* __restrict__ W,
+    const long long* __restrict__ W, const int* __restrict__ gap_model,
     int* __restrict__ S, const long long* __restrict__ s_off)
 {
     const int p = blockIdx.y;
@@ -424,13 +441,14 @@ extern "C" __global__ void column_scores(
     const int n = L[qb];
     const long long cells = s_off[p + 1] - s_off[p];
     const long long denom = W[qa] * W[qb];
+    const int rnd = gap_model[qa] == 2 ? 1 : 0;
     const long long* va = vec + col_off[qa] * VEC;
     const long long* vb = vec + col_off[qb] * VEC;
     const int* ra = resid + 2 * col_off[qa];
     const int* rb = resid + 2 * col_off[qb];
     for (long long cell = (long long)blockIdx.x * blockDim.x + threadIdx.x; cell < cells;
          cell += (long long)gridDim.x * blockDim.x) {
-        S[s_off[p] + cell] = col_score(va, vb, ra, rb, (int)(cell / n), (int)(cell % n), denom);
+        S[s_off[p] + cell] = col_score(va, vb, ra, rb, (int)(cell / n), (int)(cell % n), denom, rnd);
     }
 }
 

@@ -8,8 +8,13 @@
 // (or 2) opens once and extends; the costs are those of dp_cell. Long pairs
 // (no column scores) score 0.
 
-// A new gap column's extension (kernels/profile.cu: gap_ext).
-__device__ __forceinline__ int gap_ext(long long res, long long ext) { return (int)(res * ext / (1024LL * 1024)); }
+// kernels/profile.cu's fixed_div (the operands here are never negative)
+// and gap_ext: a new gap column's extension.
+__device__ __forceinline__ long long fixed_div(long long a, long long d, int rnd) { return (a + (rnd ? d / 2 : 0)) / d; }
+__device__ __forceinline__ int gap_ext(long long res, long long ext, int rnd)
+{
+    return (int)fixed_div(res * ext, 1024LL * 1024, rnd);
+}
 
 extern "C" __global__ void path_score(
     const int* __restrict__ S, const long long* __restrict__ s_off,
@@ -21,7 +26,7 @@ extern "C" __global__ void path_score(
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_pairs) return;
-    const int m = dims[2 * p], n = dims[2 * p + 1];
+    const int m = dims[3 * p], n = dims[3 * p + 1], rnd = dims[3 * p + 2];
     if (s_off[p + 1] - s_off[p] != (long long)m * n) { out[p] = 0; return; }  // a long pair: no scores
     const int* Sp = S + s_off[p];
     const int* rp = rowp + 4 * row_off[p];
@@ -32,19 +37,19 @@ extern "C" __global__ void path_score(
     for (int t = 0; t < move_len[p]; ++t) {
         const int move = mv[t];
         if (move == 0) {  // after a gap run: the opens it took over (kernels/profile.cu: dp_cell)
-            if (st == 1) score += (long long)cp[4 * j + 2] * rp[4 * (i + 1) + 3] / 1024;
-            else if (st == 2) score += (long long)rp[4 * i + 2] * cp[4 * (j + 1) + 3] / 1024;
+            if (st == 1) score += fixed_div((long long)cp[4 * j + 2] * rp[4 * (i + 1) + 3], 1024, rnd);
+            else if (st == 2) score += fixed_div((long long)rp[4 * i + 2] * cp[4 * (j + 1) + 3], 1024, rnd);
             score += Sp[(long long)i * n + j];
             ++i; ++j; st = 0;
         } else if (move == 1) {
             ++i;
-            if (st != 1) score -= (long long)cp[4 * j] * rp[4 * i + 3] / 1024;
-            score -= gap_ext(rp[4 * i + 3], cp[4 * j + 1]);
+            if (st != 1) score -= fixed_div((long long)cp[4 * j] * rp[4 * i + 3], 1024, rnd);
+            score -= gap_ext(rp[4 * i + 3], cp[4 * j + 1], rnd);
             st = 1;
         } else {
             ++j;
-            if (st != 2) score -= (long long)rp[4 * i] * cp[4 * j + 3] / 1024;
-            score -= gap_ext(cp[4 * j + 3], rp[4 * i + 1]);
+            if (st != 2) score -= fixed_div((long long)rp[4 * i] * cp[4 * j + 3], 1024, rnd);
+            score -= gap_ext(cp[4 * j + 3], rp[4 * i + 1], rnd);
             st = 2;
         }
     }

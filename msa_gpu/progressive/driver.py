@@ -15,7 +15,7 @@ from msa_gpu.arrays import offsets
 from msa_gpu.errors import ResourceError
 from msa_gpu.progressive.anchors import ANCHOR_CELLS, anchored_level
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays
-from msa_gpu.progressive.scoring import Scoring
+from msa_gpu.progressive.scoring import GAP_MODELS, Scoring
 from msa_gpu.scoring import FRAC_ONE
 from msa_gpu.types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
 
@@ -281,7 +281,8 @@ def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: Batc
             raise ValueError("one batch takes one library weight")
         backend.ops.consistency_scores(lv, block.codes, weights, xp.asarray(members.astype(np.int32)), lp, lp_n,
                                        ctx.stack, S, lam.pop(), LIBRARY_ONE)
-    dims = np.stack([block.L[0::2], block.L[1::2]], axis=1)
+    rnd = np.array([s.scoring.gap_model == GAP_MODELS["exact"] for s in sides], dtype=np.int64)
+    dims = np.stack([block.L[0::2], block.L[1::2], rnd], axis=1)
     return ScoredBatch(lv, block.codes, vec, resid, _pair_batch(dims, S, lv, rowp, long_mask, xp))
 
 
@@ -308,10 +309,11 @@ def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> M
 
 
 def _pair_batch(dims, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
-    """The DP kernel's view of a level (``dims``: host (P, 2) A and B
-    columns): rows from the A profiles' gap rows, columns from the B
+    """The DP kernel's view of a level (``dims``: host (P, 3) A and B
+    columns, and 1 where the pair's fixed point rounds to the nearest: the
+    exact gap model): rows from the A profiles' gap rows, columns from the B
     profiles'."""
-    dims = np.asarray(dims, dtype=np.int32).reshape(-1, 2)
+    dims = np.asarray(dims, dtype=np.int32).reshape(-1, 3)
     m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
     bnd = offsets(np.stack([m + 1, n + 1], axis=1).ravel())[:-1]
     return PairBatch(
