@@ -19,7 +19,7 @@ from msa_gpu.consistency import (
     posterior_libraries,
     stack_libraries,
 )
-from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets, lcs_distance
+from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets, kmer_unshared, lcs_distance
 from msa_gpu.progressive import (
     FamilyJob,
     Scoring,
@@ -113,7 +113,7 @@ class Aligner:
     def _recipes(self, work: list[Sequences], families: list[Sequences], trees: list, dms: list) -> list[Recipe]:
         """The recipes of ``families``, aligned as ``work`` (their distinct
         sequences), with these given trees and distances (None where not)."""
-        return [recipe_for(self.config, w, t is not None, len(s), d is not None)
+        return [recipe_for(self.config, w, t is not None, len(s), d is not None, kmer_unshared)
                 for w, s, t, d in zip(work, families, trees, dms)]
 
     def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:

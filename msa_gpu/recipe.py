@@ -19,7 +19,9 @@ long                  mean length over ``lcs_max_length`` (3,000): genomes
 distances             accurate: the library's alignments (``accurate_tree``
                       library); k-mers below
                       ``lcs_min_seqs`` (500) sequences or for long ones (k-mer
-                      divergences there), FAMSA 2's LCS distances from 500
+                      divergences there), FAMSA 2's LCS distances from 500 and
+                      where k-mers are blind: over `KMER_BLIND` (half) of the
+                      pairs share no k-mer (short fragments)
 tree                  single linkage on LCS distances (FAMSA's tree, through
                       Prim's spanning tree from `SPANNING_MIN_SEQS`); long: NJ
                       up to ``nj_max_seqs`` (2,000), UPGMA above; else mixed
@@ -59,6 +61,7 @@ weights, matrix       equal weights and ``large_matrix_offset`` on the large
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from msa_gpu.alphabet import SeqType, alphabet_for
@@ -66,17 +69,32 @@ from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, Ali
     TreeMethod
 from msa_gpu.types import Recipe, Sequences
 
+#: Over this fraction of a family's pairs sharing no k-mer, its k-mer distances
+#: are blind (1 for most pairs: a guide tree drawn at random), and it takes
+#: FAMSA's LCS tree and gaps as a family of ``lcs_min_seqs`` does. On
+#: extHomFam's dev set, the short families of 300-499 sequences that pass it
+#: (bowman, ghf33, HTH_AraC, scorptoxin: 0.60-0.75 of their pairs) had TC
+#: 0.04, 0.01, 0.50 and 0.62 along the k-mer tree; no family of BAliBASE or
+#: Balifam that takes k-mers passes it.
+KMER_BLIND = 0.5
+
 
 def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0,
-               distances_given: bool = False) -> Recipe:
+               distances_given: bool = False, unshared: Callable[[Sequences], float] | None = None) -> Recipe:
     """The recipe of a family: ``seqs`` are the sequences that will be
     aligned (the distinct ones where repeats are dropped, of ``n_input``
     in all); ``tree_given`` says a guide tree comes with them,
-    ``distances_given`` a distance matrix (the API's)."""
+    ``distances_given`` a distance matrix (the API's). ``unshared`` measures
+    the fraction of the family's pairs that share no k-mer
+    (`msa_gpu.distances.kmer_unshared`), asked only of a family that would
+    take k-mer distances by size (without it, size alone decides)."""
     if len(seqs) < 1:
         raise ValueError("a recipe needs at least one sequence")
-    recipe = recipe_from(config, len(seqs), seqs.mean_length, int(seqs.lengths.max()), seqs.seqtype, tree_given,
-                         distances_given)
+    args = (config, len(seqs), seqs.mean_length, int(seqs.lengths.max()), seqs.seqtype, tree_given, distances_given)
+    recipe = recipe_from(*args)
+    if (unshared is not None and config.distance is DistanceMethod.auto and recipe.distance == "kmer"
+            and not recipe.long and unshared(seqs) > KMER_BLIND):
+        recipe = recipe_from(*args, kmer_blind=True)
     if n_input <= len(seqs):
         return recipe
     # no N x N matrix expanded over an input the size of the large path's
@@ -84,9 +102,12 @@ def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False,
 
 
 def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
-                seqtype: SeqType = SeqType.protein, tree_given: bool = False, distances_given: bool = False) -> Recipe:
+                seqtype: SeqType = SeqType.protein, tree_given: bool = False, distances_given: bool = False,
+                kmer_blind: bool = False) -> Recipe:
     """The recipe of a family of ``n`` sequences of this mean and longest
-    length and type (`recipe_for`'s rules, from the numbers alone).
+    length and type (`recipe_for`'s rules, from the numbers alone);
+    ``kmer_blind``: most of its pairs share no k-mer, so it takes FAMSA's
+    tree and gaps as from ``lcs_min_seqs`` sequences.
 
     >>> [recipe_from(AlignerConfig(), n, 300.0, 400).mode for n in (200, 201, 20000)]
     ['accurate', 'fast', 'large']
@@ -103,8 +124,9 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     accurate, large = mode is Mode.accurate, mode is Mode.large
     # the first tree's distances (all-pairs LCS costs n^2 L^2 / 64 word steps: not for genomes)
     method = config.distance
+    famsa_sized = n >= config.lcs_min_seqs or kmer_blind
     if method is DistanceMethod.auto:
-        method = DistanceMethod.lcs if n >= config.lcs_min_seqs and not long else DistanceMethod.kmer
+        method = DistanceMethod.lcs if famsa_sized and not long else DistanceMethod.kmer
     # the tree method those distances feed (NJ is cubic: 14 s at 2,000 on 2 cores)
     tree = config.tree
     if tree is TreeMethod.auto:
@@ -131,10 +153,11 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     planned = config.maxiterate if config.maxiterate is not None else (
         ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
     # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge;
-    # elsewhere the count model; from lcs_min_seqs sequences outside accurate mode, where FAMSA's tree
-    # is taken, FAMSA's count model exactly (exact opens: the merge's sum of pairs) with the DP in
-    # 1/1000 of a matrix unit (issue 42; smaller families of BAliBASE and balifam100 lost TC with it)
-    many = n >= config.lcs_min_seqs and not accurate
+    # elsewhere the count model; from lcs_min_seqs sequences (or k-mers blind) outside accurate mode,
+    # where FAMSA's tree is taken, FAMSA's count model exactly (exact opens: the merge's sum of pairs)
+    # with the DP in 1/1000 of a matrix unit, rounded to the nearest (issue 42; smaller families of
+    # BAliBASE and balifam100 lost TC with it)
+    many = famsa_sized and not accurate
     gap_model = config.gap_model
     if gap_model == "auto":
         gap_model = "flat" if long or planned > 0 else "exact" if many else "counts"

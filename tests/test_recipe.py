@@ -50,6 +50,34 @@ def test_distance_tree_and_retree_thresholds():
     assert _r(2000, distance="kmer").retree == 1 and _r(2001, distance="kmer").retree == 0
 
 
+def test_blind_kmers_take_famsas_tree_and_gaps():
+    """A fast family most of whose pairs share no k-mer (short fragments)
+    takes FAMSA's LCS tree and exact gaps, as one of lcs_min_seqs does; the
+    measurement is asked only of families that would take k-mers."""
+    frags = make_sequences([f"f{i}" for i in range(6)], [b"MKVLAAGIWQ", b"PPRSTDEHNC", b"WWYYFFLLMM", b"MKVLAHGCWY",
+                                                         b"QQNNSSTTGG", b"DEKRHDEKRH"], "protein")
+    asked = []
+
+    def unshared(seqs):
+        asked.append(len(seqs))
+        return 0.9
+
+    cfg = AlignerConfig(mode="fast")
+    blind = recipe_for(cfg, frags, unshared=unshared)
+    assert (blind.distance, blind.tree, blind.retree, blind.gap_model, blind.profile_scale) == (
+        "lcs", "single", 0, "exact", 1000) and asked == [6]
+    seeing = recipe_for(cfg, frags, unshared=lambda s: 0.5)
+    assert (seeing.distance, seeing.tree, seeing.gap_model, seeing.profile_scale) == ("kmer", "mixed", "counts", 100)
+    assert recipe_for(cfg, frags) == seeing  # without the measurement: size alone
+    for other in (AlignerConfig(mode="fast", distance="kmer"), AlignerConfig(mode="accurate"),
+                  AlignerConfig(mode="fast", lcs_min_seqs=6)):
+        asked.clear()
+        recipe_for(other, frags, unshared=unshared)
+        assert asked == []  # an explicit distance, the library's tree, FAMSA's tree by size
+    # the aligner measures it (msa_gpu.distances.kmer_unshared): these six share no 6-mer
+    assert Aligner(cfg, backend=CPU).plan([frags])[0] == blind
+
+
 def test_long_sequence_thresholds():
     short, long = _r(100, mean=3000.0), _r(100, mean=3000.5)
     assert not short.long and (short.tree, short.gap_model, short.divergence) == ("mixed", "counts", False)

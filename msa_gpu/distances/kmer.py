@@ -144,6 +144,26 @@ def kmer_distance(seqs: Sequences, xp=np, k: int | None = None, divergence: bool
     return DistanceMatrix(d, f"kmer{k}")
 
 
+def kmer_unshared(seqs: Sequences, k: int = KMER_MIN) -> float:
+    """The fraction of a family's pairs of sequences that share no k-mer
+    (Dayhoff's groups for protein, as `kmer_distance`): their k-mer distance
+    is 1 and tells the guide tree nothing. Short fragments make it high
+    (extHomFam's bowman, mean length 25: 0.65 of its pairs); full-length
+    domains low (balifam's PF00155, 327: 0.002). On the host.
+
+    >>> from msa_gpu.io import make_sequences
+    >>> kmer_unshared(make_sequences(["a", "b", "c"], [b"MKVLAAGIW", b"MKVLAAGIY", b"PPPPPPPP"], "protein"))
+    0.6666666666666666
+    """
+    n = len(seqs)
+    if n < 2:
+        return 0.0
+    groups = kmer_groups(seqs.alphabet)
+    k = max(1, min(k, int(seqs.lengths.max())))
+    shared = _shared_kmers([kmer_ids(c.astype(np.int64), groups, k) for c in seqs.codes], (int(groups.max()) + 1) ** k)
+    return float((shared[np.triu_indices(n, 1)] == 0).mean())
+
+
 def divergence_from(d: np.ndarray, k: int) -> np.ndarray:
     """Substitutions per site from k-mer distances ``d`` (1 - shared
     fraction c): ``-ln(c) / k``, as if each of a k-mer's letters survived

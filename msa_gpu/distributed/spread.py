@@ -23,7 +23,7 @@ import numpy as np
 
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import BackendError
-from msa_gpu.recipe import part_recipe, recipe_for
+from msa_gpu.recipe import part_recipe
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Recipe, Sequences
 
@@ -70,7 +70,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     ``share(x)`` hands data every task reads to the workers once: the k-mer
     sets), the merges above the subtrees run here. The alignment is the one
     `Aligner.align` gives. ``seqs`` are distinct (`Aligner.with_dedupe`);
-    ``recipe`` is theirs (default: `recipe_for`'s), on the large path."""
+    ``recipe`` is theirs (default: `Aligner.plan`'s), on the large path."""
     import time
 
     from msa_gpu.aligner import Aligner
@@ -78,7 +78,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     from msa_gpu.progressive import FamilyJob, merge_schedule, progressive_align
 
     aligner = Aligner(config)
-    recipe = recipe if recipe is not None else recipe_for(config, seqs)
+    recipe = recipe if recipe is not None else aligner.plan([seqs])[0]
     if recipe.mode != "large":  # deduplicated below the large path's size: as one machine does
         return aligner.align_many([seqs], recipes=[recipe])[0]
     clock = time.perf_counter()
