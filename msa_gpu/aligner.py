@@ -36,8 +36,8 @@ from msa_gpu.progressive import (
 from msa_gpu.recipe import recipe_for
 from msa_gpu.refine import refine
 from msa_gpu.result import AlignResult
-from msa_gpu.tree import (DENSE_MAX, lcs_single_linkage_many, mixed_linkage, nj, partition_tree, sequence_weights,
-                          single_linkage, upgma)
+from msa_gpu.tree import (DENSE_MAX, fragments_last, lcs_single_linkage_many, mixed_linkage, nj, partition_tree,
+                          sequence_weights, single_linkage, upgma)
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 
 
@@ -325,6 +325,8 @@ class Aligner:
                 for f in todo:
                     trees[f] = (fixed[f] if fixed[f] is not None else trees_streamed[f] if f in trees_streamed
                                 else next(built))
+                    if recipes[f].fragments and fixed[f] is None:
+                        trees[f] = fragments_last(trees[f], families[f].lengths < recipes[f].fragment_length)
                     schedules[f] = merge_schedule(trees[f])
                 for f in todo:
                     weights = (np.ones(len(families[f]), dtype=np.int64)

@@ -13,7 +13,7 @@ import typer
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.backend.pairwise import PairMode
-from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, Mode, TreeMethod
+from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
 from msa_gpu.errors import (
     EXIT_BACKEND,
     EXIT_INPUT,
@@ -59,7 +59,11 @@ TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (
                                                               "3,000 long on average: NJ on k-mer divergences, "
                                                               "midpoint-rooted)")]
 DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
-                                                         "auto: lcs from 500 sequences, k-mers below")]
+                                                         "auto: lcs from 500 sequences and where k-mers are blind, k-mers otherwise")]
+
+Fragments = Annotated[FragmentPlace, typer.Option("--fragments",
+                                        help="last: sequences under half the 95th length percentile are merged one at a "
+                                             "time after the rest (MAFFT's --addfragments within one input); tree: where the guide tree puts them")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
 TreeIn = Annotated[Optional[Path], typer.Option("--guidetree-in", "--tree-in", help="Align along this guide tree "
                                                 "(Newick, leaves named as the input's sequences; --tree-out "
@@ -215,6 +219,7 @@ def align(
     gap_extend: GapExtend = None,
     matrix: Matrix = None,
     retree: Retree = 1,
+    fragments: Fragments = FragmentPlace.tree,
     anchors: Anchors = True,
     mode: ModeOpt = Mode.auto,
     linsi: Linsi = False,
@@ -294,7 +299,7 @@ def align(
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
-                               library_mode=library, keep_distances=distmat_out is not None,
+                               library_mode=library, keep_distances=distmat_out is not None, fragments=fragments.value,
                                anchor_cells=AlignerConfig.anchor_cells if anchors else 0)
         from msa_gpu.progress import StageReporter
         from msa_gpu.recipe import describe

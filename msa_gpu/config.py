@@ -31,6 +31,13 @@ class Mode(str, enum.Enum):
     large = "large"  # k-mer pivots + partition tree, no N x N matrix (auto from large_min_seqs)
 
 
+class FragmentPlace(str, enum.Enum):
+    """Where fragments join (`msa_gpu.recipe`): where the guide tree puts them, or last."""
+
+    tree = "tree"
+    last = "last"
+
+
 class BackendChoice(str, enum.Enum):
     auto = "auto"
     cpu = "cpu"
@@ -139,6 +146,7 @@ class AlignerConfig:
     refine_max_cells: int = 1500 * 1500
     refine_cuts: int = 0  # cuts tried per family and round, drawn at random (seeded); 0: every cut
     weights: str = "tree"  # tree: ClustalW-style sequence weights; equal: every sequence 1
+    fragments: str = "tree"  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.recipe)
     accurate_tree: str = "library"  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
@@ -176,6 +184,8 @@ class AlignerConfig:
             raise ValueError("library_mode must be 'auto', 'posterior', 'local', 'global' or 'both'")
         if self.objective not in ("sp", "mea"):
             raise ValueError("objective must be 'sp' or 'mea'")
+        if self.fragments not in ("tree", "last"):
+            raise ValueError("fragments must be 'tree' or 'last'")
         if self.gap_model not in ("auto", "flat", "counts", "exact"):
             raise ValueError("gap_model must be 'auto', 'flat', 'counts' or 'exact'")
         if self.gap_scaling_n < 0:

@@ -32,6 +32,11 @@ retree                ``retree`` (1) rebuilds, none for FAMSA's tree, long
                       tree, 2 sequences or more than ``retree_max_seqs`` (2,000)
 library               accurate only: ProbCons' pair-HMM posteriors for protein,
                       local alignments otherwise
+fragments             where the tree puts them; with ``fragments`` last,
+                      sequences under half the family's 95th length
+                      percentile are merged last, one at a time above the
+                      others' tree (not on the large path, for long
+                      sequences or along a given tree)
 refinement            ``maxiterate``; else none, but `ACCURATE_ITERATIONS` (10)
                       in accurate mode with a library of alignments; never on
                       the large path
@@ -64,6 +69,8 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
+
 from msa_gpu.alphabet import SeqType, alphabet_for
 from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, AlignerConfig, DistanceMethod, Mode, \
     TreeMethod
@@ -77,6 +84,12 @@ from msa_gpu.types import Recipe, Sequences
 #: 0.04, 0.01, 0.50 and 0.62 along the k-mer tree; no family of BAliBASE or
 #: Balifam that takes k-mers passes it.
 KMER_BLIND = 0.5
+#: Fragments: sequences shorter than `FRAGMENT_SHARE` of the family's full
+#: length, taken as its `FULL_LENGTH_PERCENTILE`th length percentile (so that
+#: fragments do not outvote the full-length sequences); merged last
+#: (`msa_gpu.tree.fragments_last`).
+FRAGMENT_SHARE = 0.5
+FULL_LENGTH_PERCENTILE = 95
 
 
 def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0,
@@ -95,6 +108,11 @@ def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False,
     if (unshared is not None and config.distance is DistanceMethod.auto and recipe.distance == "kmer"
             and not recipe.long and unshared(seqs) > KMER_BLIND):
         recipe = recipe_from(*args, kmer_blind=True)
+    if config.fragments == "last" and recipe.mode != "large" and not recipe.long and not tree_given and len(seqs) > 2:
+        cut = int(math.ceil(FRAGMENT_SHARE * float(np.percentile(seqs.lengths, FULL_LENGTH_PERCENTILE))))
+        short = int((seqs.lengths < cut).sum())
+        if 0 < short < len(seqs) - 1:
+            recipe = replace(recipe, fragments=short, fragment_length=cut)
     if n_input <= len(seqs):
         return recipe
     # no N x N matrix expanded over an input the size of the large path's
@@ -231,6 +249,8 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
     if recipe.objective == "sp":
         gaps = {"counts": "count-based gaps", "exact": "exact count-based gaps", "flat": "flat gaps"}[recipe.gap_model]
         parts.append(gaps + (f" x{recipe.gap_factor:.2f}" if recipe.gap_factor != 1.0 else ""))
+    if recipe.fragments:
+        parts.append(f"{recipe.fragments:,} fragment{'s' if recipe.fragments > 1 else ''} last")
     if recipe.weights == "equal":
         parts.append("equal weights")
     parts.append(f"refinement up to {recipe.iterations} rounds" if recipe.iterations else "no refinement")

@@ -330,7 +330,10 @@ class Recipe:
     ``profile_scale`` is the profile DP's fixed point (units per matrix unit).
     ``n_input`` counts the family's sequences with their repeats;
     ``expands_distances`` says whether the result's distance matrix is
-    expanded back to all of them (not for an input the large path's size)."""
+    expanded back to all of them (not for an input the large path's size).
+    Sequences shorter than ``fragment_length`` residues (``fragments`` of
+    them) are merged last, one at a time above the others' tree
+    (`msa_gpu.tree.fragments_last`)."""
 
     n_seqs: int
     mean_length: float
@@ -358,6 +361,8 @@ class Recipe:
     profile_scale: int = 1000  # fixed-point units per matrix unit in the profile DP
     n_input: int = 0  # the family's sequences, repeats included (0: n_seqs)
     expands_distances: bool = True  # the result's matrix covers every input sequence (not for huge inputs)
+    fragments: int = 0  # sequences merged last (shorter than fragment_length)
+    fragment_length: int = 0
 
     def __post_init__(self) -> None:
         for name, allowed in RECIPE_CHOICES.items():
@@ -367,7 +372,8 @@ class Recipe:
             raise ValueError("profile_scale must lie in 1..1000")
         if 0 < self.n_input < self.n_seqs:
             raise ValueError("a family has at least as many sequences as distinct ones")
-        if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0:
+        if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0 \
+                or not 0 <= self.fragments < self.n_seqs:
             raise ValueError("a recipe's counts must be non-negative (and n_seqs at least 1)")
         if (self.library is None) == (self.mode == "accurate"):
             raise ValueError("a recipe has a library exactly when its mode is accurate")

@@ -78,6 +78,24 @@ def test_blind_kmers_take_famsas_tree_and_gaps():
     assert Aligner(cfg, backend=CPU).plan([frags])[0] == blind
 
 
+def test_fragments_last_by_the_95th_length_percentile():
+    """``fragments`` last: sequences under half the family's 95th length
+    percentile (fragments cannot outvote the full-length sequences) are
+    merged last; not on the large path, for long sequences, along a given
+    tree, or by default."""
+    lengths = [200] * 3 + [40] * 17  # 95th percentile 200: a cut at 100
+    seqs = make_sequences([f"s{i}" for i in range(20)], [b"MKVLAAGIWQ" * (n // 10) for n in lengths], "protein")
+    last = recipe_for(AlignerConfig(fragments="last"), seqs)
+    assert (last.fragments, last.fragment_length) == (17, 100) and "17 fragments last" in describe(last)
+    assert recipe_for(AlignerConfig(), seqs).fragments == 0
+    assert recipe_for(AlignerConfig(fragments="last"), seqs, tree_given=True).fragments == 0
+    assert recipe_for(AlignerConfig(fragments="last", mode="large"), seqs).fragments == 0
+    even = make_sequences(["a", "b", "c"], [b"MKVLAAGIWQ"] * 3, "protein")
+    assert recipe_for(AlignerConfig(fragments="last"), even).fragments == 0
+    with pytest.raises(ValueError, match="fragments"):
+        AlignerConfig(fragments="first")
+
+
 def test_long_sequence_thresholds():
     short, long = _r(100, mean=3000.0), _r(100, mean=3000.5)
     assert not short.long and (short.tree, short.gap_model, short.divergence) == ("mixed", "counts", False)
