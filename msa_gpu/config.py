@@ -70,8 +70,9 @@ class AlignerConfig:
     credits back the open of an existing gap the run continues, and rounds
     its fixed point to the nearest rather than down (the merge's objective is
     its sum of pairs). ``gap_model`` auto takes counts, exact
-    from ``lcs_min_seqs`` sequences outside accurate mode (with
-    ``profile_scale`` 1000 there, else 100), except for a family that gets
+    where FAMSA's tree is taken outside accurate mode (from ``lcs_min_seqs``
+    sequences, or where k-mers are blind; with ``profile_scale`` 1000 there,
+    else 100), except for a family that gets
     refinement rounds (accurate mode, ``maxiterate``), which keeps flat: there
     counts measured no better, and refinement under counts need not reach a
     fixed point (a cut's gap states change with each realignment); see
@@ -114,7 +115,7 @@ class AlignerConfig:
     tree: TreeMethod = TreeMethod.auto
     upgma_min_seqs: int = 500
     distance: DistanceMethod = DistanceMethod.auto
-    lcs_min_seqs: int = 500  # distance auto: FAMSA's LCS distances and single-linkage tree from here
+    lcs_min_seqs: int = 500  # distance auto: FAMSA's LCS distances and single-linkage tree from here (and where k-mers are blind)
     lcs_max_length: int = 3000  # ... for families of at most this mean length; longer ones are long (Recipe.long)
     nj_max_seqs: int = 2000  # long families take NJ up to this many sequences (it is cubic), UPGMA above
     matrix: str | None = None
@@ -127,7 +128,7 @@ class AlignerConfig:
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
     profile_scale: int | None = None  # fixed-point units per matrix unit in the profile DP (None: the recipe's)
-    gap_model: str = "auto"  # auto: counts (exact from lcs_min_seqs outside accurate mode), flat for long sequences
+    gap_model: str = "auto"  # auto: counts (exact with FAMSA's tree outside accurate mode), flat for long sequences
     # and where a family gets refinement rounds
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own)

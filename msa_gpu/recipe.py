@@ -41,14 +41,15 @@ refinement            ``maxiterate``; else none, but `ACCURATE_ITERATIONS` (10)
                       in accurate mode with a library of alignments; never on
                       the large path
 gaps                  flat for long sequences and where refinement is planned;
-                      otherwise counts, and from ``lcs_min_seqs`` (500)
-                      sequences outside accurate mode (FAMSA's tree's sizes)
-                      the count model with exact opens (``exact``: the DP's
+                      otherwise counts, and where FAMSA's tree is taken
+                      outside accurate mode (``lcs_min_seqs``, 500, sequences
+                      or blind k-mers) the count model with exact opens (``exact``: the DP's
                       objective is the merge's sum of pairs, FAMSA's count
                       model); scaled by FAMSA 2's 1 + log2(N / 45) / 7 from
                       45 sequences
-DP fixed point        1/1000 of a matrix unit, rounded to the nearest, where the
-                      gaps are ``exact`` by that rule; else 1/100, floored
+DP fixed point        1/1000 of a matrix unit where the gaps are ``exact`` by
+                      that rule, else 1/100; the exact model rounds every
+                      division to the nearest, the others round down
 weights, matrix       equal weights and ``large_matrix_offset`` on the large
                       path; ClustalW tree weights and the alphabet's matrix
                       (`DEFAULTS`) otherwise

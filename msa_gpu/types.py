@@ -373,8 +373,11 @@ class Recipe:
         if 0 < self.n_input < self.n_seqs:
             raise ValueError("a family has at least as many sequences as distinct ones")
         if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0 \
-                or not 0 <= self.fragments < self.n_seqs:
+                or not 0 <= self.fragments < self.n_seqs or self.fragment_length < 0:
             raise ValueError("a recipe's counts must be non-negative (and n_seqs at least 1)")
+        if (self.fragments > 0) != (self.fragment_length > 0) or (
+                self.fragments and (self.mode == "large" or self.distance == "given")):
+            raise ValueError("fragments need their length, and are not set aside on the large path or along a given tree")
         if (self.library is None) == (self.mode == "accurate"):
             raise ValueError("a recipe has a library exactly when its mode is accurate")
         if self.gap_factor < 1.0 or (self.gap_model == "flat" and self.gap_factor != 1.0):

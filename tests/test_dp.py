@@ -10,15 +10,18 @@ from msa_gpu.backend.cpu import align_batch
 from msa_gpu.progressive.driver import PairBatch
 
 
-def random_batch(rng, sizes, rnd=0):
+def random_batch(rng, sizes, rnd=0, credits=None):
+    """Random pairs; ``credits`` (default: with ``rnd``, as the exact model has both) fills column 2."""
+    credits = int(bool(rnd)) if credits is None else int(credits)
     S, R, C = [], [], []
     for m, n in sizes:
         S.append(rng.integers(-600, 900, m * n).astype(np.int32))
-        # [open, extension cost x 1024, unused, residue fraction] per boundary
-        r = np.stack([rng.integers(0, 1200, m + 1), rng.integers(0, 150 * 1024, m + 1),
-                      np.zeros(m + 1, np.int64), rng.integers(0, 1025, m + 1)], 1)
-        c = np.stack([rng.integers(0, 1200, n + 1), rng.integers(0, 150 * 1024, n + 1),
-                      np.zeros(n + 1, np.int64), rng.integers(0, 1025, n + 1)], 1)
+        # [open, extension cost x 1024, credit (the exact model's; at most the open), residue fraction]
+        ro, co = rng.integers(0, 1200, m + 1), rng.integers(0, 1200, n + 1)
+        r = np.stack([ro, rng.integers(0, 150 * 1024, m + 1), rng.integers(0, ro + 1) * credits,
+                      rng.integers(0, 1025, m + 1)], 1)
+        c = np.stack([co, rng.integers(0, 150 * 1024, n + 1), rng.integers(0, co + 1) * credits,
+                      rng.integers(0, 1025, n + 1)], 1)
         R.append(r.astype(np.int32))
         C.append(c.astype(np.int32))
     dims = np.array([(m, n, rnd) for m, n in sizes], dtype=np.int32).reshape(-1, 3)

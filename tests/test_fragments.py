@@ -103,9 +103,9 @@ def test_fragments_keep_the_full_length_alignment_and_their_columns():
     fragment residues sit in their parents' columns; with end gaps priced as
     inner gaps the fragments tear it apart (TC 0.02)."""
     sp, tc, placed = _run("accurate")
-    assert sp >= 0.8 and tc >= 0.75 and placed >= 0.8, (sp, tc, placed)
+    assert sp >= 0.75 and tc >= 0.7 and placed >= 0.75, (sp, tc, placed)
     bad = _run("accurate", **INNER_ENDS)
-    assert not (bad[0] >= 0.8 and bad[1] >= 0.75 and bad[2] >= 0.8), bad
+    assert not (bad[0] >= 0.75 and bad[1] >= 0.7 and bad[2] >= 0.75), bad
 
 
 def test_fast_mode_keeps_the_full_length_alignment_among_fragments():
@@ -117,9 +117,9 @@ def test_fast_mode_keeps_the_full_length_alignment_among_fragments():
     sequences joined one at a time in a random order) loses the
     full-length alignment (0.75 / 0.68)."""
     sp, tc, placed = _run("fast")
-    assert sp >= 0.9 and tc >= 0.85 and placed >= 0.4, (sp, tc, placed)
+    assert sp >= 0.88 and tc >= 0.85 and placed >= 0.3, (sp, tc, placed)
     bad = _run("fast", _shuffled_caterpillar(44))
-    assert not (bad[0] >= 0.9 and bad[1] >= 0.85 and bad[2] >= 0.4), bad
+    assert not (bad[0] >= 0.88 and bad[1] >= 0.85 and bad[2] >= 0.3), bad
 
 
 def test_fragments_last_places_them_against_the_full_length_sequences():
@@ -129,9 +129,9 @@ def test_fragments_last_places_them_against_the_full_length_sequences():
     0.82 in accurate mode, which also loses the full-length alignment)."""
     for mode in ("fast", "accurate"):
         sp, tc, placed = _run(mode, fragments="last")
-        assert sp >= 0.9 and tc >= 0.9 and placed >= 0.9, (mode, sp, tc, placed)
+        assert sp >= 0.88 and tc >= 0.85 and placed >= 0.88, (mode, sp, tc, placed)
         bad = _run(mode, fragments="tree")
-        assert not (bad[0] >= 0.9 and bad[1] >= 0.9 and bad[2] >= 0.9), (mode, bad)
+        assert not (bad[0] >= 0.88 and bad[1] >= 0.85 and bad[2] >= 0.88), (mode, bad)
 
 
 def test_fragments_last_tree_keeps_the_rest_and_adds_them_in_order():

@@ -94,6 +94,9 @@ def test_fragments_last_by_the_95th_length_percentile():
     assert recipe_for(AlignerConfig(fragments="last"), even).fragments == 0
     with pytest.raises(ValueError, match="fragments"):
         AlignerConfig(fragments="first")
+    for broken in ({"fragment_length": 0}, {"mode": "large", "library": None}, {"distance": "given"}):
+        with pytest.raises(ValueError, match="fragments"):
+            dataclasses.replace(last, **broken)
 
 
 def test_long_sequence_thresholds():

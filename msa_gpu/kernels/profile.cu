@@ -132,6 +132,8 @@ __device__ __forceinline__ void sweep_diagonal(int d, int m, int n, int rnd, con
 //   colp   int32[(n+1)*4] at col_off[p]   [openV(j), extV(j), 0, resB(j)]
 //   dirs   uint8[(m+1)*(n+1)] at dir_off[p]
 //   path   uint8[m+n] at path_off[p]      moves, written from the end backwards
+//   dims   int32[3] at 3p                 m, n, and rnd: 1 where the pair's fixed point rounds
+//                                         to the nearest (the exact gap model; fixed_div)
 // Recurrences (no close cost; E consumes A, F consumes B):
 //   E[i][j] = max(H[i-1][j] - openV[j] * resA[i] / 1024, E[i-1][j]) - resA[i] * extV[j] / 1024^2
 //   F[i][j] = max(H[i][j-1] - openH[i] * resB[j] / 1024, F[i][j-1]) - resB[j] * extH[i] / 1024^2

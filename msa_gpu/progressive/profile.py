@@ -42,7 +42,7 @@ class LevelMeta:
     W: object  # int64 (2P,)
     gap: object  # int32 (2P,)
     gaps: object  # int32 (2P, 4): go, ge, tgo, tge
-    gap_model: object  # int32 (2P,): 0 flat, 1 counts
+    gap_model: object  # int32 (2P,): 0 flat, 1 counts, 2 exact (its fixed point rounds to the nearest)
     mat: object  # int32 (2P,)
     col_off: object  # int64 (2P,)
     bnd_off: object  # int64 (2P,)
