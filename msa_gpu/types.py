@@ -126,6 +126,33 @@ class GuideTree:
         object.__setattr__(self, "children", _frozen(ch))
         object.__setattr__(self, "lengths", _frozen(np.maximum(ln, 0.0)))
 
+    def pruned(self, leaf: np.ndarray) -> GuideTree:
+        """The tree cut down to the leaves ``i`` with ``leaf[i] >= 0``, which
+        become leaves ``leaf[i]`` (0..u-1): a parent left with one child
+        collapses into it, whose branch takes the parent's length too.
+
+        >>> t = GuideTree(3, np.array([[0, 1], [3, 2]]), np.ones((2, 2)))
+        >>> p = t.pruned(np.array([0, -1, 1]))
+        >>> p.children.tolist(), p.lengths.tolist()
+        ([[0, 1]], [[2.0, 1.0]])
+        """
+        n = self.n_leaves
+        leaf = np.asarray(leaf, dtype=np.int64)
+        u = int(leaf.max()) + 1 if leaf.size else 0
+        node = np.concatenate([leaf, np.full(n - 1, -1, dtype=np.int64)])  # each old node's new one, -1: pruned
+        extra = np.zeros(2 * n - 1)  # length a collapsed node adds to the branch above it
+        children, lengths = [], []
+        for k, (a, b) in enumerate(self.children):
+            la, lb = self.lengths[k]
+            if node[a] >= 0 and node[b] >= 0:
+                children.append((node[a], node[b]))
+                lengths.append((la + extra[a], lb + extra[b]))
+                node[n + k] = u + len(children) - 1
+            elif node[a] >= 0 or node[b] >= 0:
+                keep, length = (a, la) if node[a] >= 0 else (b, lb)
+                node[n + k], extra[n + k] = node[keep], extra[keep] + length
+        return GuideTree(u, np.array(children, dtype=np.int64).reshape(-1, 2), np.array(lengths).reshape(-1, 2))
+
 
 @dataclass(frozen=True)
 class MergeSchedule:

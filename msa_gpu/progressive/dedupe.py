@@ -87,22 +87,11 @@ def distinct_tree(tree: GuideTree, inverse: np.ndarray) -> GuideTree:
     >>> back.children.tolist(), back.lengths.tolist()
     ([[0, 1]], [[0.5, 0.5]])
     """
-    n, u = tree.n_leaves, int(inverse.max()) + 1 if len(inverse) else 0
+    u = int(inverse.max()) + 1 if len(inverse) else 0
     first = np.full(u, -1, dtype=np.int64)
     for i, r in enumerate(inverse.tolist()):
         if first[r] < 0:
             first[r] = i
-    node = np.full(2 * n - 1, -1, dtype=np.int64)  # each old node's new node, -1 where pruned
-    extra = np.zeros(2 * n - 1)  # length a collapsed node adds to the branch above it
-    node[first] = np.arange(u)
-    children, lengths = [], []
-    for k, (a, b) in enumerate(tree.children):
-        la, lb = tree.lengths[k]
-        if node[a] >= 0 and node[b] >= 0:
-            children.append((node[a], node[b]))
-            lengths.append((la + extra[a], lb + extra[b]))
-            node[n + k] = u + len(children) - 1
-        elif node[a] >= 0 or node[b] >= 0:
-            keep, length = (a, la) if node[a] >= 0 else (b, lb)
-            node[n + k], extra[n + k] = node[keep], extra[keep] + length
-    return GuideTree(u, np.array(children, dtype=np.int64).reshape(-1, 2), np.array(lengths).reshape(-1, 2))
+    leaf = np.full(tree.n_leaves, -1, dtype=np.int64)
+    leaf[first] = np.arange(u)
+    return tree.pruned(leaf)

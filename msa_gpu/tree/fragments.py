@@ -39,22 +39,17 @@ def fragments_last(tree: GuideTree, fragment: np.ndarray) -> GuideTree:
         raise ValueError("one fragment flag a leaf")
     if fragment.all() or not fragment.any():
         return tree
-    node = np.concatenate([np.where(fragment, -1, np.arange(n)), np.full(n - 1, -1)]).astype(np.int64)
-    extra = np.zeros(2 * n - 1)  # length a collapsed node adds to the branch above it
-    children, lengths = [], []
-    for k, (a, b) in enumerate(tree.children):
-        la, lb = tree.lengths[k]
-        if node[a] >= 0 and node[b] >= 0:
-            children.append((node[a], node[b]))
-            lengths.append((la + extra[a], lb + extra[b]))
-            node[n + k] = n + len(children) - 1
-        elif node[a] >= 0 or node[b] >= 0:
-            keep, length = (a, la) if node[a] >= 0 else (b, lb)
-            node[n + k], extra[n + k] = node[keep], extra[keep] + length
-    kept = np.array(children, dtype=np.int64).reshape(-1, 2)
-    leaf_branch = np.array(lengths).reshape(-1, 2)[kept < n]
+    kept = np.flatnonzero(~fragment)
+    leaf = np.full(n, -1, dtype=np.int64)
+    leaf[kept] = np.arange(len(kept))
+    rest = tree.pruned(leaf)  # over the kept leaves 0..k-1, numbered back below
+    k = rest.n_leaves
+    back = np.concatenate([kept, n + np.arange(k - 1)])  # its leaves to theirs, its joins to the first rows
+    children = [tuple(x) for x in back[rest.children].tolist()]
+    lengths = [tuple(x) for x in rest.lengths.tolist()]
+    leaf_branch = rest.lengths[rest.children < k]
     branch = float(leaf_branch.mean()) if leaf_branch.size else 1.0
-    top = n + len(children) - 1 if children else int(np.flatnonzero(~fragment)[0])
+    top = n + len(children) - 1 if children else int(kept[0])
     for f in np.flatnonzero(fragment).tolist():
         children.append((top, f))
         lengths.append((0.0, branch))
