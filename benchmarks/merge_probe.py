@@ -7,7 +7,8 @@ FAMILY is a benchmark family's path without its suffix (``exthomfam_dev/ehf_dev/
 top node where the reference sequences meet (``--all``: every such node); each side is aligned by
 FAMSA, and the two profiles are merged by FAMSA (``align_profiles``) and by msagpu's
 `progressive_align` (one merge, the sides given as ``initial`` profiles, equal weights) under each
-CONFIG (`AlignerConfig` fields as `benchmarks.tune` reads them; the default first). For each merge
+CONFIG (`AlignerConfig` fields as `benchmarks.tune` reads them; the default first), each with the
+whole family's gap model and fixed point unless the CONFIG names them. For each merge
 the report gives the width and SP/TC against the reference sequences present, and both paths' scores
 under msagpu's objective (`path_score`) and as exact sums of pairs between the two sides (each
 sequence's own gap states in the merged rows: FAMSA's count model), split into substitutions,
@@ -111,6 +112,9 @@ def probe(stem: str, configs: list[str], every: bool = False, out=print) -> list
     below = _leaves(tree)
     meets = [n + k for k, (x, y) in enumerate(tree.children) if below[x] & refs and below[y] & refs]
     famsa = pyfamsa.Aligner(threads=0, refine=False)
+    # the whole family's gap model and fixed point (a sub-merge's own recipe would be a smaller family's)
+    whole = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=cpu_backend("probe")).plan(
+        [make_sequences(names, raw, "protein")])[0]
     report = []
     for node in (meets if every else meets[-1:]):
         (members, sub), = subtrees(tree, [node])
@@ -139,6 +143,7 @@ def probe(stem: str, configs: list[str], every: bool = False, out=print) -> list
         out(f"merge of {entry['sides'][0]} + {entry['sides'][1]} sequences (node {node}; {len(rn)} references)")
         for label in ["default"] + configs:
             cfg = AlignerConfig(**{"backend": "cpu", "mode": "fast", "gap_scaling_n": n,
+                                   "gap_model": whole.gap_model, "profile_scale": whole.profile_scale,
                                    **(parse_config(label) if label != "default" else {})})
             aligner = Aligner(cfg, backend=cpu_backend("probe"))
             recipe = aligner.plan([seqs], [sub])[0]

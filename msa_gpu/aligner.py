@@ -34,7 +34,7 @@ from msa_gpu.progressive import (
     progressive_align,
 )
 from msa_gpu.recipe import recipe_for
-from msa_gpu.refine import refine
+from msa_gpu.refine import REALIGN_MAX_SEQS, realign_rounds, refine
 from msa_gpu.result import AlignResult
 from msa_gpu.tree import (DENSE_MAX, fragments_last, lcs_single_linkage_many, mixed_linkage, nj, partition_tree,
                           sequence_weights, single_linkage, upgma)
@@ -353,10 +353,16 @@ class Aligner:
             with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
                                  min(self.config.long_cells, self.config.refine_max_cells),
-                                 sample=self.config.refine_cuts, on_progress=self._progress("rounds"))
+                                 sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds"),
+                                 splits=[r.refine_splits for r in recipes])
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))
             timings["refine_accepted"] = float(sum(refined.accepted))
+        if self.config.realign:  # opt-in: every sequence realigned to its family's profile
+            with _timed(timings, "realign", self.reporter):
+                for f in range(n):
+                    if recipes[f].mode == "fast" and len(families[f]) <= REALIGN_MAX_SEQS:
+                        alignments[f] = realign_rounds(jobs[f], alignments[f], self.backend, self.config.realign)
         return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f],
                             recipes[f]) for f, s in enumerate(families)]
 

@@ -145,6 +145,8 @@ class AlignerConfig:
     library_gap_open: float = 11.0
     library_gap_extend: float = 1.0
     refine_max_cells: int = 1500 * 1500
+    refine_splits: str = "tree"  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns ("columns")
+    realign: int = 0  # rounds of every sequence realigned to its family's profile (msa_gpu.refine.realign)
     refine_cuts: int = 0  # cuts tried per family and round, drawn at random (seeded); 0: every cut
     weights: str = "tree"  # tree: ClustalW-style sequence weights; equal: every sequence 1
     fragments: str = "tree"  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.recipe)
@@ -181,6 +183,10 @@ class AlignerConfig:
             raise ValueError("anchor_cells must be >= 0 (0: no anchors)")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
+        if self.refine_splits not in ("tree", "columns"):
+            raise ValueError("refine_splits must be 'tree' or 'columns'")
+        if self.realign < 0:
+            raise ValueError("realign must be >= 0")
         if self.library_mode not in ("auto", "posterior", "local", "global", "both"):
             raise ValueError("library_mode must be 'auto', 'posterior', 'local', 'global' or 'both'")
         if self.objective not in ("sp", "mea"):

@@ -334,6 +334,7 @@ RECIPE_CHOICES = {
     "objective": ("sp", "mea"),
     "gap_model": ("flat", "counts", "exact"),
     "weights": ("tree", "equal"),
+    "refine_splits": ("tree", "columns"),
 }
 
 
@@ -360,7 +361,9 @@ class Recipe:
     expanded back to all of them (not for an input the large path's size).
     Sequences shorter than ``fragment_length`` residues (``fragments`` of
     them) are merged last, one at a time above the others' tree
-    (`msa_gpu.tree.fragments_last`)."""
+    (`msa_gpu.tree.fragments_last`). Refinement cuts the alignment along
+    ``refine_splits`` (`msa_gpu.refine`), ``refine_cuts`` of them a round
+    (0: all)."""
 
     n_seqs: int
     mean_length: float
@@ -390,6 +393,8 @@ class Recipe:
     expands_distances: bool = True  # the result's matrix covers every input sequence (not for huge inputs)
     fragments: int = 0  # sequences merged last (shorter than fragment_length)
     fragment_length: int = 0
+    refine_splits: str = "tree"  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns
+    refine_cuts: int = 0  # cuts tried per round, drawn at random (seeded); 0: every cut
 
     def __post_init__(self) -> None:
         for name, allowed in RECIPE_CHOICES.items():
@@ -400,6 +405,7 @@ class Recipe:
         if 0 < self.n_input < self.n_seqs:
             raise ValueError("a family has at least as many sequences as distinct ones")
         if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0 \
+                or self.refine_cuts < 0 \
                 or not 0 <= self.fragments < self.n_seqs or self.fragment_length < 0:
             raise ValueError("a recipe's counts must be non-negative (and n_seqs at least 1)")
         if (self.fragments > 0) != (self.fragment_length > 0) or (

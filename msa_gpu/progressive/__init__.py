@@ -17,6 +17,7 @@ from msa_gpu.progressive.driver import (
                                         ProfileBlock,
                                         SideInfo,
                                         alignment_codes,
+                                        align_paths,
                                         batch_chunks,
                                         codes_to_alignment,
                                         merge_batch,
@@ -31,7 +32,7 @@ from msa_gpu.progressive.schedule import merge_schedule
 from msa_gpu.progressive.scoring import Scoring, family_scoring
 
 __all__ = ["BYTES_PER_CELL", "BYTES_PER_LIBRARY_CELL", "BatchContext", "FamilyJob", "LevelMeta", "Profile",
-           "ProfileBlock", "Scoring", "SideInfo", "add_sequences", "alignment_codes", "batch_chunks", "batch_size",
+           "ProfileBlock", "Scoring", "SideInfo", "add_sequences", "align_paths", "alignment_codes", "batch_chunks", "batch_size",
            "codes_to_alignment", "distinct", "distinct_tree", "expand_alignment", "expand_distances", "expand_tree", "family_scoring",
            "level_meta", "level_meta_arrays", "merge_batch", "merge_resilient", "merge_schedule",
            "progressive_align", "score_batch", "side_info", "stack_matrices"]

@@ -286,8 +286,11 @@ def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: Batc
     return ScoredBatch(lv, block.codes, vec, resid, _pair_batch(dims, S, lv, rowp, long_mask, xp))
 
 
-def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> MergeOutcome:
-    """Align and merge one batch of pairs."""
+def align_paths(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext):
+    """Score and align one batch of pairs: its `ScoredBatch`, the paths
+    (xp uint8, pair p's moves at ``batch.path_off[p]``, last move first:
+    0 both columns, 1 A's column alone, 2 B's alone), their lengths (xp) and
+    the DP's best scores (host int64)."""
     backend, xp = ctx.backend, ctx.backend.xp
     sb = score_batch(ProfileBlock.of(pairs, xp), sides, long_mask, ctx)
     path, path_len, score = backend.ops.align_batch(sb.batch)
@@ -296,6 +299,13 @@ def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> M
         idx = np.flatnonzero(long_mask)
         score[idx] = backend.to_host(backend.ops.align_long(sb.batch, sb.lv, sb.vec, sb.resid, idx.tolist(),
                                                             path, path_len))
+    return sb, path, path_len, score
+
+
+def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> MergeOutcome:
+    """Align and merge one batch of pairs."""
+    backend, xp = ctx.backend, ctx.backend.xp
+    sb, path, path_len, score = align_paths(pairs, sides, long_mask, ctx)
     # merged profiles from the paths
     lens = backend.to_host(path_len).astype(np.int64)
     rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)

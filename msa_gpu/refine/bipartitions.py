@@ -76,9 +76,25 @@ def tree_splits(tree: GuideTree) -> np.ndarray:
     return below[keep]
 
 
+def column_splits(codes: np.ndarray, gap: int) -> np.ndarray:
+    """One row per distinct gap pattern of the alignment's columns that
+    parts the sequences in two: True where the sequence has a gap (FAMSA
+    and MUSCLE refine along such splits as well as the tree's).
+
+    >>> column_splits(np.array([[0, 1, 20], [0, 20, 20], [1, 2, 3]]), 20).astype(int).tolist()
+    [[0, 1, 0], [1, 1, 0]]
+    """
+    gaps = np.asarray(codes) == gap
+    useful = gaps.any(axis=0) & ~gaps.all(axis=0)
+    if not useful.any():
+        return np.zeros((0, gaps.shape[0]), dtype=bool)
+    patterns = np.unique(gaps[:, useful].T, axis=0)
+    return patterns
+
+
 def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int], backend, stack=None,
-           long_cells: int = 1 << 26, memory_budget: int | None = None, sample: int = 0,
-           on_progress=None) -> RefineResult:
+           long_cells: int = 1 << 26, memory_budget: int | None = None, sample: int | list[int] = 0,
+           on_progress=None, splits: str | list[str] = "tree") -> RefineResult:
     """Refine each family's alignment for at most ``rounds[f]`` rounds.
 
     With ``sample`` > 0 a round tries at most that many of a family's cuts,
@@ -90,14 +106,20 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     profile-profile DP under that cut's own profiles, not one objective for
     the whole alignment) can go round in a circle, and rounds would then run
     to the cap. ``on_progress(done, total)`` is called after each round with
-    the rounds run so far (of at most ``max(rounds)``)."""
+    the rounds run so far (of at most ``max(rounds)``). ``splits``:
+    "tree", the guide tree's bipartitions; "columns", each round the
+    distinct gap patterns of the alignment's columns (`column_splits`).
+    ``sample`` and ``splits`` may also be given per family."""
     xp = backend.xp
+    samples = list(sample) if isinstance(sample, (list, tuple)) else [sample] * len(jobs)
+    split_of = list(splits) if isinstance(splits, (list, tuple)) else [splits] * len(jobs)
     mats, mat_of = stack_matrices(jobs, xp)
     ctx = BatchContext(backend, mats, stack)
     budget = memory_budget if memory_budget is not None else backend.ops.memory_budget()
     # only families with rounds get codes and cuts (a large family's cuts alone are 2n x n)
     codes = {f: xp.asarray(alignment_codes(jobs[f].seqs, alignments[f])) for f in range(len(jobs)) if rounds[f] > 0}
-    sides = {f: _Sides.of(tree_splits(jobs[f].tree)) for f in codes}
+    sides = {f: _Sides.of(tree_splits(jobs[f].tree) if split_of[f] == "tree" else
+                          column_splits(backend.to_host(codes[f]), jobs[f].scoring.gap_code)) for f in codes}
     done = {f: sides[f].n_cuts == 0 for f in codes}
     # every alignment a family has had: coming back to one is a cycle, not a gain
     seen = {f: {_digest(backend.to_host(codes[f]))} for f in codes}
@@ -108,14 +130,17 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
         active = [f for f in codes if not done[f] and r < rounds[f]]
         if not active:
             break
-        round_sides = [sides[f] if sample <= 0 else sides[f].sample(sample, r) for f in active]
+        for f in active:
+            if split_of[f] == "columns" and r > 0:  # the columns' gap patterns of this round's alignment
+                sides[f] = _Sides.of(column_splits(backend.to_host(codes[f]), jobs[f].scoring.gap_code))
+        round_sides = [sides[f] if samples[f] <= 0 else sides[f].sample(samples[f], r) for f in active]
         cuts = _cuts([codes[f] for f in active], round_sides, [jobs[f] for f in active], backend)
         sided = [side_info(jobs[f], mat_of[f]) for f in active]
         best, totals = _best_cuts(cuts, sided, ctx, long_cells, budget)
         for i, f in enumerate(active):
             ran[f] += 1
-            done[f] = best[i] is None and sample <= 0
-            if sample > 0:
+            done[f] = best[i] is None and samples[f] <= 0
+            if samples[f] > 0:
                 continue
             if f in before and totals[i] <= objective[f]:  # the last cut lowered the objective: undo it
                 codes[f] = before[f]
