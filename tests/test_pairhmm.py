@@ -226,3 +226,48 @@ def test_column_scores_file_and_stockholm_pp_line(tmp_path):
     res = CliRunner().invoke(app, ["align", str(dna), "-o", str(tmp_path / "d.fa"), "--column-scores",
                                    str(tmp_path / "d.txt"), "--backend", "cpu", "-q"])
     assert res.exit_code != 0 and "needs protein" in res.output and not (tmp_path / "d.txt").exists()
+
+
+def test_the_cpu_engine_reuses_dirty_work_space_to_the_bit():
+    """The numba engine's work space is reused between pairs (issue 43): a
+    pair computed in work space full of another pair's values (or NaN) gives
+    `pair_posteriors`' cells to the bit, as its cut at the cutoff, row-major;
+    and powers of two taken as a product are ldexp to the bit, subnormal
+    results and out-of-range exponents included."""
+    from msa_gpu.backend.posterior_cpu import _pow2, _times_pow2, sparse_posteriors
+
+    model = probcons_model(20)
+    rng = np.random.default_rng(4)
+    F, B = np.full((130, 130, 5), np.nan), np.full((130, 130, 5), np.nan)
+    for trial in range(40):
+        x = rng.integers(0, 20, int(rng.integers(1, 129)))
+        y = x.copy() if trial % 2 else rng.integers(0, 20, int(rng.integers(1, 129)))
+        if trial % 2:
+            y[rng.random(len(y)) < 0.3] = 7
+        dense = pair_posteriors(x, y, model)
+        rows, cols, vals = sparse_posteriors(x, y, model.init, model.trans, model.pair, model.single, 0.01, F, B)
+        want = np.nonzero(dense >= 0.01)
+        assert np.array_equal(rows, want[0]) and np.array_equal(cols, want[1])
+        assert np.array_equal(vals, dense[want])
+
+    with np.errstate(over="ignore"):
+        for v in (1.0, 0.7312, 3.3e-300, 5e-320, 1.7e308):
+            for k in (-1100, -1074, -1030, -1022, -60, -1, 0, 1, 60, 1000, 1023, 1100):
+                assert _times_pow2(v, _pow2(k), k) == np.ldexp(v, k)
+
+
+def test_the_consistency_transformation_reuses_its_dense_work_space():
+    from msa_gpu.backend.posterior_cpu import consistency_pair
+    from msa_gpu.consistency.probabilistic import CUTOFF, _Group
+
+    seqs = make_sequences([f"s{i}" for i in range(5)], [b"MKVLAWQRSTEE", b"MKVAWQRSTE", b"KVLAWRSTEEG",
+                                                        b"MKVLQRSTEE", b"MVLAWQRTEE"], "protein")
+    group = _Group([seqs])
+    flat = group.posteriors(probcons_model(20), CUTOFF, np)
+    indptr, indices, data, base = group.ordered_csr(flat, np)
+    lengths = seqs.lengths
+    dirty = np.full((12, 12), 9.0)
+    for s, t in ((0, 1), (2, 4), (1, 3)):
+        fresh = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, np.zeros((12, 12)))
+        again = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, dirty)
+        assert all(np.array_equal(a, b) for a, b in zip(fresh, again)) and len(fresh[0]) > 0

@@ -16,6 +16,22 @@ import numpy as np
 M, N_STATES = 0, 5
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pow2(k):
+    """2^k as a double where it is a normal number (so that ``v * _pow2(k)``
+    is ``ldexp(v, k)`` to the bit: one correctly rounded product), else 0.0:
+    the caller then takes ``ldexp`` itself."""
+    if -1022 <= k <= 1023:
+        return math.ldexp(1.0, k)
+    return 0.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _times_pow2(v, f, k):
+    """``ldexp(v, k)``, by the factor ``f = _pow2(k)`` where it is one."""
+    return v * f if f != 0.0 else math.ldexp(v, k)
+
+
 @numba.njit(cache=True, nogil=True)
 def _rescale(A, d, L2, L1):
     """Divide anti-diagonal ``d`` of ``A`` by a power of two that brings its
@@ -36,20 +52,25 @@ def _rescale(A, d, L2, L1):
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward(x, y, init, trans, pair, single):
+def _forward(x, y, init, trans, pair, single, F):
+    """Forward values into ``F`` (at least (L1 + 1, L2 + 1, 5); only the
+    cells the recursion writes are written, so row 0 and column 0 are
+    cleared first)."""
     L1, L2 = x.shape[0], y.shape[0]
-    F = np.zeros((L1 + 1, L2 + 1, N_STATES))
+    F[0, : L2 + 1, :] = 0.0
+    F[: L1 + 1, 0, :] = 0.0
     scale = np.zeros(L1 + L2 + 1, dtype=np.int64)  # diagonal d holds values x 2^scale[d]
     for d in range(1, L1 + L2 + 1):
         s1 = scale[d - 1]
         s2 = scale[d - 2] if d >= 2 else 0
+        f21 = _pow2(s2 - s1)
         for i in range(max(0, d - L2), min(L1, d) + 1):
             j = d - i
             if i > 0 and j > 0:  # from diagonal d - 2, brought to diagonal d - 1's units
                 acc = 0.0
                 for s in range(N_STATES):
                     acc += F[i - 1, j - 1, s] * trans[s, M]
-                acc = math.ldexp(acc, s2 - s1)
+                acc = _times_pow2(acc, f21, s2 - s1)
                 if i == 1 and j == 1:
                     acc += math.ldexp(init[M], -s1)
                 F[i, j, M] = pair[x[i - 1], y[j - 1]] * acc
@@ -66,14 +87,14 @@ def _forward(x, y, init, trans, pair, single):
                         acc += math.ldexp(init[k], -s1)
                     F[i, j, k] = single[y[j - 1]] * acc
         scale[d] = s1 + _rescale(F, d, L2, L1)
-    return F, scale
+    return scale
 
 
 @numba.njit(cache=True, nogil=True)
-def _backward(x, y, init, trans, pair, single):
+def _backward(x, y, init, trans, pair, single, B):
+    """Backward values into ``B`` (every cell is written)."""
     L1, L2 = x.shape[0], y.shape[0]
     last = L1 + L2
-    B = np.zeros((L1 + 1, L2 + 1, N_STATES))
     scale = np.zeros(last + 3, dtype=np.int64)
     for s in range(N_STATES):
         B[L1, L2, s] = init[s]
@@ -81,12 +102,13 @@ def _backward(x, y, init, trans, pair, single):
     for d in range(last - 1, -1, -1):
         s1 = scale[d + 1]
         s2 = scale[d + 2] if d + 2 <= last else s1
+        f21 = _pow2(s2 - s1)
         for i in range(max(0, d - L2), min(L1, d) + 1):
             j = d - i
             for s in range(N_STATES):
                 diag = 0.0
                 if i < L1 and j < L2:
-                    diag = math.ldexp(trans[s, M] * pair[x[i], y[j]] * B[i + 1, j + 1, M], s2 - s1)
+                    diag = _times_pow2(trans[s, M] * pair[x[i], y[j]] * B[i + 1, j + 1, M], f21, s2 - s1)
                 acc = diag
                 if i < L1:
                     for k in (1, 3):
@@ -96,35 +118,83 @@ def _backward(x, y, init, trans, pair, single):
                         acc += trans[s, k] * single[y[j]] * B[i, j + 1, k]
                 B[i, j, s] = acc
         scale[d] = s1 + _rescale(B, d, L2, L1)
-    return B, scale
+    return scale
+
+
+@numba.njit(cache=True, nogil=True)
+def _posterior_cells(x, y, init, trans, pair, single, F, B):
+    """Forward and backward into ``F``/``B``; returns (z, fs, bs, factor):
+    the posterior of cell (i, j) is ``_times_pow2(F[i, j, M] * B[i, j, M] /
+    z, factor[d], fs[d] + bs[d] - fs[L1 + L2])`` with d = i + j."""
+    L1, L2 = x.shape[0], y.shape[0]
+    fs = _forward(x, y, init, trans, pair, single, F)
+    bs = _backward(x, y, init, trans, pair, single, B)
+    z = 0.0
+    for s in range(N_STATES):
+        z += F[L1, L2, s] * init[s]
+    factor = np.empty(L1 + L2 + 1)  # each anti-diagonal's power of two (0.0: ldexp it)
+    for d in range(L1 + L2 + 1):
+        factor[d] = _pow2(fs[d] + bs[d] - fs[L1 + L2])
+    return z, fs, bs, factor
 
 
 @numba.njit(cache=True, nogil=True)
 def posteriors(x, y, init, trans, pair, single):
     """(len x, len y) posterior match probabilities."""
     L1, L2 = x.shape[0], y.shape[0]
-    F, fs = _forward(x, y, init, trans, pair, single)
-    B, bs = _backward(x, y, init, trans, pair, single)
-    z = 0.0
-    for s in range(N_STATES):
-        z += F[L1, L2, s] * init[s]
+    F = np.empty((L1 + 1, L2 + 1, N_STATES))
+    B = np.empty((L1 + 1, L2 + 1, N_STATES))
+    z, fs, bs, factor = _posterior_cells(x, y, init, trans, pair, single, F, B)
     out = np.zeros((L1, L2))
     for i in range(1, L1 + 1):
         for j in range(1, L2 + 1):
             d = i + j
-            out[i - 1, j - 1] = math.ldexp(F[i, j, M] * B[i, j, M] / z, fs[d] + bs[d] - fs[L1 + L2])
+            out[i - 1, j - 1] = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff):
-    """ProbCons' consistency transformation of one pair s < t: the dense
-    (L_s, L_t) matrix of sum over u of P_su P_ut (P_ss the identity), where
-    the sparse posteriors of the ordered pair (a, b) are rows of a in CSR
-    at ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``);
-    entries below ``cutoff`` (after division by n) are zeroed."""
+def sparse_posteriors(x, y, init, trans, pair, single, cutoff, F, B):
+    """The posteriors of at least ``cutoff`` as row-major (rows, cols,
+    values), the cells `posteriors` gives (``F``, ``B``: work space of at
+    least (L1 + 1, L2 + 1, 5), reused between pairs)."""
+    L1, L2 = x.shape[0], y.shape[0]
+    z, fs, bs, factor = _posterior_cells(x, y, init, trans, pair, single, F, B)
+    count = 0
+    for i in range(1, L1 + 1):  # F's match state becomes the posterior in place, then is gathered
+        for j in range(1, L2 + 1):
+            d = i + j
+            v = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
+            F[i, j, M] = v
+            if v >= cutoff:
+                count += 1
+    rows = np.empty(count, np.int32)
+    cols = np.empty(count, np.int32)
+    vals = np.empty(count, np.float64)
+    k = 0
+    for i in range(1, L1 + 1):
+        for j in range(1, L2 + 1):
+            if F[i, j, M] >= cutoff:
+                rows[k] = i - 1
+                cols[k] = j - 1
+                vals[k] = F[i, j, M]
+                k += 1
+    return rows, cols, vals
+
+
+@numba.njit(cache=True, nogil=True)
+def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out):
+    """ProbCons' consistency transformation of one pair s < t: the (L_s, L_t)
+    matrix of sum over u of P_su P_ut (P_ss the identity), where the sparse
+    posteriors of the ordered pair (a, b) are rows of a in CSR at
+    ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``), summed in
+    the work space ``out`` (at least L_s x L_t, reused between pairs); its
+    entries of at least ``cutoff`` after division by n are returned
+    row-major as (rows, cols, values)."""
     Ls, Lt = lengths[s], lengths[t]
-    out = np.zeros((Ls, Lt))
+    for x in range(Ls):
+        for y in range(Lt):
+            out[x, y] = 0.0
     for u in range(n):
         if u == s or u == t:  # P_ss P_st and P_st P_tt: the direct posteriors, once each
             b = base[s * n + t]
@@ -138,8 +208,22 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff):
                 z, p = indices[k], data[k]
                 for m in range(indptr[c + z], indptr[c + z + 1]):
                     out[x, indices[m]] += p * data[m]
+    count = 0
     for x in range(Ls):
         for y in range(Lt):
             v = out[x, y] / n
-            out[x, y] = v if v >= cutoff else 0.0
-    return out
+            out[x, y] = v
+            if v >= cutoff and v != 0.0:
+                count += 1
+    rows = np.empty(count, np.int32)
+    cols = np.empty(count, np.int32)
+    vals = np.empty(count, np.float64)
+    k = 0
+    for x in range(Ls):
+        for y in range(Lt):
+            if out[x, y] >= cutoff and out[x, y] != 0.0:
+                rows[k] = x
+                cols[k] = y
+                vals[k] = out[x, y]
+                k += 1
+    return rows, cols, vals

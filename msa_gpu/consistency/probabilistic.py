@@ -18,7 +18,7 @@ import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend import to_host
-from msa_gpu.consistency.pairhmm import PairHMM, pair_posteriors, probcons_model
+from msa_gpu.consistency.pairhmm import PairHMM, probcons_model
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
 #: ProbCons drops posteriors below this, and applies the transformation twice.
@@ -142,21 +142,29 @@ class _Group:
         a n + b]``, each row's entries by column ((b, a) is (a, b) transposed;
         the keys are distinct, so any sort gives the same arrays)."""
         q, x, y, p = flat
-        fam = xp.asarray(self.fam)[q]
-        n, ord0 = xp.asarray(self.n)[fam], xp.asarray(self.ord0)[fam]
-        s, t = xp.asarray(self.local[:, 0])[q], xp.asarray(self.local[:, 1])[q]
-        o = xp.concatenate([ord0 + s * n + t, ord0 + t * n + s])
-        row, col, val = xp.concatenate([x, y]), xp.concatenate([y, x]), xp.concatenate([p, p])
         rows_of = [np.zeros(0, np.int64)]  # each ordered pair (a, b)'s rows: a's length, none for (a, a)
         for f, k in enumerate(self.n.tolist()):
             r = np.repeat(self.lengths[self.seq0[f]: self.seq0[f] + k], k)
             r[:: k + 1] = 0
             rows_of.append(r)
         base = offsets(np.concatenate(rows_of))
-        g = xp.asarray(base[:-1])[o] + row
+        # each pair's first CSR row in either direction, then every entry's row (g): per pair, not per
+        # entry, so that the temporaries are a few arrays of the entries' size (a library of 142
+        # sequences of ~400 residues holds ~15 million entries a direction)
+        n_q = self.n[self.fam]
+        o_st = self.ord0[self.fam] + self.local[:, 0] * n_q + self.local[:, 1]
+        o_ts = self.ord0[self.fam] + self.local[:, 1] * n_q + self.local[:, 0]
+        first = xp.asarray(np.concatenate([base[:-1][o_st], base[:-1][o_ts]]))
+        nq_pairs = len(self.local)
+        g = xp.concatenate([first[:nq_pairs][q] + x, first[nq_pairs:][q] + y])
+        del first
+        col = xp.concatenate([y, x]).astype(xp.int32)
         order = xp.argsort(g * int(max(self.lengths.max(initial=0), 1)) + col)
         indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(xp.bincount(g, minlength=int(base[-1])))])
-        return indptr, col[order].astype(xp.int32), val[order], base[:-1]
+        del g
+        col = col[order]
+        val = xp.concatenate([p, p])[order]
+        return indptr, col, val, base[:-1]
 
     def transformed(self, flat, cutoff: float, xp):
         """One consistency transformation of every pair's sparse matrix (flat
@@ -168,15 +176,21 @@ class _Group:
 
             return consistency_pairs(indptr, indices, data, base, self.lengths, nq, bq, lq,
                                      self.local[:, 0], self.local[:, 1], cutoff)
+        import threading
+
         from msa_gpu.backend.posterior_cpu import consistency_pair
 
+        local = threading.local()  # each host thread's dense work space, reused between pairs
+        longest = int(self.lengths.max(initial=0))
+
         def one(q):
+            work = getattr(local, "work", None)
+            if work is None:
+                work = local.work = np.empty((longest, longest))
             n = int(nq[q])
             lens = self.lengths[lq[q]: lq[q] + n]
-            dense = consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
-                                     base[bq[q]: bq[q] + n * n], cutoff)
-            x, y = np.nonzero(dense)
-            return x, y, dense[x, y]
+            return consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
+                                    base[bq[q]: bq[q] + n * n], cutoff, work)
 
         return _flat(_threaded(one, list(range(len(self.local)))))
 
@@ -198,10 +212,20 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
 
         return flat_posteriors(codes, pairs, model.init, model.trans, model.pair, model.single, cutoff)
 
+    import threading
+
+    from msa_gpu.backend.posterior_cpu import sparse_posteriors
+
+    local = threading.local()  # each host thread's DP work space, grown as needed, reused between pairs
+    longest = max((len(c) for c in codes), default=0) + 1
+    cells = [np.asarray(c, np.int64) for c in codes]
+
     def one(pair):
-        p = pair_posteriors(codes[pair[0]], codes[pair[1]], model)
-        x, y = np.nonzero(p >= cutoff)
-        return x, y, p[x, y]
+        work = getattr(local, "work", None)
+        if work is None:
+            work = local.work = (np.empty((longest, longest, 5)), np.empty((longest, longest, 5)))
+        return sparse_posteriors(cells[pair[0]], cells[pair[1]], model.init, model.trans, model.pair,
+                                 model.single, cutoff, *work)
 
     return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()]))
 
@@ -217,11 +241,13 @@ def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model:
 
 
 def _flat(rows: list):
-    """Per-pair (x, y, p) host arrays as flat (q, x, y, p)."""
+    """Per-pair (x, y, p) host arrays as flat (q, x, y, p): int32 indices
+    (20 bytes an entry instead of 32: a library of 142 sequences of 400
+    residues holds tens of millions) and float64 values."""
     counts = [len(r[0]) for r in rows]
-    q = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+    q = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
     cat = lambda i, dt: np.concatenate([np.asarray(r[i], dt) for r in rows]) if rows else np.zeros(0, dt)  # noqa: E731
-    return q, cat(0, np.int64), cat(1, np.int64), cat(2, np.float64)
+    return q, cat(0, np.int32), cat(1, np.int32), cat(2, np.float64)
 
 
 def _threaded(fn, items: list) -> list:
