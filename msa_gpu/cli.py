@@ -1,5 +1,6 @@
 """The command line: a thin layer that sets up, delegates and maps errors to
-exit codes (2: bad input, 3: backend unavailable)."""
+exit codes (2: bad input, 3: backend unavailable, 4: out of memory or an
+output that cannot be written)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ from msa_gpu.errors import (
     BackendError,
     InputError,
     MsaGpuError,
+    OutputError,
     Terminated,
 )
 from msa_gpu.io import (
     OutFormat,
-    expand_inputs,
+    alignable_inputs,
+    check_outputs,
     format_for,
     output_name,
     read_aligned,
@@ -38,7 +41,9 @@ from msa_gpu.io import (
     render_alignment,
     stream_fasta,
     strict_names,
-    write_text,
+    through_link,
+    write_output,
+    writing,
 )
 from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 
@@ -138,7 +143,8 @@ def _main(
 @contextmanager
 def _exit_codes(plan=None):
     """Map errors to one-line messages and exit codes: 2 bad input, 3 backend
-    unavailable, 4 out of memory, 1 internal error (MSAGPU_DEBUG=1 shows its
+    unavailable, 4 out of memory or an output that cannot be written (disk
+    full: `OutputError`), 1 internal error (MSAGPU_DEBUG=1 shows its
     traceback), 130 SIGINT, 143 SIGTERM. SIGTERM unwinds like SIGINT, so
     temporary outputs are removed. A signal is remembered when it arrives:
     where a library turns the interruption into an error of its own (numba
@@ -180,6 +186,8 @@ def _fail_for(exc: BaseException, plan) -> None:
     """The exit of an error that is not a signal."""
     import os
 
+    if isinstance(exc, OutputError):
+        _fail(exc, EXIT_RESOURCE)
     if isinstance(exc, (InputError, ValueError)):
         _fail(exc, EXIT_INPUT)
     if isinstance(exc, OSError):
@@ -258,7 +266,7 @@ def align(
             raise InputError("--keeplength goes with --add and --existing")
         if not inputs:
             raise InputError("no input: give a FASTA file (or -i FILE)")
-        paths = expand_inputs(inputs)
+        paths = alignable_inputs(inputs, None if quiet else lambda m: typer.echo(f"msagpu: {m}", err=True))
         batch = outdir is not None
         if not batch and (len(paths) > 1 or paths != inputs):
             raise InputError("several inputs, a folder or a list file need --outdir DIR")
@@ -269,9 +277,7 @@ def align(
         if tree_in is not None and (dask or (gpus is not None and gpus.strip() != "1")):
             raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
-        for target in (output, tree_out, distmat_out, column_scores):  # fail before the work, not after it
-            if target is not None and str(target) != "-" and not Path(target).resolve().parent.is_dir():
-                raise InputError(f"{target}: no such folder to write into")
+        check_outputs(output, tree_out, distmat_out, column_scores, outdir=outdir)  # before the work, not after it
         families, failed = [], []
         n_inputs = len(paths)
         for p in list(paths):
@@ -336,19 +342,20 @@ def align(
         first_scores = None  # one family's column confidences, once made
         if not batch and fmt is OutFormat.fasta:  # one family: rows streamed to the (temporary) file
             seqs, result = families[0], results[0]
-            write_text(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
+            write_output(output, lambda h: stream_fasta(h, seqs.names, result.alignment.iter_rows(seqs)))
         else:
             # each output is made whole before it is written, one family at a time (a batch
             # of large families never holds all its texts); in batch mode a family that
             # cannot be written is reported and the others are still written
             if batch:
-                outdir.mkdir(parents=True, exist_ok=True)
+                with writing(outdir):
+                    outdir.mkdir(parents=True, exist_ok=True)
             for i, (path, seqs, target) in enumerate(zip(paths, families, targets)):
                 result = results[i]
                 if batch:  # a written family's alignment is not needed again
                     results[i] = None
                 if fmt is OutFormat.fasta:
-                    write_text(target, lambda h, s=seqs, r=result: stream_fasta(h, s.names, r.alignment.iter_rows(s)))
+                    write_output(target, lambda h, s=seqs, r=result: stream_fasta(h, s.names, r.alignment.iter_rows(s)))
                     continue
                 try:
                     scores = (result.column_scores() if fmt is OutFormat.stockholm
@@ -363,28 +370,29 @@ def align(
                     typer.echo(f"msagpu: error: {path}: {exc}", err=True)
                     failed.append(path)
                     continue
-                write_text(target, lambda h, text=text: h.write(text))
+                write_output(target, lambda h, text=text: h.write(text))
                 del text, result
             if fmt is OutFormat.phylip_strict:  # the short names' map beside each file
                 for seqs, target in zip(families, targets):
                     if target is not None and str(target) != "-":
                         pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(seqs.names)), seqs.names))
-                        write_text(f"{target}.names", lambda h, pairs=pairs: h.write(pairs))
+                        write_output(f"{target}.names", lambda h, pairs=pairs: h.write(pairs))
         if column_scores is not None:
             if first_scores is None:
                 first_scores = results[0].column_scores()
             values = "".join(f"{v:.4f}\n" for v in first_scores)
-            write_text(column_scores, lambda h: h.write(values))
+            write_output(column_scores, lambda h: h.write(values))
         if tree_out is not None:
             newick = to_newick(results[0].guide_tree, list(families[0].names))
-            write_text(tree_out, lambda h: h.write(newick + "\n"))
+            write_output(tree_out, lambda h: h.write(newick + "\n"))
         if distmat_out is not None:
             from msa_gpu.io import write_phylip_distances
 
             if results[0].distances is None:
                 raise InputError("--distmat-out: this run made no distance matrix (the large path and an "
                                  "injected tree make none)")
-            write_phylip_distances(results[0].distances, families[0].names, distmat_out)
+            with writing(distmat_out):
+                write_phylip_distances(results[0].distances, families[0].names, through_link(distmat_out))
         if batch and not quiet:
             split = ", ".join(f"{k.replace('_', ' ')} {v:g}" if k.startswith("refine_") else f"{k} {v:.2f} s"
                               for k, v in run_timings.items())  # refine_rounds/_accepted are counts
@@ -443,6 +451,7 @@ def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, th
     if add is None or existing is None or inputs:
         raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
     fmt = format_for(output, outfmt)
+    check_outputs(output)
     names, rows = read_aligned(existing)
     new = read_new(add, rows, seqtype)
     config = AlignerConfig(seqtype=new.seqtype, backend=backend, threads=threads)
@@ -450,7 +459,7 @@ def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, th
     if not quiet:
         typer.echo(f"msagpu: added {len(new)} sequences to an alignment of {len(names)}", err=True)
     text = render_alignment(out_names, out_rows, fmt, new.seqtype)
-    write_text(output, lambda h: h.write(text))
+    write_output(output, lambda h: h.write(text))
 
 
 def kernels_cold(folder: Path | None = None) -> bool:
@@ -524,13 +533,24 @@ def score(
     from msa_gpu.score import sp_tc
 
     with _exit_codes():
-        tn, tr = read_aligned(test)
-        rn, rr = read_aligned(reference)
+        tn, tr = _read_alignment(test)
+        rn, rr = _read_alignment(reference)
         result = sp_tc(tn, tr, rn, rr, read_core(core) if core else None)
     if as_json:
         typer.echo(json.dumps(result.as_dict()))
     else:
         typer.echo(f"SP {result.sp:.4f}\nTC {result.tc:.4f}")
+
+
+def _read_alignment(path) -> tuple[list[str], list[bytes]]:
+    """`read_aligned`, refusing a file whose rows differ in length (unaligned
+    sequences are not an alignment to score)."""
+    names, rows = read_aligned(path)
+    lengths = sorted({len(r) for r in rows})
+    if len(lengths) > 1:
+        raise InputError(f"{path}: not an alignment: its rows differ in length ({lengths[0]} to {lengths[-1]} "
+                         "columns); align it first")
+    return names, rows
 
 
 PairModeOpt = Annotated[PairMode, typer.Option("--mode", help="semiglobal: end gaps free on both sequences")]
@@ -572,10 +592,12 @@ def pairwise(
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         set_threads(threads)
+        check_outputs(output)
         seqs = read_sequences(input, seqtype)
         scoring = _pair_scoring(seqs, mode, matrix, gap_open, gap_extend)
         result = all_pairs(seqs, scoring, traceback=traceback, identities=True, backend=backend)
-        write_pairs_tsv(result, seqs, output, cigar=traceback)
+        with writing(output):
+            write_pairs_tsv(result, seqs, through_link(output), cigar=traceback)
 
 
 @app.command()
@@ -600,10 +622,12 @@ def distmat(
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         set_threads(threads)
+        check_outputs(output)
         seqs = read_sequences(input, seqtype)
         scoring = _pair_scoring(seqs, "global", matrix, gap_open, gap_extend)
         dm = pairwise_distance(seqs, backend=backend, kimura=kimura, scoring=scoring)
-        write_phylip_distances(dm, seqs.names, output)
+        with writing(output):
+            write_phylip_distances(dm, seqs.names, through_link(output))
 
 
 def main() -> None:

@@ -19,6 +19,11 @@ class ResourceError(MsaGpuError, MemoryError):
     """A run needs more memory (host or device) than it can have."""
 
 
+class OutputError(MsaGpuError):
+    """An output could not be written (disk full, I/O error): exit 4
+    (`EXIT_RESOURCE`), not 2, for the input was good."""
+
+
 class Terminated(BaseException):
     """SIGTERM arrived: unwinds like KeyboardInterrupt, so no partial file stays."""
 
@@ -30,11 +35,13 @@ EXIT_INTERNAL, EXIT_INPUT, EXIT_BACKEND, EXIT_RESOURCE, EXIT_INTERRUPT, EXIT_TER
 def exit_status(exc: BaseException) -> tuple[int, str]:
     """The exit code and one-line message of an error that ends a front
     door's run (bad input and unreadable files 2, no backend 3, out of memory
-    4, any other msagpu error 1).
+    or an output that cannot be written 4, any other msagpu error 1).
 
     >>> exit_status(InputError("no sequences found"))
     (2, 'no sequences found')
     """
+    if isinstance(exc, OutputError):
+        return EXIT_RESOURCE, str(exc)
     if isinstance(exc, (InputError, ValueError)):
         return EXIT_INPUT, str(exc)
     if isinstance(exc, OSError):

@@ -4,8 +4,9 @@ mapped onto msagpu, so that a pipeline changes one word.
 Every option below is mapped (`MAPPING` says to what); any other option is an
 error that names it, never a silent ignore. Output goes to stdout, in input
 order (``--reorder``: guide-tree order), FASTA unless ``--clustalout`` or
-``--phylipout``, nucleotides in lower case and amino acids in upper case as
-MAFFT writes them, unless ``--preservecase``.
+``--phylipout`` (strict PHYLIP as MAFFT writes it: `phylip_text`),
+nucleotides in lower case and amino acids in upper case as MAFFT writes them,
+unless ``--preservecase``.
 
 >>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
 >>> cfg = opts.config_for(SeqType.protein)  # gap costs scale with the input's detected type
@@ -44,8 +45,9 @@ MAPPING = {
     "--reorder": "rows in guide-tree order",
     "--inputorder": "rows in input order (the default)",
     "--clustalout": "--outfmt clustal",
-    "--phylipout": "--outfmt phylip (relaxed PHYLIP)",
-    "--namelength N": "names cut to N characters in Clustal and PHYLIP output",
+    "--phylipout": "strict PHYLIP, as MAFFT writes it: each name's first word cut or padded to 10 characters "
+                   "(names that the cut makes equal are kept distinct by a numbered tail: seq_longn1)",
+    "--namelength N": "names cut to N characters in Clustal output, and cut or padded to N in PHYLIP output",
     "--preservecase": "residues as given (else DNA/RNA lower case, protein upper case)",
     "--anysymbol": "any character accepted, scored as the wildcard (X or N)",
     "--quiet": "--quiet",
@@ -308,10 +310,57 @@ def _emit(opts: MafftOptions, names: list[str], rows: list[bytes], seqtype: SeqT
     if opts.outfmt == "fasta":
         write_text(None, lambda h: stream_fasta(h, names, rows))
         return
+    if opts.outfmt == "phylip":
+        text = phylip_text(names, rows, opts.name_length or PHYLIP_NAME_WIDTH)
+        write_text(None, lambda h: h.write(text))
+        return
     if opts.name_length:
         names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in names]
     text = render_alignment(names, rows, OutFormat(opts.outfmt), seqtype)
     write_text(None, lambda h: h.write(text))
+
+
+#: Width of a strict PHYLIP name (MAFFT's --phylipout without --namelength).
+PHYLIP_NAME_WIDTH = 10
+
+
+def phylip_names(names: list[str], width: int = PHYLIP_NAME_WIDTH) -> list[str]:
+    """Each name's first word cut to ``width`` characters, as MAFFT cuts it
+    (`strict_names` keeping every character); where the cut (or the input)
+    makes a name equal to an earlier one, its tail becomes a number (1, 2,
+    ...) so that every row keeps a name of its own.
+
+    >>> phylip_names(["seq_longname_a desc", "seq_longname_b", "seq_longname_c", "x"])
+    ['seq_longna', 'seq_longn1', 'seq_longn2', 'x']
+    """
+    from msa_gpu.io import strict_names
+
+    return strict_names(names, width, replace=False)
+
+
+def phylip_text(names: list[str], rows: list[bytes], width: int = PHYLIP_NAME_WIDTH) -> str:
+    """The alignment as MAFFT's --phylipout writes it: a ``' nseq ncols'``
+    line, then blocks of 50 columns in groups of 10, each row's name
+    (`phylip_names`) padded to ``width`` characters in the first block and
+    blanks in the others, a blank line after each block. With the default
+    width this is strict PHYLIP (Biopython's ``phylip`` reads it).
+
+    >>> print(phylip_text(["a", "b"], [b"ACGTACGTACGT", b"ACGT-CGTACGT"]), end="")
+     2 12
+    a          ACGTACGTAC GT
+    b          ACGT-CGTAC GT
+    <BLANKLINE>
+    """
+    ncols = len(rows[0]) if rows else 0
+    labels = [n.ljust(width) for n in phylip_names(names, width)]
+    lines = [f" {len(rows)} {ncols}"]
+    for start in range(0, ncols, 50):
+        for label, row in zip(labels, rows):
+            text = row[start:start + 50].decode("ascii")
+            groups = " ".join(text[k:k + 10] for k in range(0, len(text), 10))
+            lines.append(f"{label if start == 0 else ' ' * width} {groups}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [options] input > output\n\n" + \

@@ -42,19 +42,28 @@ def _key(name: str) -> str:
 
 def sp_tc(test_names: list[str], test_rows: list[bytes], ref_names: list[str],
           ref_rows: list[bytes], core: str | None = None) -> Score:
-    """Score ``test`` against ``ref``.
+    """Score ``test`` against ``ref``; both must be alignments (rows of one
+    length each), else `InputError`.
 
     Examples
     --------
     >>> sp_tc(["a", "b"], [b"AC-", b"A-C"], ["a", "b"], [b"AC", b"AC"]).sp
     0.5
+    >>> sp_tc(["a", "b"], [b"ACGT", b"AC"], ["a", "b"], [b"ACGT", b"AC--"])
+    Traceback (most recent call last):
+    ...
+    msa_gpu.errors.InputError: not an alignment: the test rows differ in length (2 to 4 columns)
     """
     by_name = {n: i for i, n in enumerate(test_names)}
     by_key = {_key(n): i for i, n in enumerate(test_names)}
-    lengths = {len(r) for r in ref_rows}
-    if len(lengths) != 1:
-        raise InputError("reference rows differ in length")
-    ncols = lengths.pop()
+    for which, rows in (("test", test_rows), ("reference", ref_rows)):
+        lengths = sorted({len(r) for r in rows})
+        if len(lengths) > 1:
+            raise InputError(f"not an alignment: the {which} rows differ in length ({lengths[0]} to {lengths[-1]} "
+                             "columns)")
+    if not ref_rows:
+        raise InputError("the reference has no rows")
+    ncols = len(ref_rows[0])
     mask = np.ones(ncols, dtype=bool) if core is None else np.frombuffer(core.encode(), np.uint8) == ord("1")
     if mask.size != ncols:
         raise InputError(f"core mask has {mask.size} columns, the reference {ncols}")

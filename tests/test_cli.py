@@ -91,6 +91,25 @@ def test_score_rejects_mismatched_sequences(refs, tmp_path):
     assert res.exit_code == 2 and "msagpu: error:" in res.stderr
 
 
+def test_score_refuses_an_unaligned_file(refs):
+    """Rows of different lengths are not an alignment: a one-line error and
+    exit 2, never SP 0 and exit 0."""
+    tfa, ref = refs / "BB11001.tfa", refs / "BB11001.ref.fa"
+    for test, reference in ((tfa, ref), (ref, tfa)):
+        res = run("score", test, reference)
+        assert res.exit_code == 2 and res.stdout == ""
+        assert res.stderr == (f"msagpu: error: {tfa}: not an alignment: its rows differ in length (83 to 91 columns); "
+                              "align it first\n")
+
+
+def test_score_api_refuses_ragged_test_rows():
+    from msa_gpu.errors import InputError
+    from msa_gpu.score import sp_tc
+
+    with pytest.raises(InputError, match="not an alignment: the test rows differ in length"):
+        sp_tc(["a", "b"], [b"ACGT", b"AC"], ["a", "b"], [b"ACGT", b"AC--"])
+
+
 def test_console_script_entry_point(refs):
     proc = subprocess.run([sys.executable, "-m", "msa_gpu", "align", str(refs / "BB11001.tfa"), "--backend", "cpu",
                            "--outfmt", "msf"], capture_output=True, text=True)
@@ -202,6 +221,30 @@ def test_formats_reject_names_they_would_merge(tmp_path):
     long.write_text(">sp|P12345|LONGPROTEINNAME_HUMAN_isoform1\nMKVLAAG\n>sp|P12345|LONGPROTEINNAME_HUMAN_isoform2\nMKVLAG\n")
     assert run("align", long, "--outfmt", "clustal", "--backend", "cpu").exit_code == 2
     assert run("align", long, "--outfmt", "phylip", "--backend", "cpu").exit_code == 0
+
+
+def test_batch_folder_skips_reference_alignments(refs, tmp_path):
+    """A BAliBASE-style folder (X.tfa beside X.ref.fa and X.core): only the
+    inputs are aligned, and the skipped references are counted on stderr."""
+    folder = tmp_path / "RV11"
+    folder.mkdir()
+    for family in ("BB11001", "BB12006"):
+        for suffix in (".tfa", ".ref.fa", ".core"):
+            (folder / f"{family}{suffix}").write_bytes((refs / f"{family}{suffix}").read_bytes())
+    out = tmp_path / "out"
+    res = run("align", folder, "--outdir", out, "--backend", "cpu", "--mode", "fast")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["BB11001.fa", "BB12006.fa"]
+    assert f"msagpu: {folder}: skipped 2 reference alignments (*.ref.fa)" in res.stderr
+    assert "ref.fa: gaps" not in res.stderr  # no reference was read as an input
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "BB11001.ref.fa").write_bytes((refs / "BB11001.ref.fa").read_bytes())
+    res = run("align", only, "--outdir", tmp_path / "o2", "--backend", "cpu")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "only reference alignments" in res.stderr
+    # named one by one, a reference is still an input
+    res = run("align", only / "BB11001.ref.fa", "--backend", "cpu", "--mode", "fast", "-q")
+    assert res.exit_code == 0 and res.stdout.count(">") == 4
 
 
 def test_batch_mode_writes_the_others_when_one_output_fails(refs, tmp_path):

@@ -130,6 +130,42 @@ def test_reorder_clustal_phylip_and_treeout(tmp_path):
     assert sorted(t.name for t in tree.get_terminals()) == sorted(read_sequences(src).names)
 
 
+def test_phylipout_is_strict_phylip_as_mafft_writes_it(tmp_path):
+    """--phylipout writes MAFFT's strict PHYLIP (10-character names, blocks
+    of 50 columns): Biopython's strict reader gets every row and column;
+    names the cut makes equal stay distinct."""
+    src = tmp_path / "in.fa"
+    tail = "KEETGKTEEAKPAEEKKEEAAPAEAKPAEEAKPAEEKKEEAAPAEAKPAEE"
+    src.write_text(f">seq_longname_alpha one\nMKVLAAGIVGLLLAAGCSSS{tail}\n>seq_longname_beta\nMKVLAGIVGLLLAAGCSSS{tail}\n"
+                   f">short\nMKVLAAGIVGLLAAGCSSS{tail}K\n>seq_longname_gamma\nMKVLAAGIVGLLLAAGCSS{tail}\n")
+    fasta = tmp_path / "out.fa"
+    fasta.write_bytes(_run("--quiet", src).stdout)
+    names, rows = read_aligned(fasta)
+    r = _run("--phylipout", "--quiet", src)
+    assert r.returncode == 0 and r.stderr == b""
+    text = r.stdout.decode()
+    assert text.splitlines()[0] == f" 4 {len(rows[0])}" and len(rows[0]) > 50
+    aln = AlignIO.read(io.StringIO(text), "phylip")  # strict: names are the first 10 characters
+    assert len(aln) == len(rows) == 4 and aln.get_alignment_length() == len(rows[0])
+    assert [rec.id for rec in aln] == ["seq_longna", "seq_longn1", "short", "seq_longn2"]
+    assert [str(rec.seq).encode() for rec in aln] == rows
+    assert all(line[:10].rstrip() == rec.id for line, rec in zip(text.splitlines()[1:], aln))
+
+
+@pytest.mark.skipif(shutil.which("mafft") is None, reason="MAFFT is not installed")
+def test_phylipout_has_maffts_bytes(tmp_path):
+    """Where the alignment is the same (sequences of one length, no gaps to
+    place), --phylipout gives the real ``mafft --phylipout``'s bytes."""
+    rng = np.random.default_rng(5)
+    base = rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), 120)
+    src = tmp_path / "in.fa"
+    src.write_text("".join(f">{name} desc\n" + "".join(np.where(rng.random(120) < 0.05, "W", base)) + "\n"
+                           for name in ("alpha", "a_rather_long_name", "b(1)", "c|x")))
+    for extra in ([], ["--namelength", "4"]):
+        theirs = subprocess.run(["mafft", "--quiet", "--phylipout", *extra, str(src)], capture_output=True).stdout
+        assert _run("--quiet", "--phylipout", "--amino", *extra, src).stdout == theirs
+
+
 def test_msagpu_mafft_subcommand(tmp_path):
     from typer.testing import CliRunner
 

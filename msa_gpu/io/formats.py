@@ -103,3 +103,18 @@ NAME_LIMIT = {OutFormat.clustal: 30}
 
 
 FASTA_SUFFIXES = (".fa", ".fasta", ".fas", ".afa", ".faa", ".fna", ".tfa", ".seq")
+
+
+#: Suffixes of reference alignments (BAliBASE's ``X.ref.fa`` beside its input
+#: ``X.tfa``): a folder given as input stands for its FASTA files less these.
+REFERENCE_SUFFIXES = (".ref.fa",)
+
+
+def is_reference(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a reference alignment (`REFERENCE_SUFFIXES`,
+    also gzip-compressed).
+
+    >>> is_reference("RV11/BB11001.ref.fa"), is_reference("BB11001.REF.FA.gz"), is_reference("BB11001.tfa")
+    (True, True, False)
+    """
+    return Path(path).name.lower().removesuffix(".gz").endswith(REFERENCE_SUFFIXES)

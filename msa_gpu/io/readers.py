@@ -14,7 +14,7 @@ from Bio import AlignIO, SeqIO
 
 from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode, input_warnings
 from msa_gpu.errors import InputError
-from msa_gpu.io.formats import ENCODING, ERRORS, FASTA_SUFFIXES
+from msa_gpu.io.formats import ENCODING, ERRORS, FASTA_SUFFIXES, REFERENCE_SUFFIXES, is_reference
 from msa_gpu.io.newick import from_mafft_tree, from_newick
 from msa_gpu.types import GuideTree, Sequences
 
@@ -213,3 +213,25 @@ def read_core(path: str | os.PathLike) -> str:
     if not text or set(text) - {"0", "1"}:
         raise InputError(f"{path}: a core mask must be one line of 0 and 1")
     return text
+
+
+def alignable_inputs(inputs: list[str], on_skip=None) -> list[str]:
+    """`expand_inputs`, less the reference alignments (`is_reference`:
+    BAliBASE's ``X.ref.fa`` beside its input ``X.tfa``) a folder holds: they
+    are not aligned, and ``on_skip(message)`` says so. (A reference named
+    as an input, or in a list file, is aligned.)"""
+    paths = expand_inputs(inputs)
+    kinds = ", ".join("*" + suffix for suffix in REFERENCE_SUFFIXES)
+    skipped: set[str] = set()
+    for item in inputs:
+        if item == "-" or not Path(item).is_dir():
+            continue
+        found = expand_inputs([item])
+        references = [p for p in found if is_reference(p)]
+        if len(references) == len(found):
+            raise InputError(f"{item}: no FASTA files to align in this folder, only reference alignments ({kinds})")
+        if references and on_skip is not None:
+            plural = "s" if len(references) > 1 else ""
+            on_skip(f"{item}: skipped {len(references)} reference alignment{plural} ({kinds})")
+        skipped.update(references)
+    return [p for p in paths if p not in skipped]

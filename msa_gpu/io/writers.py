@@ -55,18 +55,19 @@ def _write_msf(handle, recs: list[SeqRecord], seqtype: SeqType) -> None:
         handle.write("\n")
 
 
-def strict_names(names: list[str], width: int = 10) -> list[str]:
+def strict_names(names: list[str], width: int = 10, replace: bool = True) -> list[str]:
     """Names of at most ``width`` characters for strict PHYLIP: each first
-    word cut to fit, characters PHYLIP readers split on replaced by '_',
-    repeats made unique by a numbered tail.
+    word cut to fit, characters PHYLIP readers split on replaced by '_'
+    (unless ``replace`` is off: MAFFT's --phylipout keeps them), repeats
+    made unique by a numbered tail.
 
     >>> strict_names(["sp|P12345|KIN_HUMAN kinase", "sp|P12345|KIN_MOUSE", "x"])
     ['sp_P12345_', 'sp_P123451', 'x']
     """
     out, used = [], set()
     for name in names:
-        base = "".join(c if c.isalnum() or c in "_.-" else "_" for c in (name.split(None, 1)[0] if name.strip()
-                                                                         else "seq"))[:width] or "seq"
+        word = name.split(None, 1)[0] if name.strip() else "seq"
+        base = ("".join(c if c.isalnum() or c in "_.-" else "_" for c in word) if replace else word)[:width] or "seq"
         cand, k = base, 0
         while cand in used:
             k += 1

@@ -1,0 +1,86 @@
+"""Outputs that fail early and never half-way: every output's folder is
+tried before the work (`check_outputs`), a symbolic link is written through
+(`through_link`), and a write that fails is an `OutputError` (exit 4: the
+input was good) naming the output (`writing`, `write_output`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from msa_gpu.errors import InputError, OutputError
+from msa_gpu.io.writers import write_text
+
+
+@contextmanager
+def writing(target):
+    """Writes to ``target`` (None or '-': standard output): an `OSError` they
+    raise becomes an `OutputError` naming ``target``."""
+    try:
+        yield
+    except OSError as exc:
+        where = "standard output" if target is None or str(target) == "-" else target
+        raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
+
+
+def through_link(path):
+    """``path``, or the file it links to where it is a symbolic link to a file
+    (or to nothing yet): the output is then written through the link, as a
+    shell's ``>`` writes, not over it. A link to a device (/dev/stdout) or a
+    folder stays as it is."""
+    if path is None or str(path) == "-" or not Path(path).is_symlink():
+        return path
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return path
+    except OSError:  # a dangling link: its target is made
+        pass
+    return Path(os.path.realpath(path))
+
+
+def write_output(target, emit) -> None:
+    """`write_text` to ``target`` (through a link: `through_link`); a failed
+    write is an `OutputError`."""
+    with writing(target):
+        write_text(through_link(target), emit)
+
+
+def check_outputs(*targets, outdir: Path | None = None) -> None:
+    """Fail before the work, not after it: each output file's folder (a
+    link's target's) must exist and take a new file (tried with a nameless
+    temporary file: permissions, a read-only mount), and the output must not
+    be a folder; a device or a pipe (/dev/null, /dev/stdout) is written in
+    place. ``outdir`` must be such a folder, or one that can be made in one."""
+    def takes_files(target, folder: Path) -> None:
+        try:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            raise InputError(f"{target}: cannot write into {folder} ({exc.strerror or exc})") from None
+
+    for target in targets:
+        if target is None or str(target) == "-":
+            continue
+        try:
+            mode = os.stat(target).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and stat.S_ISDIR(mode):
+            raise InputError(f"{target}: is a folder, not a file to write")
+        if mode is not None and not stat.S_ISREG(mode):
+            continue
+        folder = Path(os.path.realpath(target)).parent
+        if not folder.is_dir():
+            raise InputError(f"{target}: no such folder to write into")
+        takes_files(target, folder)
+    if outdir is not None:
+        existing = Path(os.path.realpath(outdir))
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise InputError(f"{outdir}: not a folder to write into ({existing} is a file)")
+        takes_files(outdir, existing)
