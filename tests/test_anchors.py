@@ -105,6 +105,30 @@ def test_chain_is_the_heaviest_increasing_one():
     assert anchors._heaviest_chain([]) == []
 
 
+def test_chain_is_strictly_increasing_in_both_profiles():
+    """A block found twice in A and once in B gives two runs that start at
+    the same place in B: chaining both would take 150 + 160 = 310 columns
+    (and 100 + 150 + 160 in the second case), but a chain must increase
+    strictly in BOTH profiles, so the heavier run alone is kept (by hand:
+    160; 100 + 160 = 260); the same for two runs starting at one place in
+    A. End to end, A holds a block twice that B holds once: the chained,
+    trimmed anchors match, increase strictly and do not overlap in either
+    profile."""
+    assert anchors._heaviest_chain([(0, 500, 150), (300, 500, 160)]) == [(300, 500, 160)]
+    assert anchors._heaviest_chain([(0, 0, 100), (200, 200, 150), (400, 200, 160)]) == [(0, 0, 100), (400, 200, 160)]
+    assert anchors._heaviest_chain([(200, 0, 150), (200, 300, 160)]) == [(200, 300, 160)]
+    rng = np.random.default_rng(11)
+    left, rep, right = rng.integers(0, 4, 300), rng.integers(0, 4, 60), rng.integers(0, 4, 300)
+    a = np.concatenate([left, rep, rng.integers(0, 4, 20), rep, right])
+    b = np.concatenate([left, rep, right])
+    found = anchors.find_anchors(a, b, 10, 15)
+    assert sum(x.length for x in found) > 400
+    for x in found:
+        assert (a[x.a: x.a + x.length] == b[x.b: x.b + x.length]).all()
+    for x, y in zip(found, found[1:]):
+        assert x.a + x.length <= y.a and x.b + x.length <= y.b
+
+
 def test_trimmed_anchors_do_not_overlap_and_keep_margins():
     chain = [(0, 0, 100), (90, 95, 60), (160, 170, 13)]
     out = anchors._trimmed(chain, min_run=12, margin=8)

@@ -80,6 +80,41 @@ def test_midpoint_root_keeps_the_splits_and_halves_the_longest_path():
         assert np.isclose(max(depth[list(sides[0])]), max(depth[list(sides[1])]))
 
 
+def _leaf_depths(tree: GuideTree) -> np.ndarray:
+    """Each leaf's path length from the root."""
+    n = tree.n_leaves
+    depth = np.zeros(2 * n - 1)
+    for k in range(n - 2, -1, -1):
+        for c, w in zip(tree.children[k], tree.lengths[k]):
+            depth[c] = depth[n + k] + w
+    return depth[:n]
+
+
+def test_nj_is_midpoint_rooted_by_default():
+    """An additive matrix of the unrooted tree (branch lengths by hand)::
+
+        0 --10-- u --1-- v --1-- w --1-- 3
+                 |       |       |
+                 1       1       1
+                 1       2       4
+
+    The longest leaf-to-leaf path, 0 to 3 (or 4), is 13: its midpoint lies
+    6.5 along leaf 0's branch, so the root splits {0} from {1, 2, 3, 4}
+    with branches 6.5 and 3.5, and the leaves lie 6.5, 4.5, 5.5, 6.5, 6.5
+    below it (0 and 3 equally far). NJ rooted at its last join instead puts
+    the root between {0, 1, 2, 3} and {4}. The default ``nj`` is the
+    explicitly midpoint-rooted one, children and lengths."""
+    d = np.array([[0, 11, 12, 13, 13], [11, 0, 3, 4, 4], [12, 3, 0, 3, 3], [13, 4, 3, 0, 2], [13, 4, 3, 2, 0]], float)
+    dm = DistanceMatrix(d, "x")
+    tree = nj(dm)
+    assert set(_clades(tree)) == {frozenset({3, 4}), frozenset({2, 3, 4}), frozenset({1, 2, 3, 4}), frozenset(range(5))}
+    assert sorted(tree.lengths[-1].tolist()) == [3.5, 6.5]
+    assert np.allclose(_leaf_depths(tree), [6.5, 4.5, 5.5, 6.5, 6.5])
+    explicit = nj(dm, midpoint=True)
+    assert tree.children.tolist() == explicit.children.tolist() and np.array_equal(tree.lengths, explicit.lengths)
+    assert frozenset({0, 1, 2, 3}) in _clades(nj(dm, midpoint=False))  # (the other rooting differs)
+
+
 def test_long_families_take_divergences_nj_and_flat_gaps():
     seqs, truth = _genomes(12, 4000, seed=2)
     cfg = AlignerConfig(backend="cpu")
@@ -95,9 +130,17 @@ def test_long_families_take_divergences_nj_and_flat_gaps():
 
 
 def test_midpoint_root_of_a_tree_with_every_distance_zero_is_the_tree():
+    """Every distance 0: NJ's ties go to the lowest pair of indices, so by
+    hand the tree is the caterpillar (((0, 1), 2), 3)... with every branch 0;
+    with no longest path to halve, midpoint rooting gives that same tree
+    back, children and lengths."""
     for n in (3, 6):
-        tree = nj(DistanceMatrix(np.zeros((n, n)), "x"))
-        assert tree.children.shape == (n - 1, 2)
+        dm = DistanceMatrix(np.zeros((n, n)), "x")
+        caterpillar = [[0, 1]] + [[n + k - 1, k + 1] for k in range(1, n - 1)]
+        last = nj(dm, midpoint=False)
+        assert last.children.tolist() == caterpillar and not last.lengths.any()
+        for tree in (nj(dm), midpoint_root(last)):
+            assert tree.children.tolist() == caterpillar and not tree.lengths.any()
 
 
 def test_a_genome_and_its_fragments_align_on_the_long_path():

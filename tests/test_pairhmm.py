@@ -271,3 +271,82 @@ def test_the_consistency_transformation_reuses_its_dense_work_space():
         fresh = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, np.zeros((12, 12)))
         again = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, dirty)
         assert all(np.array_equal(a, b) for a, b in zip(fresh, again)) and len(fresh[0]) > 0
+
+
+def test_model_has_probcons_published_gap_parameters_on_their_states():
+    """ProbCons 1.12's ``Defaults.h`` (Do et al. 2005; ../shared/models.md):
+    initial {0.6815, 8.6e-5, 8.6e-5, 0.159, 0.159}, gap open {0.01195,
+    0.00801} and gap extend {0.3966, 0.8989} for the short and the long
+    insert states. States 1, 2 are the short inserts (x, y), 3, 4 the long
+    ones: open and extend exchanged, or the short and long states'
+    parameters exchanged, keep every sum and symmetry but fail here."""
+    m = probcons_model()
+    published = dict(init=[0.6815, 8.6e-5, 8.6e-5, 0.159, 0.159], open_=[0.01195, 0.01195, 0.00801, 0.00801],
+                     extend=[0.3966, 0.3966, 0.8989, 0.8989])
+    assert m.init == pytest.approx(published["init"], rel=2e-3)
+    assert m.trans[0, 1:] == pytest.approx(published["open_"], rel=2e-3)  # match -> each insert state
+    assert np.diag(m.trans)[1:] == pytest.approx(published["extend"], rel=2e-3)  # each insert state -> itself
+    assert m.trans[1:, 0] == pytest.approx([1 - e for e in published["extend"]], rel=2e-3)  # and back to match
+    assert m.trans[0, 0] == pytest.approx(1 - 2 * (0.01195 + 0.00801), rel=1e-4)
+    inserts = m.trans[1:, 1:]
+    assert np.count_nonzero(inserts - np.diag(np.diag(inserts))) == 0  # no insert state enters another
+    # the short state opens more often and ends sooner than the long one (ProbCons' design)
+    assert m.trans[0, 1] > m.trans[0, 3] and m.trans[1, 1] < m.trans[3, 3]
+
+
+def _cut(p):
+    """Posteriors below ProbCons' cutoff 0.01 count as 0."""
+    return np.where(p >= 0.01, p, 0.0)
+
+
+def test_expected_identity_is_over_the_shorter_sequence():
+    """The guide tree's expected identity of a pair: the posterior mass on
+    identical residue pairs (cut at 0.01) over the SHORTER length. A
+    sequence and its 6-residue prefix share every residue of the prefix:
+    by hand that is about 6 / 6 = 1 (over the longer, 6 / 14 < 0.5); and the
+    value is the dense posteriors' identical mass / 6 exactly, for every pair
+    of a three-sequence family of lengths 14, 6 and 10."""
+    from msa_gpu.consistency import posterior_library
+    from msa_gpu.consistency.library import library_distance
+
+    raw = [b"MKVLAWQRSTEGHP", b"MKVLAW", b"MKVIAWQRST"]
+    seqs = make_sequences(["long", "prefix", "mid"], raw, "protein")
+    lib = posterior_library(seqs)
+    assert lib.identity[0, 1] > 0.9 and lib.identity[1, 0] == lib.identity[0, 1]
+    for s, t in ((0, 1), (0, 2), (1, 2)):
+        p = _cut(pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL))
+        same = seqs.codes[s][:, None] == seqs.codes[t][None, :]
+        want = p[same].sum() / min(len(raw[s]), len(raw[t]))
+        assert lib.identity[s, t] == pytest.approx(want, rel=1e-9), (s, t)
+    assert library_distance(lib).values[0, 1] == pytest.approx(1 - lib.identity[0, 1])
+
+
+def test_column_confidence_averages_over_the_pairs_that_both_have_a_residue():
+    """A column's confidence is the mean posterior of the residue pairs it
+    holds, over the pairs of sequences with a residue in BOTH (not either).
+    Hand-built alignment with gaps::
+
+        a  M K V L W
+        b  M K - L W
+        c  M - - - W
+
+    columns 1 and 3: only (a, b) counts, so the score is that pair's
+    posterior alone (dividing by the 3 pairs where either has a residue
+    would give a third of it); column 2: no pair, 0; columns 0 and 4: the
+    mean of all three pairs' posteriors (each from the dense forward-backward,
+    cut at 0.01)."""
+    from msa_gpu.consistency.confidence import column_confidence
+    from msa_gpu.types import Alignment
+
+    seqs = make_sequences(list("abc"), [b"MKVLW", b"MKLW", b"MW"], "protein")
+    mask = np.array([[1, 1, 1, 1, 1], [1, 1, 0, 1, 1], [1, 0, 0, 0, 1]], bool)
+    aln = Alignment.from_mask(mask)
+    aln.check(seqs)
+    P = {(s, t): _cut(pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL)) for s, t in ((0, 1), (0, 2), (1, 2))}
+    want = [(P[0, 1][0, 0] + P[0, 2][0, 0] + P[1, 2][0, 0]) / 3,
+            P[0, 1][1, 1],
+            0.0,
+            P[0, 1][3, 2],
+            (P[0, 1][4, 3] + P[0, 2][4, 1] + P[1, 2][3, 1]) / 3]
+    assert P[0, 1][1, 1] > 0.3 and P[0, 1][3, 2] > 0.3  # the single-pair columns carry real mass
+    assert column_confidence(seqs, aln) == pytest.approx(want, rel=1e-9, abs=1e-12)
