@@ -138,7 +138,7 @@ class Aligner:
         if posterior:  # pair-HMM posteriors, every family's together
             xp = self.backend.xp
             for f, lib in zip(posterior, posterior_libraries([families[f] for f in posterior], xp=xp,
-                                                                   on_progress=self._progress("pairs"))):
+                                                                   on_progress=self._progress("pair steps"))):
                 libs[f] = on_backend(lib, xp)
         hard = [f for f in todo if kinds[f] != "posterior"]
         for kind in sorted({kinds[f] for f in hard}):

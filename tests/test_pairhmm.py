@@ -350,3 +350,26 @@ def test_column_confidence_averages_over_the_pairs_that_both_have_a_residue():
             (P[0, 1][4, 3] + P[0, 2][4, 1] + P[1, 2][3, 1]) / 3]
     assert P[0, 1][1, 1] > 0.3 and P[0, 1][3, 2] > 0.3  # the single-pair columns carry real mass
     assert column_confidence(seqs, aln) == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def test_one_family_reports_its_library_as_it_goes():
+    """Issue 44: one family's library reported nothing until it was done. Its
+    pair steps (each pair's posteriors, then each transformation pass) are
+    now counted as they end: many reports, rising, ending at the total."""
+    from msa_gpu.consistency.probabilistic import PASSES, posterior_libraries
+
+    rng = np.random.default_rng(6)
+    base = rng.integers(0, 20, 30)
+    letters = np.array(list("ARNDCQEGHILKMFPSTWYV"))
+    raw = []
+    for _ in range(24):
+        s = base.copy()
+        s[rng.random(30) < 0.2] = rng.integers(0, 20)
+        raw.append("".join(letters[s]).encode())
+    seqs = make_sequences([f"s{i}" for i in range(24)], raw, "protein")
+    seen = []
+    lib = posterior_libraries([seqs], on_progress=lambda done, total: seen.append((done, total)))[0]
+    pairs = 24 * 23 // 2
+    assert len(seen) >= 1 + PASSES * 2 and seen[-1] == (pairs * (1 + PASSES), pairs * (1 + PASSES))
+    assert all(b[0] > a[0] for a, b in zip(seen, seen[1:]))
+    assert lib.n_entries > 0

@@ -49,21 +49,29 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
     all of a group's pairs. Every pair's matrix is held sparse, all pairs in
     flat arrays (q, x, y, p) that stay on the device between the passes
     (dense, a family of 142 sequences of ~400 residues would hold 13 GB), and
-    so do the libraries' entry arrays. ``on_progress(done, total)`` is
-    called after each group with the pairs done."""
+    so do the libraries' entry arrays. ``on_progress(done, total)`` counts
+    pair steps: each pair's posteriors, then each transformation pass over
+    it (``1 + passes`` steps a pair), reported as they end (on the CPU every
+    1% of a group's pairs, so that one family reports too; on the GPU after
+    each launch)."""
     out: list = [None] * len(families)
     cells = [_cells(f) for f in families]
-    total, done = sum(len(f) * (len(f) - 1) // 2 for f in families), 0
+    total, done = sum(len(f) * (len(f) - 1) // 2 for f in families) * (1 + passes), 0
+
+    def tick(k: int) -> None:
+        nonlocal done
+        done += k
+        if on_progress is not None:
+            on_progress(done, total)
+
     for size in sorted({f.alphabet.size for f in families}):
         todo = [i for i, f in enumerate(families) if f.alphabet.size == size]
         for chunk in budget_chunks([cells[i] for i in todo], group_cells):
             group = [todo[int(k)] for k in chunk]
-            libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp)
+            libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp,
+                                                                  tick)
             for i, lib in zip(group, libs):
                 out[i] = lib
-            done += sum(len(families[i]) * (len(families[i]) - 1) // 2 for i in group)
-            if on_progress is not None:
-                on_progress(done, total)
     return out
 
 
@@ -90,11 +98,12 @@ class _Group:
         self.glob = self.local + self.seq0[self.fam][:, None]
         self.ord0 = offsets(self.n * self.n)  # each family's first ordered pair (a, b), a n + b after it
 
-    def libraries(self, model: PairHMM, cutoff: float, passes: int, xp) -> list[ConsistencyLibrary]:
-        flat = self.posteriors(model, cutoff, xp)
+    def libraries(self, model: PairHMM, cutoff: float, passes: int, xp, tick=None) -> list[ConsistencyLibrary]:
+        """The group's libraries; ``tick(k)`` is called as k more pair steps end."""
+        flat = self.posteriors(model, cutoff, xp, tick)
         identity = self.expected_identity(flat, xp)
         for _ in range(passes):
-            flat = self.transformed(flat, cutoff, xp)
+            flat = self.transformed(flat, cutoff, xp, tick)
         q, x, y, p = flat
         counts = to_host(xp.bincount(q, minlength=len(self.local))) if len(self.local) else np.zeros(0, np.int64)
         ends = offsets(counts)
@@ -106,9 +115,9 @@ class _Group:
                                           x[a:b].astype(xp.int32), y[a:b].astype(xp.int32), w, identity[f]))
         return out
 
-    def posteriors(self, model: PairHMM, cutoff: float, xp):
+    def posteriors(self, model: PairHMM, cutoff: float, xp, tick=None):
         codes = [c for f in self.families for c in f.codes]
-        return flat_posteriors_of(codes, self.glob, model, cutoff, xp)
+        return flat_posteriors_of(codes, self.glob, model, cutoff, xp, tick)
 
     def expected_identity(self, flat, xp) -> list[np.ndarray]:
         """Each family's expected identities: posterior mass on identical
@@ -166,7 +175,7 @@ class _Group:
         val = xp.concatenate([p, p])[order]
         return indptr, col, val, base[:-1]
 
-    def transformed(self, flat, cutoff: float, xp):
+    def transformed(self, flat, cutoff: float, xp, tick=None):
         """One consistency transformation of every pair's sparse matrix (flat
         (q, x, y, p)), on ``xp``'s device (the same bits on either)."""
         indptr, indices, data, base = self.ordered_csr(flat, xp)
@@ -174,8 +183,11 @@ class _Group:
         if xp is not np:
             from msa_gpu.backend.posterior_gpu import consistency_pairs
 
-            return consistency_pairs(indptr, indices, data, base, self.lengths, nq, bq, lq,
-                                     self.local[:, 0], self.local[:, 1], cutoff)
+            out = consistency_pairs(indptr, indices, data, base, self.lengths, nq, bq, lq,
+                                    self.local[:, 0], self.local[:, 1], cutoff)
+            if tick is not None:
+                tick(len(self.local))
+            return out
         import threading
 
         from msa_gpu.backend.posterior_cpu import consistency_pair
@@ -192,7 +204,7 @@ class _Group:
             return consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
                                     base[bq[q]: bq[q] + n * n], cutoff, work)
 
-        return _flat(_threaded(one, list(range(len(self.local)))))
+        return _flat(_threaded(one, list(range(len(self.local))), tick))
 
 
 #: Fixed point of the expected identities' sums (integer sums have the same
@@ -200,17 +212,21 @@ class _Group:
 IDENTITY_ONE = float(1 << 40)
 
 
-def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np):
+def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np,
+                       tick=None):
     """The posteriors of at least ``cutoff`` of ``pairs`` (P, 2) of ``codes``
     as flat arrays (q, x, y, p) on ``xp``'s device, by pair index q, then
     row-major: on the GPU in batches (backend/posterior_gpu.py), on the CPU
     a pair per host thread (the numba twin releases the GIL). The same bits
-    either way."""
+    either way. ``tick(k)`` is called as k more pairs are done."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if xp is not np:
         from msa_gpu.backend.posterior_gpu import flat_posteriors
 
-        return flat_posteriors(codes, pairs, model.init, model.trans, model.pair, model.single, cutoff)
+        out = flat_posteriors(codes, pairs, model.init, model.trans, model.pair, model.single, cutoff)
+        if tick is not None:
+            tick(len(pairs))
+        return out
 
     import threading
 
@@ -227,7 +243,7 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
         return sparse_posteriors(cells[pair[0]], cells[pair[1]], model.init, model.trans, model.pair,
                                  model.single, cutoff, *work)
 
-    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()]))
+    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()], tick))
 
 
 def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
@@ -250,18 +266,30 @@ def _flat(rows: list):
     return q, cat(0, np.int32), cat(1, np.int32), cat(2, np.float64)
 
 
-def _threaded(fn, items: list) -> list:
+def _threaded(fn, items: list, tick=None) -> list:
     """``fn`` of each item on host threads (numba kernels that release the
-    GIL; as many as numba may use, which ``threads`` caps), results in order."""
+    GIL; as many as numba may use, which ``threads`` caps), results in order;
+    ``tick(k)`` after each hundredth of the items (at least 16 a step)."""
     import numba
 
+    step = max(16, -(-len(items) // 100))
     workers = min(len(items), numba.get_num_threads())
-    if workers < 2:
-        return [fn(i) for i in items]
-    from concurrent.futures import ThreadPoolExecutor
+    out: list = []
+    pool = None
+    if workers >= 2:
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(fn, items))
+        pool = ThreadPoolExecutor(workers)
+    try:
+        for start in range(0, len(items), step):
+            part = items[start: start + step]
+            out += list(pool.map(fn, part)) if pool is not None else [fn(i) for i in part]
+            if tick is not None:
+                tick(len(part))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return out
 
 
 def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:
