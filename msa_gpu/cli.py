@@ -4,17 +4,15 @@ output that cannot be written)."""
 
 from __future__ import annotations
 
+import enum
 import json
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from msa_gpu.alphabet import SeqType
-from msa_gpu.backend.pairwise import PairMode
-from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
 from msa_gpu.errors import (
     EXIT_BACKEND,
     EXIT_INPUT,
@@ -28,24 +26,80 @@ from msa_gpu.errors import (
     OutputError,
     Terminated,
 )
-from msa_gpu.io import (
-    OutFormat,
-    alignable_inputs,
-    check_outputs,
-    format_for,
-    output_name,
-    read_aligned,
-    read_core,
-    read_guide_tree,
-    read_sequences,
-    render_alignment,
-    stream_fasta,
-    strict_names,
-    through_link,
-    write_output,
-    writing,
-)
 from msa_gpu.plan import StagePlan, memory_plan, stage_plan
+
+if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need no numpy or Biopython
+    from msa_gpu.alphabet import SeqType
+    from msa_gpu.backend.pairwise import PairMode
+    from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
+    from msa_gpu.io import (
+        OutFormat,
+        alignable_inputs,
+        check_outputs,
+        format_for,
+        output_name,
+        read_aligned,
+        read_core,
+        read_guide_tree,
+        read_sequences,
+        render_alignment,
+        stream_fasta,
+        strict_names,
+        through_link,
+        write_output,
+        writing,
+    )
+
+#: The names `_load` brings in, by module: the same as an import at the top.
+_LAZY = {
+    "msa_gpu.alphabet": ("SeqType",),
+    "msa_gpu.backend.pairwise": ("PairMode",),
+    "msa_gpu.config": ("AlignerConfig", "BackendChoice", "DistanceMethod", "FragmentPlace", "Mode", "TreeMethod"),
+    "msa_gpu.io": ("OutFormat", "alignable_inputs", "check_outputs", "format_for", "output_name", "read_aligned",
+                   "read_core", "read_guide_tree", "read_sequences", "render_alignment", "stream_fasta",
+                   "strict_names", "through_link", "write_output", "writing"),
+}
+
+
+def _load() -> None:
+    """Import what the commands use (numpy and Biopython come with it) and
+    make its names this module's, as an import at the top would: a command
+    calls this first, so that ``--help`` and ``--version`` import none of it.
+    A name already set (a test's monkeypatch) is kept."""
+    names = globals()
+    if all(name in names for group in _LAZY.values() for name in group):
+        return
+    from msa_gpu import alphabet, config, io
+    from msa_gpu.backend import pairwise
+
+    for module in (alphabet, pairwise, config, io):
+        for name in _LAZY[module.__name__]:
+            names.setdefault(name, getattr(module, name))
+
+
+def __getattr__(name: str):
+    """``msa_gpu.cli.<name>`` of a name `_load` brings in (imports it first)."""
+    if any(name in group for group in _LAZY.values()):
+        _load()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _choices(name: str, values: str) -> type[enum.Enum]:
+    """A stand-in for one of msagpu's option enums, with its values, so that
+    building the help imports no numpy (`msa_gpu.config` comes with
+    `msa_gpu.alphabet`); a command turns its member into the real one
+    (``Mode(mode.value)``), and tests/test_help.py checks that the values agree."""
+    return enum.Enum(name, {v: v for v in values.split()}, type=str)
+
+
+SeqTypeArg = _choices("SeqType", "auto protein dna rna")
+BackendArg = _choices("BackendChoice", "auto cpu gpu")
+TreeArg = _choices("TreeMethod", "auto upgma nj mixed single")
+DistanceArg = _choices("DistanceMethod", "auto kmer align lcs")
+FragmentArg = _choices("FragmentPlace", "tree last")
+ModeArg = _choices("Mode", "auto fast accurate large")
+PairModeArg = _choices("PairMode", "global semiglobal local")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
@@ -56,17 +110,17 @@ Output = Annotated[Optional[Path], typer.Option("-o", "--output", "--out", help=
 OutFmt = Annotated[Optional[str], typer.Option("--outfmt", help="Output format: fasta, clustal, phylip, "
                                                "phylip-strict, nexus, stockholm, msf (also Clustal Omega's fa, "
                                                "clu, phy, st; any case). Default: from the extension, else FASTA")]
-SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
-BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
-TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
+SeqTypeOpt = Annotated[SeqTypeArg, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
+BackendOpt = Annotated[BackendArg, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
+TreeOpt = Annotated[TreeArg, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences; from 500 single linkage on LCS distances, "
                                                               "UPGMA where the distances are k-mers; sequences over "
                                                               "3,000 long on average: NJ on k-mer divergences, "
                                                               "midpoint-rooted)")]
-DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
+DistanceOpt = Annotated[DistanceArg, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
                                                          "auto: lcs from 500 sequences and where k-mers are blind, k-mers otherwise")]
 
-Fragments = Annotated[FragmentPlace, typer.Option("--fragments",
+Fragments = Annotated[FragmentArg, typer.Option("--fragments",
                                         help="last: sequences under half the 95th length percentile are merged one at a "
                                              "time after the rest (MAFFT's --addfragments within one input); tree: where the guide tree puts them")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
@@ -103,20 +157,27 @@ Explain = Annotated[bool, typer.Option("--explain", help="Say each family's reci
                                        "families take each mode")]
 Anchors = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Cut merges of over 16M DP cells at exact k-mer "
                                        "matches and align only between them (long genomes); --no-anchors: the full DP")]
-ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: consistency from ProbCons' pair-HMM posteriors for protein, "
-                                       "from local alignments and refinement for nucleotides (MAFFT L-INS-i class); "
-                                       "fast: progressive only (FFT-NS-2 class); large: no N x N matrix (k-mer pivots, "
-                                       "partition tree); auto: accurate up to 200 sequences of up to 2,000 residues, "
-                                       "large from 20,000 sequences, else fast")]
-Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="Accurate mode with local pairwise alignments (MAFFT's spelling)")]
-Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode with global pairwise alignments")]
+ModeOpt = Annotated[ModeArg, typer.Option("--mode", help="accurate: a consistency library (MAFFT L-INS-i class): "
+                                       "the pair-HMM posterior library for protein (ProbCons' posteriors), the "
+                                       "local-alignment library for nucleotides; fast: progressive only (FFT-NS-2 "
+                                       "class); large: no N x N matrix (k-mer pivots, partition tree); auto: accurate "
+                                       "up to 200 sequences of up to 2,000 residues, large from 20,000 sequences, "
+                                       "else fast")]
+Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="MAFFT's spelling of --mode accurate (L-INS-i), "
+                                     "the same run: the pair-HMM posterior library for protein, the local-alignment "
+                                     "library for nucleotides")]
+Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode (MAFFT's G-INS-i): the "
+                                     "global-alignment library for nucleotides; the pair-HMM posterior library for "
+                                     "protein, the same run as --mode accurate")]
 GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs of this machine for a batch: all, a count or "
                                                  "indices (0,2); CUDA_VISIBLE_DEVICES picks them. The output is "
                                                  "the same as on one GPU. Default: one")]
 DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Spread a batch's families over Dask workers: a scheduler "
                                                 "address, or 'local' for worker processes on this machine")]
 MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", "--iter", min=0, max=100000,
-                                                   help="Refinement rounds (default: 10 in accurate mode, 0 in fast)")]
+                                                   help="Refinement rounds, at most (default: 10 in accurate mode "
+                                                        "for nucleotides, 0 in accurate mode for protein, 0 in fast "
+                                                        "mode; large mode never refines)")]
 
 
 def _fail(exc: Exception, code: int) -> None:
@@ -216,10 +277,10 @@ def align(
     output: Output = None,
     outdir: OutDir = None,
     outfmt: OutFmt = None,
-    seqtype: SeqTypeOpt = SeqType.auto,
-    backend: BackendOpt = BackendChoice.auto,
-    tree: TreeOpt = TreeMethod.auto,
-    distance: DistanceOpt = DistanceMethod.auto,
+    seqtype: SeqTypeOpt = SeqTypeArg.auto,
+    backend: BackendOpt = BackendArg.auto,
+    tree: TreeOpt = TreeArg.auto,
+    distance: DistanceOpt = DistanceArg.auto,
     tree_out: TreeOut = None,
     tree_in: TreeIn = None,
     threads: Threads = None,
@@ -227,9 +288,9 @@ def align(
     gap_extend: GapExtend = None,
     matrix: Matrix = None,
     retree: Retree = 1,
-    fragments: Fragments = FragmentPlace.tree,
+    fragments: Fragments = FragmentArg.tree,
     anchors: Anchors = True,
-    mode: ModeOpt = Mode.auto,
+    mode: ModeOpt = ModeArg.auto,
     linsi: Linsi = False,
     ginsi: Ginsi = False,
     maxiterate: MaxIterate = None,
@@ -252,9 +313,12 @@ def align(
     file need --outdir: all families are aligned in one run, their merges
     batched together.
     """
+    _load()
     from msa_gpu.aligner import Aligner
     from msa_gpu.io import to_newick
 
+    seqtype, backend, tree, distance, mode = (SeqType(seqtype.value), BackendChoice(backend.value),
+                                              TreeMethod(tree.value), DistanceMethod(distance.value), Mode(mode.value))
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     need: dict = {}
     with _exit_codes(lambda: need.get("plan", "")):
@@ -319,8 +383,9 @@ def align(
                      else aligner.choose_backend(recipes).name)
             for line in _recipe_lines(config, paths, recipes, where, explain or verbose, batch):
                 typer.echo(f"msagpu: {line}", err=True)
-            if kernels_cold() or (backend is not BackendChoice.cpu and cuda_kernels_cold()):
-                typer.echo("msagpu: compiling kernels (the first run only: they are cached for the next)", err=True)
+            cpu_cold, cuda_cold = kernels_cold(), backend is not BackendChoice.cpu and cuda_kernels_cold()
+            if cpu_cold or cuda_cold:
+                typer.echo(f"msagpu: {compiling_line(cpu_cold, cuda_cold)}", err=True)
             for s, r in zip(families, recipes):
                 if r.mode == "large":
                     plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
@@ -412,6 +477,7 @@ def _stage_plan(config: AlignerConfig, planned: list, fmt) -> StagePlan | None:
     where it is large enough to say (`PLAN_MIN_GB`)."""
     if not planned:
         return None
+    _load()
     families = [s for s, _ in planned]
     with_matrix = [(s, r) for s, r in planned if config.keep_distances or not r.spanning]
     largest, recipe = max(with_matrix, key=lambda p: len(p[0]), default=(None, None))
@@ -496,6 +562,30 @@ def cuda_kernels_cold(folder: Path | None = None) -> bool:
     return not (folder.is_dir() and any(p.is_file() for p in folder.iterdir()))
 
 
+def compiling_line(cpu: bool, cuda: bool) -> str:
+    """What a run says before it compiles kernels (``cpu``: numba's CPU
+    kernels, ``cuda``: the CUDA ones): that this happens once per machine
+    (per installation: a new one, or another Python, compiles again), and
+    where the compiled kernels are kept for later runs.
+
+    >>> compiling_line(True, False).startswith("compiling kernels, once per machine")
+    True
+    """
+    import os
+
+    package = Path(__file__).resolve().parent
+    places = []
+    if cpu:  # where numba writes (NUMBA_CACHE_DIR, else beside the modules, else its user-wide folder)
+        writable = os.access(package / "backend", os.W_OK)
+        places.append(os.environ.get("NUMBA_CACHE_DIR") or (f"__pycache__ beside msagpu's modules ({package})"
+                                                            if writable else str(Path.home() / ".cache" / "numba")))
+    if cuda and os.environ.get("CUPY_CACHE_IN_MEMORY") != "1":
+        places.append(os.environ.get("CUPY_CACHE_DIR") or str(Path.home() / ".cupy" / "kernel_cache"))
+    if not places:  # CuPy told to keep nothing
+        return "compiling kernels (CUPY_CACHE_IN_MEMORY=1: again on every run)"
+    return f"compiling kernels, once per machine: they are cached in {' and '.join(places)} for every later run"
+
+
 def _recipe_lines(config: AlignerConfig, paths: list, recipes: list, where: str, each: bool,
                   batch: bool) -> list[str]:
     """What the run says of its recipes: one family's recipe in one line
@@ -530,6 +620,7 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Print SP and TC of TEST against REFERENCE."""
+    _load()
     from msa_gpu.score import sp_tc
 
     with _exit_codes():
@@ -553,7 +644,7 @@ def _read_alignment(path) -> tuple[list[str], list[bytes]]:
     return names, rows
 
 
-PairModeOpt = Annotated[PairMode, typer.Option("--mode", help="semiglobal: end gaps free on both sequences")]
+PairModeOpt = Annotated[PairModeArg, typer.Option("--mode", help="semiglobal: end gaps free on both sequences")]
 
 
 def _pair_scoring(seqs, mode: str, matrix, gap_open, gap_extend):
@@ -569,13 +660,13 @@ def _pair_scoring(seqs, mode: str, matrix, gap_open, gap_extend):
 def pairwise(
     input: Annotated[str, typer.Argument(help="Unaligned FASTA ('-' for stdin, .gz allowed)")],
     output: Output = None,
-    mode: PairModeOpt = PairMode.global_,
+    mode: PairModeOpt = PairModeArg("global"),
     matrix: Matrix = None,
     gap_open: GapOpen = None,
     gap_extend: GapExtend = None,
     traceback: Annotated[bool, typer.Option("--traceback", help="Add each alignment's CIGAR (M, I = A only, D = B only)")] = False,
-    seqtype: SeqTypeOpt = SeqType.auto,
-    backend: BackendOpt = BackendChoice.auto,
+    seqtype: SeqTypeOpt = SeqTypeArg.auto,
+    backend: BackendOpt = BackendArg.auto,
     threads: Threads = None,
     quiet: Quiet = False,
 ) -> None:
@@ -585,10 +676,12 @@ def pairwise(
     Gaps default to 11/1 (BLOSUM62, protein) or 10/1 (NUC.4.4); a gap of
     length k costs open + (k-1)*extend.
     """
+    _load()
     from msa_gpu.backend import set_threads
     from msa_gpu.backend.pairwise import all_pairs
     from msa_gpu.io import write_pairs_tsv
 
+    mode, seqtype, backend = PairMode(mode.value), SeqType(seqtype.value), BackendChoice(backend.value)
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         set_threads(threads)
@@ -608,17 +701,19 @@ def distmat(
     matrix: Matrix = None,
     gap_open: GapOpen = None,
     gap_extend: GapExtend = None,
-    seqtype: SeqTypeOpt = SeqType.auto,
-    backend: BackendOpt = BackendChoice.auto,
+    seqtype: SeqTypeOpt = SeqTypeArg.auto,
+    backend: BackendOpt = BackendArg.auto,
     threads: Threads = None,
     quiet: Quiet = False,
 ) -> None:
     """Write a PHYLIP distance matrix (1 - identity of global alignments),
     labels in input order."""
+    _load()
     from msa_gpu.backend import set_threads
     from msa_gpu.distances import pairwise_distance
     from msa_gpu.io import write_phylip_distances
 
+    seqtype, backend = SeqType(seqtype.value), BackendChoice(backend.value)
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         set_threads(threads)

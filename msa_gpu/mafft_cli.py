@@ -8,6 +8,7 @@ order (``--reorder``: guide-tree order), FASTA unless ``--clustalout`` or
 nucleotides in lower case and amino acids in upper case as MAFFT writes them,
 unless ``--preservecase``.
 
+>>> from msa_gpu.alphabet import SeqType
 >>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
 >>> cfg = opts.config_for(SeqType.protein)  # gap costs scale with the input's detected type
 >>> cfg.mode.value, cfg.maxiterate, cfg.library_mode, round(cfg.gap_open, 2), round(opts.config_for(SeqType.dna).gap_open, 2)
@@ -23,10 +24,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from msa_gpu.alphabet import SeqType
-from msa_gpu.config import DEFAULTS, AlignerConfig, Mode
 from msa_gpu.errors import InputError
+
+if TYPE_CHECKING:  # imported where used: --help and --version need no numpy
+    from msa_gpu.alphabet import SeqType
+    from msa_gpu.config import AlignerConfig
 
 #: MAFFT's default gap costs (its own units): the scale of --op and --ep.
 MAFFT_OP, MAFFT_EP = 1.53, 0.123
@@ -34,9 +38,11 @@ MAFFT_OP, MAFFT_EP = 1.53, 0.123
 #: What each MAFFT option becomes (the table in the README).
 MAPPING = {
     "--auto": "--mode auto (accurate up to 200 sequences, large from 20,000, else fast)",
-    "--localpair": "--mode accurate, library of local alignments (L-INS-i)",
-    "--genafpair": "--mode accurate, library of local alignments (msagpu has no generalised affine pairs)",
-    "--globalpair": "--mode accurate, library of global alignments (G-INS-i)",
+    "--localpair": "--mode accurate (L-INS-i): the pair-HMM posterior library for protein, the local-alignment "
+                   "library for nucleotides; no refinement unless --maxiterate N (as MAFFT)",
+    "--genafpair": "the same as --localpair (msagpu has no generalised affine pairs)",
+    "--globalpair": "--mode accurate (G-INS-i): the global-alignment library for nucleotides; the pair-HMM posterior "
+                    "library for protein, the same run as --localpair; no refinement unless --maxiterate N (as MAFFT)",
     "--maxiterate N": "--maxiterate N (refinement rounds; without a *pair option: fast mode + refinement, FFT-NS-i)",
     "--retree N": "--retree N-1 (MAFFT counts the first tree; FFT-NS-2 is --retree 2 there, 1 here)",
     "--op X": "--gap-open 13 X / 1.53 (protein; 12 X / 1.53 nucleotides): proportional to MAFFT's default",
@@ -117,9 +123,13 @@ class MafftOptions:
         (proportional to msagpu's default for that alphabet); protein takes
         ProbCons' posteriors as its library with --localpair and --globalpair
         alike (issue 29), nucleotides local or global alignments."""
+        from dataclasses import replace
+
+        from msa_gpu.alphabet import SeqType
+        from msa_gpu.config import DEFAULTS
+
         kind = "protein" if SeqType(seqtype) is SeqType.protein else "nucleotide"
         _, go, ge, _ = DEFAULTS[kind]
-        from dataclasses import replace
 
         library = "auto" if kind == "protein" else self.config.library_mode
         return replace(self.config, seqtype=seqtype, library_mode=library,
@@ -137,6 +147,9 @@ def _number(option: str, text: str, kind=float):
 def parse(argv: list[str]) -> MafftOptions:
     """MAFFT's arguments as `MafftOptions`, or `InputError` naming the first
     option that msagpu-mafft does not support."""
+    from msa_gpu.alphabet import SeqType
+    from msa_gpu.config import AlignerConfig, Mode
+
     given: dict[str, str | bool] = {}
     rest: list[str] = []
     k = 0
@@ -230,6 +243,7 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from msa_gpu.aligner import Aligner
+    from msa_gpu.alphabet import SeqType
     from msa_gpu.io import make_sequences, parse_fasta, read_guide_tree, read_text, to_newick, write_text
     from msa_gpu.tree import leaf_order
 
@@ -270,7 +284,7 @@ def run(argv: list[str]) -> int:
 def _adjust_direction(seqs, opts: MafftOptions):
     """The sequences with those that read better reverse-complemented turned
     and renamed ``_R_<name>`` (MAFFT's --adjustdirection); protein input as is."""
-    from msa_gpu.alphabet import encode
+    from msa_gpu.alphabet import SeqType, encode
     from msa_gpu.distances import orientations, reverse_complement
     from msa_gpu.types import Sequences
 
@@ -303,6 +317,7 @@ def _emit(opts: MafftOptions, names: list[str], rows: list[bytes], seqtype: SeqT
     """The alignment to stdout as MAFFT writes it: nucleotides in lower case,
     amino acids in upper case (unless --preservecase); names cut to
     --namelength in Clustal and PHYLIP output."""
+    from msa_gpu.alphabet import SeqType
     from msa_gpu.io import OutFormat, render_alignment, stream_fasta, write_text
 
     if not opts.preserve_case:

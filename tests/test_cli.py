@@ -361,3 +361,25 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
     res = run("align", str(refs / "BB11001.tfa"), str(refs / "BB20001.tfa"), "--outdir", str(tmp_path), "--backend", "cpu")
     assert res.exit_code == 0
     assert "memory plan: distances" in res.stderr and "output rows streamed" in res.stderr
+
+
+def test_the_compiling_line_says_it_happens_once_and_where_the_cache_is(refs, tmp_path, monkeypatch):
+    """A cold cache is said with what a new user needs to know: the wait
+    comes once per machine, and the kernels are kept (numba's folder, CuPy's)."""
+    import msa_gpu.cli as cli
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
+    both = cli.compiling_line(True, True)
+    assert "once per machine" in both and str(tmp_path / "numba") in both and str(tmp_path / "cupy") in both
+    assert str(tmp_path / "cupy") not in cli.compiling_line(True, False)
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    here = cli.compiling_line(True, False)
+    assert "__pycache__" in here or ".cache/numba" in here, here
+    monkeypatch.setenv("CUPY_CACHE_IN_MEMORY", "1")
+    assert "once per machine" not in cli.compiling_line(False, True)
+    monkeypatch.delenv("CUPY_CACHE_IN_MEMORY")
+    monkeypatch.setattr(cli, "kernels_cold", lambda folder=None: True)
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu"])
+    assert r.exit_code == 0, r.output
+    assert "msagpu: compiling kernels, once per machine: they are cached in " in r.stderr, r.stderr

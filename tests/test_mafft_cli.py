@@ -255,6 +255,33 @@ def test_the_pipelines_page_lists_every_option_as_the_code_maps_it():
         assert f"| `{option}` | {meaning} |" in page, option
 
 
+
+@pytest.mark.parametrize("option", ["--localpair", "--genafpair", "--globalpair"])
+def test_the_pair_options_help_says_the_library_and_rounds_each_type_gets(option):
+    """MAPPING (the --help and docs/pipelines.md) names each type's library
+    as the recipe line does, and no refinement without --maxiterate; protein
+    takes the pair-HMM posteriors whichever *pair option is given."""
+    import re
+
+    from msa_gpu.alphabet import SeqType
+    from msa_gpu.recipe import _LIBRARIES, recipe_from
+
+    text = MAPPING[option]
+    if text.startswith("the same as --localpair"):
+        assert parse([option, "in.fa"]).config == parse(["--localpair", "in.fa"]).config
+        text = MAPPING["--localpair"]
+    claims = {kind: f"{lib} library" for lib, kind in
+              re.findall(r"the (\S+(?: \S+)?) library for (protein|nucleotides)", text)}
+    assert set(claims) == {"protein", "nucleotides"}, text
+    assert "no refinement unless --maxiterate N" in text
+    for kind, seqtype in (("protein", SeqType.protein), ("nucleotides", SeqType.dna)):
+        recipe = recipe_from(parse([option, "in.fa"]).config_for(seqtype), 4, 100.0, 120, seqtype)
+        assert _LIBRARIES[recipe.library] == claims[kind], (option, kind)
+        assert recipe.iterations == 0
+        with_rounds = recipe_from(parse([option, "--maxiterate", "5", "in.fa"]).config_for(seqtype), 4, 100.0, 120,
+                                  seqtype)
+        assert with_rounds.iterations == 5
+
 CODON = dict(A="GCT", R="CGT", N="AAC", D="GAC", C="TGC", Q="CAG", E="GAA", G="GGT", H="CAC", I="ATC", L="CTG",
              K="AAA", M="ATG", F="TTC", P="CCG", S="TCT", T="ACC", W="TGG", Y="TAC", V="GTT")
 
