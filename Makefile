@@ -17,9 +17,10 @@ DEBIAN_TOOLS := mafft fasttree iqtree
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[test]'
 	-@{ command -v mafft && command -v FastTree && command -v iqtree2; } >/dev/null 2>&1 || \
-	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq >/dev/null 2>&1 && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TOOLS) >/dev/null 2>&1; } || \
-	  echo "make: could not install $(DEBIAN_TOOLS); the tests that run them will skip"
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    echo "make: installing $(DEBIAN_TOOLS) with apt-get (Debian packages the client tests run; without them those tests skip)" && \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_TOOLS); } || \
+	  echo "make: did not install $(DEBIAN_TOOLS) (needs root and apt-get); the tests that run them will skip"
 	touch $@
 
 venv: $(VENV)/.installed
