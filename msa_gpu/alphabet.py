@@ -9,21 +9,12 @@ size.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 import numpy as np
 
+from msa_gpu.choices import SeqType
 from msa_gpu.errors import InputError
-
-
-class SeqType(str, enum.Enum):
-    """Kind of sequence; ``auto`` means detect from the residues."""
-
-    auto = "auto"
-    protein = "protein"
-    dna = "dna"
-    rna = "rna"
 
 
 @dataclass(frozen=True)

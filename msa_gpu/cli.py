@@ -4,7 +4,6 @@ output that cannot be written)."""
 
 from __future__ import annotations
 
-import enum
 import json
 import warnings
 from contextlib import contextmanager
@@ -13,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, PairMode, SeqType, TreeMethod
+from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import (
     EXIT_BACKEND,
     EXIT_INPUT,
@@ -29,9 +30,6 @@ from msa_gpu.errors import (
 from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 
 if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need no numpy or Biopython
-    from msa_gpu.alphabet import SeqType
-    from msa_gpu.backend.pairwise import PairMode
-    from msa_gpu.config import AlignerConfig, BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
     from msa_gpu.io import (
         OutFormat,
         alignable_inputs,
@@ -50,56 +48,35 @@ if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need 
         writing,
     )
 
-#: The names `_load` brings in, by module: the same as an import at the top.
-_LAZY = {
-    "msa_gpu.alphabet": ("SeqType",),
-    "msa_gpu.backend.pairwise": ("PairMode",),
-    "msa_gpu.config": ("AlignerConfig", "BackendChoice", "DistanceMethod", "FragmentPlace", "Mode", "TreeMethod"),
-    "msa_gpu.io": ("OutFormat", "alignable_inputs", "check_outputs", "format_for", "output_name", "read_aligned",
-                   "read_core", "read_guide_tree", "read_sequences", "render_alignment", "stream_fasta",
-                   "strict_names", "through_link", "write_output", "writing"),
-}
+#: The names of `msa_gpu.io` that `_load` brings in: the same as an import at the top.
+_IO_NAMES = ("OutFormat", "alignable_inputs", "check_outputs", "format_for", "output_name", "read_aligned",
+             "read_core", "read_guide_tree", "read_sequences", "render_alignment", "stream_fasta", "strict_names",
+             "through_link", "write_output", "writing")
 
 
 def _load() -> None:
-    """Import what the commands use (numpy and Biopython come with it) and
-    make its names this module's, as an import at the top would: a command
-    calls this first, so that ``--help`` and ``--version`` import none of it.
-    A name already set (a test's monkeypatch) is kept."""
+    """Import `msa_gpu.io` (numpy and Biopython come with it) and make its
+    names this module's, as an import at the top would: a command calls this
+    first, so that ``--help`` and ``--version`` import none of it (the option
+    enums and `AlignerConfig` are light: `msa_gpu.choices`). A name already
+    set (a test's monkeypatch) is kept."""
     names = globals()
-    if all(name in names for group in _LAZY.values() for name in group):
+    if all(name in names for name in _IO_NAMES):
         return
-    from msa_gpu import alphabet, config, io
-    from msa_gpu.backend import pairwise
+    from msa_gpu import io
 
-    for module in (alphabet, pairwise, config, io):
-        for name in _LAZY[module.__name__]:
-            names.setdefault(name, getattr(module, name))
+    for name in _IO_NAMES:
+        names.setdefault(name, getattr(io, name))
 
 
 def __getattr__(name: str):
     """``msa_gpu.cli.<name>`` of a name `_load` brings in (imports it first)."""
-    if any(name in group for group in _LAZY.values()):
+    if name in _IO_NAMES:
         _load()
         return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _choices(name: str, values: str) -> type[enum.Enum]:
-    """A stand-in for one of msagpu's option enums, with its values, so that
-    building the help imports no numpy (`msa_gpu.config` comes with
-    `msa_gpu.alphabet`); a command turns its member into the real one
-    (``Mode(mode.value)``), and tests/test_help.py checks that the values agree."""
-    return enum.Enum(name, {v: v for v in values.split()}, type=str)
-
-
-SeqTypeArg = _choices("SeqType", "auto protein dna rna")
-BackendArg = _choices("BackendChoice", "auto cpu gpu")
-TreeArg = _choices("TreeMethod", "auto upgma nj mixed single")
-DistanceArg = _choices("DistanceMethod", "auto kmer align lcs")
-FragmentArg = _choices("FragmentPlace", "tree last")
-ModeArg = _choices("Mode", "auto fast accurate large")
-PairModeArg = _choices("PairMode", "global semiglobal local")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
@@ -110,17 +87,17 @@ Output = Annotated[Optional[Path], typer.Option("-o", "--output", "--out", help=
 OutFmt = Annotated[Optional[str], typer.Option("--outfmt", help="Output format: fasta, clustal, phylip, "
                                                "phylip-strict, nexus, stockholm, msf (also Clustal Omega's fa, "
                                                "clu, phy, st; any case). Default: from the extension, else FASTA")]
-SeqTypeOpt = Annotated[SeqTypeArg, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
-BackendOpt = Annotated[BackendArg, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
-TreeOpt = Annotated[TreeArg, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
+SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
+BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
+TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
                                                               "sequences; from 500 single linkage on LCS distances, "
                                                               "UPGMA where the distances are k-mers; sequences over "
                                                               "3,000 long on average: NJ on k-mer divergences, "
                                                               "midpoint-rooted)")]
-DistanceOpt = Annotated[DistanceArg, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
+DistanceOpt = Annotated[DistanceMethod, typer.Option("--distance", help="Guide-tree distances: k-mers, all-pairs alignments, or lcs (FAMSA 2's indel^0.75 / LCS); "
                                                          "auto: lcs from 500 sequences and where k-mers are blind, k-mers otherwise")]
 
-Fragments = Annotated[FragmentArg, typer.Option("--fragments",
+Fragments = Annotated[FragmentPlace, typer.Option("--fragments",
                                         help="last: sequences under half the 95th length percentile are merged one at a "
                                              "time after the rest (MAFFT's --addfragments within one input); tree: where the guide tree puts them")]
 TreeOut = Annotated[Optional[Path], typer.Option("--tree-out", "--guidetree-out", help="Write the guide tree as Newick")]
@@ -157,7 +134,7 @@ Explain = Annotated[bool, typer.Option("--explain", help="Say each family's reci
                                        "families take each mode")]
 Anchors = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Cut merges of over 16M DP cells at exact k-mer "
                                        "matches and align only between them (long genomes); --no-anchors: the full DP")]
-ModeOpt = Annotated[ModeArg, typer.Option("--mode", help="accurate: a consistency library (MAFFT L-INS-i class): "
+ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: a consistency library (MAFFT L-INS-i class): "
                                        "the pair-HMM posterior library for protein (ProbCons' posteriors), the "
                                        "local-alignment library for nucleotides; fast: progressive only (FFT-NS-2 "
                                        "class); large: no N x N matrix (k-mer pivots, partition tree); auto: accurate "
@@ -277,10 +254,10 @@ def align(
     output: Output = None,
     outdir: OutDir = None,
     outfmt: OutFmt = None,
-    seqtype: SeqTypeOpt = SeqTypeArg.auto,
-    backend: BackendOpt = BackendArg.auto,
-    tree: TreeOpt = TreeArg.auto,
-    distance: DistanceOpt = DistanceArg.auto,
+    seqtype: SeqTypeOpt = SeqType.auto,
+    backend: BackendOpt = BackendChoice.auto,
+    tree: TreeOpt = TreeMethod.auto,
+    distance: DistanceOpt = DistanceMethod.auto,
     tree_out: TreeOut = None,
     tree_in: TreeIn = None,
     threads: Threads = None,
@@ -288,9 +265,9 @@ def align(
     gap_extend: GapExtend = None,
     matrix: Matrix = None,
     retree: Retree = 1,
-    fragments: Fragments = FragmentArg.tree,
+    fragments: Fragments = FragmentPlace.tree,
     anchors: Anchors = True,
-    mode: ModeOpt = ModeArg.auto,
+    mode: ModeOpt = Mode.auto,
     linsi: Linsi = False,
     ginsi: Ginsi = False,
     maxiterate: MaxIterate = None,
@@ -317,8 +294,6 @@ def align(
     from msa_gpu.aligner import Aligner
     from msa_gpu.io import to_newick
 
-    seqtype, backend, tree, distance, mode = (SeqType(seqtype.value), BackendChoice(backend.value),
-                                              TreeMethod(tree.value), DistanceMethod(distance.value), Mode(mode.value))
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     need: dict = {}
     with _exit_codes(lambda: need.get("plan", "")):
@@ -644,7 +619,7 @@ def _read_alignment(path) -> tuple[list[str], list[bytes]]:
     return names, rows
 
 
-PairModeOpt = Annotated[PairModeArg, typer.Option("--mode", help="semiglobal: end gaps free on both sequences")]
+PairModeOpt = Annotated[PairMode, typer.Option("--mode", help="semiglobal: end gaps free on both sequences")]
 
 
 def _pair_scoring(seqs, mode: str, matrix, gap_open, gap_extend):
@@ -660,13 +635,13 @@ def _pair_scoring(seqs, mode: str, matrix, gap_open, gap_extend):
 def pairwise(
     input: Annotated[str, typer.Argument(help="Unaligned FASTA ('-' for stdin, .gz allowed)")],
     output: Output = None,
-    mode: PairModeOpt = PairModeArg("global"),
+    mode: PairModeOpt = PairMode.global_,
     matrix: Matrix = None,
     gap_open: GapOpen = None,
     gap_extend: GapExtend = None,
     traceback: Annotated[bool, typer.Option("--traceback", help="Add each alignment's CIGAR (M, I = A only, D = B only)")] = False,
-    seqtype: SeqTypeOpt = SeqTypeArg.auto,
-    backend: BackendOpt = BackendArg.auto,
+    seqtype: SeqTypeOpt = SeqType.auto,
+    backend: BackendOpt = BackendChoice.auto,
     threads: Threads = None,
     quiet: Quiet = False,
 ) -> None:
@@ -681,7 +656,6 @@ def pairwise(
     from msa_gpu.backend.pairwise import all_pairs
     from msa_gpu.io import write_pairs_tsv
 
-    mode, seqtype, backend = PairMode(mode.value), SeqType(seqtype.value), BackendChoice(backend.value)
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         set_threads(threads)
@@ -701,8 +675,8 @@ def distmat(
     matrix: Matrix = None,
     gap_open: GapOpen = None,
     gap_extend: GapExtend = None,
-    seqtype: SeqTypeOpt = SeqTypeArg.auto,
-    backend: BackendOpt = BackendArg.auto,
+    seqtype: SeqTypeOpt = SeqType.auto,
+    backend: BackendOpt = BackendChoice.auto,
     threads: Threads = None,
     quiet: Quiet = False,
 ) -> None:
@@ -713,7 +687,6 @@ def distmat(
     from msa_gpu.distances import pairwise_distance
     from msa_gpu.io import write_phylip_distances
 
-    seqtype, backend = SeqType(seqtype.value), BackendChoice(backend.value)
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     with _exit_codes():
         set_threads(threads)

@@ -57,20 +57,22 @@ def test_the_check_sees_a_heavy_import():
     assert {"numpy", "Bio"} <= heavy(imported(code="import msa_gpu.io"))
 
 
-def test_the_options_stand_ins_have_msagpus_values():
-    """The help's choices (`msa_gpu.cli._choices`) are the enums' values, and
-    a command gets msagpu's own member back."""
-    from msa_gpu import cli
+def test_the_options_take_msagpus_own_enums_from_a_light_module():
+    """The help's choices are msagpu's own enums (`msa_gpu.choices`, which
+    imports no numpy), the same objects that the config, alphabet and pairwise
+    engine use, so a command gets them without conversion."""
+    from msa_gpu import choices
     from msa_gpu.alphabet import SeqType
     from msa_gpu.backend.pairwise import PairMode
     from msa_gpu.config import BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
 
-    pairs = [(cli.SeqTypeArg, SeqType), (cli.BackendArg, BackendChoice), (cli.TreeArg, TreeMethod),
-             (cli.DistanceArg, DistanceMethod), (cli.FragmentArg, FragmentPlace), (cli.ModeArg, Mode),
-             (cli.PairModeArg, PairMode)]
-    for stand_in, real in pairs:
-        assert [m.value for m in stand_in] == [m.value for m in real], real.__name__
-        assert all(real(m.value).value == m.value for m in stand_in)
+    assert (SeqType, PairMode, BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod) == (
+        choices.SeqType, choices.PairMode, choices.BackendChoice, choices.DistanceMethod, choices.FragmentPlace,
+        choices.Mode, choices.TreeMethod)
+    text = " ".join(CliRunner().invoke(app, ["align", "--help"], terminal_width=400).output.split())
+    for enum_ in (Mode, SeqType, TreeMethod, DistanceMethod, FragmentPlace):
+        assert "<" + "|".join(m.value for m in enum_) + ">" in text, enum_.__name__
+    assert not heavy(imported(code="import msa_gpu.choices, msa_gpu.config"))
 
 
 def option_help(name: str, command: str = "align") -> str:

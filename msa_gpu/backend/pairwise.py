@@ -25,23 +25,15 @@ Examples
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from msa_gpu.alphabet import MOVE_LETTERS, PROTEIN
+from msa_gpu.choices import PairMode
 from msa_gpu.scoring import SCALE, matrix_fixed
 from msa_gpu.types import Sequences, _frozen
-
-
-class PairMode(str, enum.Enum):
-    """Pairwise alignment mode."""
-
-    global_ = "global"
-    semiglobal = "semiglobal"
-    local = "local"
 
 
 MODE_CODE = {PairMode.global_: 0, PairMode.semiglobal: 1, PairMode.local: 2}
