@@ -168,10 +168,14 @@ class Aligner:
         with ThreadPoolExecutor(workers) as pool:
             return iter(list(pool.map(self._tree, dms, recipes)))
 
-    def _progress(self, unit: str):
-        """The running stage's counter for the reporter (None without one)."""
+    def _progress(self, unit: str, cap: bool = False):
+        """The running stage's counter for the reporter (None without one);
+        ``cap``: its total is only a bound (`StageReporter.progress`)."""
         counter = getattr(self.reporter, "progress", None)
-        return None if counter is None else (lambda done, total: counter(done, total, unit))
+        if counter is None:
+            return None
+        return (lambda done, total: counter(done, total, unit, cap=True)) if cap else (
+            lambda done, total: counter(done, total, unit))
 
     def _stream_trees(self, families: list[Sequences], recipes: list[Recipe], todo: list[int],
                       timings: dict) -> dict[int, GuideTree]:
@@ -353,7 +357,7 @@ class Aligner:
             with _timed(timings, "refine", self.reporter):
                 refined = refine(jobs, alignments, rounds, self.backend, stack,
                                  min(self.config.long_cells, self.config.refine_max_cells),
-                                 sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds"),
+                                 sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
                                  splits=[r.refine_splits for r in recipes])
             alignments = refined.alignments
             timings["refine_rounds"] = float(max(refined.rounds))

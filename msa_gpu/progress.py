@@ -73,17 +73,31 @@ class StageReporter:
         self.stream.write(f"msagpu: {text}\n")
         self.stream.flush()
 
-    def progress(self, done: int, total: int, unit: str) -> None:
-        """``done`` of ``total`` ``unit`` of the running stage are made."""
+    def progress(self, done: int, total: int, unit: str, cap: bool = False) -> None:
+        """``done`` of ``total`` ``unit`` of the running stage are made;
+        ``cap``: ``total`` is only a bound (refinement's rounds, which stop
+        when no cut gains), so no time left is estimated from it.
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> rep = StageReporter(stream=out, live=False, interval=0.0)
+        >>> with rep.stage("refine"):
+        ...     rep.progress(2, 100, "rounds", cap=True)
+        >>> out.getvalue().splitlines()[0][:45]
+        'msagpu: refine: 2 rounds (at most 100), 0 s e'
+        """
         if self._bar is not None:
             bar, task = self._bar
-            bar.update(task, completed=done, total=total, unit=unit)
+            bar.update(task, completed=done, total=None if cap else total, unit=unit)
             return
         now = time.perf_counter()
         if self._name is None or now - self._said < self.interval:
             return
         self._said = now
         elapsed = now - self._started
-        left = f", about {elapsed * (total - done) / done:.0f} s left" if 0 < done < total else ""
-        self.stream.write(f"msagpu: {self._name}: {done:,}/{total:,} {unit}, {elapsed:.0f} s elapsed{left}\n")
+        if cap:
+            self.stream.write(f"msagpu: {self._name}: {done:,} {unit} (at most {total:,}), {elapsed:.0f} s elapsed\n")
+        else:
+            left = f", about {elapsed * (total - done) / done:.0f} s left" if 0 < done < total else ""
+            self.stream.write(f"msagpu: {self._name}: {done:,}/{total:,} {unit}, {elapsed:.0f} s elapsed{left}\n")
         self.stream.flush()
