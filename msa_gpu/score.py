@@ -52,15 +52,15 @@ def sp_tc(test_names: list[str], test_rows: list[bytes], ref_names: list[str],
     >>> sp_tc(["a", "b"], [b"ACGT", b"AC"], ["a", "b"], [b"ACGT", b"AC--"])
     Traceback (most recent call last):
     ...
-    msa_gpu.errors.InputError: not an alignment: the test rows differ in length (2 to 4 columns)
+    msa_gpu.errors.InputError: not an alignment: the test rows differ in length ('b' has 2 columns, 'a' 4)
     """
     by_name = {n: i for i, n in enumerate(test_names)}
     by_key = {_key(n): i for i, n in enumerate(test_names)}
-    for which, rows in (("test", test_rows), ("reference", ref_rows)):
-        lengths = sorted({len(r) for r in rows})
-        if len(lengths) > 1:
-            raise InputError(f"not an alignment: the {which} rows differ in length ({lengths[0]} to {lengths[-1]} "
-                             "columns)")
+    for which, names, rows in (("test", test_names, test_rows), ("reference", ref_names, ref_rows)):
+        odd = next((i for i, r in enumerate(rows) if len(r) != len(rows[0])), None)
+        if odd is not None:
+            raise InputError(f"not an alignment: the {which} rows differ in length ({names[odd]!r} has "
+                             f"{len(rows[odd])} columns, {names[0]!r} {len(rows[0])})")
     if not ref_rows:
         raise InputError("the reference has no rows")
     ncols = len(ref_rows[0])

@@ -45,7 +45,9 @@ def test_case_insensitive_and_dot_gaps():
 
 
 def test_errors_name_the_sequence():
-    with pytest.raises(InputError, match="'s2'"):
+    with pytest.raises(InputError, match="'s2' differs"):  # its residues are not the reference's
+        sp_tc(REF_N, [b"ACDE", b"ACDE", b"A-DE"], REF_N, REF)
+    with pytest.raises(InputError, match="'s3' has 3 columns"):  # rows of different lengths: not an alignment
         sp_tc(REF_N, [b"ACDE", b"ACDE", b"ADE"], REF_N, REF)
     with pytest.raises(InputError, match="missing"):
         sp_tc(["s1"], [b"ACDE"], REF_N, REF)
