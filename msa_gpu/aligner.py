@@ -172,10 +172,7 @@ class Aligner:
         """The running stage's counter for the reporter (None without one);
         ``cap``: its total is only a bound (`StageReporter.progress`)."""
         counter = getattr(self.reporter, "progress", None)
-        if counter is None:
-            return None
-        return (lambda done, total: counter(done, total, unit, cap=True)) if cap else (
-            lambda done, total: counter(done, total, unit))
+        return None if counter is None else (lambda done, total: counter(done, total, unit, cap=cap))
 
     def _stream_trees(self, families: list[Sequences], recipes: list[Recipe], todo: list[int],
                       timings: dict) -> dict[int, GuideTree]:

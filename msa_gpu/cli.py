@@ -43,7 +43,6 @@ if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need 
         render_alignment,
         stream_fasta,
         strict_names,
-        through_link,
         write_output,
         writing,
     )
@@ -51,7 +50,7 @@ if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need 
 #: The names of `msa_gpu.io` that `_load` brings in: the same as an import at the top.
 _IO_NAMES = ("OutFormat", "alignable_inputs", "check_outputs", "format_for", "output_name", "read_aligned",
              "read_core", "read_guide_tree", "read_sequences", "render_alignment", "stream_fasta", "strict_names",
-             "through_link", "write_output", "writing")
+             "write_output", "writing")
 
 
 def _load() -> None:
@@ -432,7 +431,7 @@ def align(
                 raise InputError("--distmat-out: this run made no distance matrix (the large path and an "
                                  "injected tree make none)")
             with writing(distmat_out):
-                write_phylip_distances(results[0].distances, families[0].names, through_link(distmat_out))
+                write_phylip_distances(results[0].distances, families[0].names, distmat_out)
         if batch and not quiet:
             split = ", ".join(f"{k.replace('_', ' ')} {v:g}" if k.startswith("refine_") else f"{k} {v:.2f} s"
                               for k, v in run_timings.items())  # refine_rounds/_accepted are counts
@@ -664,7 +663,7 @@ def pairwise(
         scoring = _pair_scoring(seqs, mode, matrix, gap_open, gap_extend)
         result = all_pairs(seqs, scoring, traceback=traceback, identities=True, backend=backend)
         with writing(output):
-            write_pairs_tsv(result, seqs, through_link(output), cigar=traceback)
+            write_pairs_tsv(result, seqs, output, cigar=traceback)
 
 
 @app.command()
@@ -695,7 +694,7 @@ def distmat(
         scoring = _pair_scoring(seqs, "global", matrix, gap_open, gap_extend)
         dm = pairwise_distance(seqs, backend=backend, kimura=kimura, scoring=scoring)
         with writing(output):
-            write_phylip_distances(dm, seqs.names, through_link(output))
+            write_phylip_distances(dm, seqs.names, output)
 
 
 def main() -> None:

@@ -23,14 +23,11 @@ unless ``--preservecase``.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
 
+from msa_gpu.choices import Mode, SeqType  # light, as config is: --help and --version need no numpy
+from msa_gpu.config import DEFAULTS, AlignerConfig
 from msa_gpu.errors import InputError
-
-if TYPE_CHECKING:  # imported where used: --help and --version need no numpy
-    from msa_gpu.alphabet import SeqType
-    from msa_gpu.config import AlignerConfig
 
 #: MAFFT's default gap costs (its own units): the scale of --op and --ep.
 MAFFT_OP, MAFFT_EP = 1.53, 0.123
@@ -123,11 +120,6 @@ class MafftOptions:
         (proportional to msagpu's default for that alphabet); protein takes
         ProbCons' posteriors as its library with --localpair and --globalpair
         alike (issue 29), nucleotides local or global alignments."""
-        from dataclasses import replace
-
-        from msa_gpu.alphabet import SeqType
-        from msa_gpu.config import DEFAULTS
-
         kind = "protein" if SeqType(seqtype) is SeqType.protein else "nucleotide"
         _, go, ge, _ = DEFAULTS[kind]
 
@@ -147,9 +139,6 @@ def _number(option: str, text: str, kind=float):
 def parse(argv: list[str]) -> MafftOptions:
     """MAFFT's arguments as `MafftOptions`, or `InputError` naming the first
     option that msagpu-mafft does not support."""
-    from msa_gpu.alphabet import SeqType
-    from msa_gpu.config import AlignerConfig, Mode
-
     given: dict[str, str | bool] = {}
     rest: list[str] = []
     k = 0
@@ -243,7 +232,6 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.alphabet import SeqType
     from msa_gpu.io import make_sequences, parse_fasta, read_guide_tree, read_text, to_newick, write_text
     from msa_gpu.tree import leaf_order
 
@@ -284,7 +272,7 @@ def run(argv: list[str]) -> int:
 def _adjust_direction(seqs, opts: MafftOptions):
     """The sequences with those that read better reverse-complemented turned
     and renamed ``_R_<name>`` (MAFFT's --adjustdirection); protein input as is."""
-    from msa_gpu.alphabet import SeqType, encode
+    from msa_gpu.alphabet import encode
     from msa_gpu.distances import orientations, reverse_complement
     from msa_gpu.types import Sequences
 
@@ -317,7 +305,6 @@ def _emit(opts: MafftOptions, names: list[str], rows: list[bytes], seqtype: SeqT
     """The alignment to stdout as MAFFT writes it: nucleotides in lower case,
     amino acids in upper case (unless --preservecase); names cut to
     --namelength in Clustal and PHYLIP output."""
-    from msa_gpu.alphabet import SeqType
     from msa_gpu.io import OutFormat, render_alignment, stream_fasta, write_text
 
     if not opts.preserve_case:

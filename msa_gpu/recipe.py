@@ -90,11 +90,11 @@ KMER_BLIND = 0.5
 #: fragments do not outvote the full-length sequences); merged last
 #: (`msa_gpu.tree.fragments_last`).
 FRAGMENT_SHARE = 0.5
+FULL_LENGTH_PERCENTILE = 95
 #: Cuts tried a round where refinement cuts along the columns' gap patterns
 #: (``refine_splits`` columns, `msa_gpu.refine.column_splits`), drawn at
 #: random (seeded), as FAMSA tries one random column's pattern at a time.
 COLUMN_CUTS = 32
-FULL_LENGTH_PERCENTILE = 95
 
 
 def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0,
@@ -173,17 +173,17 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     rebuilds = not (tree_given or pivots or own_tree or kept) and 2 < n <= config.retree_max_seqs
     retree = config.retree if rebuilds else 0
     # refinement rounds: with the posteriors it lowered TC (BAliBASE 0.5846 to 0.5729)
-    many = famsa_sized and not accurate
+    planned = config.maxiterate if config.maxiterate is not None else (
+        ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
     # refinement along the columns' gap patterns (FAMSA's and MUSCLE's cuts) only when asked: as the
     # default for FAMSA-sized families it lowered extHomFam's dev set (TC 0.6982 to 0.6845; NOTES.md)
     by_columns = config.refine_splits == "columns"
-    planned = config.maxiterate if config.maxiterate is not None else (
-        ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
     # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge;
     # elsewhere the count model; from lcs_min_seqs sequences (or k-mers blind) outside accurate mode,
     # where FAMSA's tree is taken, FAMSA's count model exactly (exact opens: the merge's sum of pairs)
     # with the DP in 1/1000 of a matrix unit, rounded to the nearest (issue 42; smaller families of
     # BAliBASE and balifam100 lost TC with it)
+    many = famsa_sized and not accurate
     gap_model = config.gap_model
     if gap_model == "auto":
         gap_model = "flat" if long or planned > 0 else "exact" if many else "counts"

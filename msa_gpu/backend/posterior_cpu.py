@@ -160,24 +160,32 @@ def sparse_posteriors(x, y, init, trans, pair, single, cutoff, F, B):
     least (L1 + 1, L2 + 1, 5), reused between pairs)."""
     L1, L2 = x.shape[0], y.shape[0]
     z, fs, bs, factor = _posterior_cells(x, y, init, trans, pair, single, F, B)
-    count = 0
     for i in range(1, L1 + 1):  # F's match state becomes the posterior in place, then is gathered
         for j in range(1, L2 + 1):
             d = i + j
-            v = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
-            F[i, j, M] = v
-            if v >= cutoff:
+            F[i, j, M] = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
+    return _at_least(F[1: L1 + 1, 1: L2 + 1, M], cutoff, False)
+
+
+@numba.njit(cache=True, nogil=True)
+def _at_least(a, cutoff, nonzero):
+    """The cells of the 2-D ``a`` of at least ``cutoff`` (and, with
+    ``nonzero``, not 0) as row-major (rows, cols, values)."""
+    count = 0
+    for x in range(a.shape[0]):
+        for y in range(a.shape[1]):
+            if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
                 count += 1
     rows = np.empty(count, np.int32)
     cols = np.empty(count, np.int32)
     vals = np.empty(count, np.float64)
     k = 0
-    for i in range(1, L1 + 1):
-        for j in range(1, L2 + 1):
-            if F[i, j, M] >= cutoff:
-                rows[k] = i - 1
-                cols[k] = j - 1
-                vals[k] = F[i, j, M]
+    for x in range(a.shape[0]):
+        for y in range(a.shape[1]):
+            if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
+                rows[k] = x
+                cols[k] = y
+                vals[k] = a[x, y]
                 k += 1
     return rows, cols, vals
 
@@ -208,22 +216,7 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
                 z, p = indices[k], data[k]
                 for m in range(indptr[c + z], indptr[c + z + 1]):
                     out[x, indices[m]] += p * data[m]
-    count = 0
     for x in range(Ls):
         for y in range(Lt):
-            v = out[x, y] / n
-            out[x, y] = v
-            if v >= cutoff and v != 0.0:
-                count += 1
-    rows = np.empty(count, np.int32)
-    cols = np.empty(count, np.int32)
-    vals = np.empty(count, np.float64)
-    k = 0
-    for x in range(Ls):
-        for y in range(Lt):
-            if out[x, y] >= cutoff and out[x, y] != 0.0:
-                rows[k] = x
-                cols[k] = y
-                vals[k] = out[x, y]
-                k += 1
-    return rows, cols, vals
+            out[x, y] /= n
+    return _at_least(out[:Ls, :Lt], cutoff, True)

@@ -188,23 +188,17 @@ class _Group:
             if tick is not None:
                 tick(len(self.local))
             return out
-        import threading
-
         from msa_gpu.backend.posterior_cpu import consistency_pair
 
-        local = threading.local()  # each host thread's dense work space, reused between pairs
         longest = int(self.lengths.max(initial=0))
 
-        def one(q):
-            work = getattr(local, "work", None)
-            if work is None:
-                work = local.work = np.empty((longest, longest))
+        def one(q, work):
             n = int(nq[q])
             lens = self.lengths[lq[q]: lq[q] + n]
             return consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
                                     base[bq[q]: bq[q] + n * n], cutoff, work)
 
-        return _flat(_threaded(one, list(range(len(self.local))), tick))
+        return _flat(_threaded(one, list(range(len(self.local))), lambda: np.empty((longest, longest)), tick))
 
 
 #: Fixed point of the expected identities' sums (integer sums have the same
@@ -228,22 +222,17 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
             tick(len(pairs))
         return out
 
-    import threading
-
     from msa_gpu.backend.posterior_cpu import sparse_posteriors
 
-    local = threading.local()  # each host thread's DP work space, grown as needed, reused between pairs
     longest = max((len(c) for c in codes), default=0) + 1
     cells = [np.asarray(c, np.int64) for c in codes]
 
-    def one(pair):
-        work = getattr(local, "work", None)
-        if work is None:
-            work = local.work = (np.empty((longest, longest, 5)), np.empty((longest, longest, 5)))
+    def one(pair, work):
         return sparse_posteriors(cells[pair[0]], cells[pair[1]], model.init, model.trans, model.pair,
                                  model.single, cutoff, *work)
 
-    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()], tick))
+    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()],
+                           lambda: (np.empty((longest, longest, 5)), np.empty((longest, longest, 5))), tick))
 
 
 def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
@@ -266,11 +255,23 @@ def _flat(rows: list):
     return q, cat(0, np.int32), cat(1, np.int32), cat(2, np.float64)
 
 
-def _threaded(fn, items: list, tick=None) -> list:
-    """``fn`` of each item on host threads (numba kernels that release the
-    GIL; as many as numba may use, which ``threads`` caps), results in order;
-    ``tick(k)`` after each hundredth of the items (at least 16 a step)."""
+def _threaded(fn, items: list, work, tick=None) -> list:
+    """``fn(item, space)`` of each item on host threads (numba kernels that
+    release the GIL; as many as numba may use, which ``threads`` caps),
+    results in order; ``space`` is the thread's own ``work()``, made once and
+    reused between its items; ``tick(k)`` after each hundredth of the items
+    (at least 16 a step)."""
+    import threading
+
     import numba
+
+    local = threading.local()
+
+    def run(item):
+        space = getattr(local, "space", None)
+        if space is None:
+            space = local.space = work()
+        return fn(item, space)
 
     step = max(16, -(-len(items) // 100))
     workers = min(len(items), numba.get_num_threads())
@@ -283,7 +284,7 @@ def _threaded(fn, items: list, tick=None) -> list:
     try:
         for start in range(0, len(items), step):
             part = items[start: start + step]
-            out += list(pool.map(fn, part)) if pool is not None else [fn(i) for i in part]
+            out += list(pool.map(run, part)) if pool is not None else [run(i) for i in part]
             if tick is not None:
                 tick(len(part))
     finally:

@@ -1,7 +1,7 @@
 """Outputs that fail early and never half-way: every output's folder is
-tried before the work (`check_outputs`), a symbolic link is written through
-(`through_link`), and a write that fails is an `OutputError` (exit 4: the
-input was good) naming the output (`writing`, `write_output`).
+tried before the work (`check_outputs`), and a write that fails is an
+`OutputError` (exit 4: the input was good) naming the output (`writing`,
+`write_output`); `write_text` writes through a symbolic link.
 """
 
 from __future__ import annotations
@@ -27,26 +27,10 @@ def writing(target):
         raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
-def through_link(path):
-    """``path``, or the file it links to where it is a symbolic link to a file
-    (or to nothing yet): the output is then written through the link, as a
-    shell's ``>`` writes, not over it. A link to a device (/dev/stdout) or a
-    folder stays as it is."""
-    if path is None or str(path) == "-" or not Path(path).is_symlink():
-        return path
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return path
-    except OSError:  # a dangling link: its target is made
-        pass
-    return Path(os.path.realpath(path))
-
-
 def write_output(target, emit) -> None:
-    """`write_text` to ``target`` (through a link: `through_link`); a failed
-    write is an `OutputError`."""
+    """`write_text` to ``target``; a failed write is an `OutputError`."""
     with writing(target):
-        write_text(through_link(target), emit)
+        write_text(target, emit)
 
 
 def check_outputs(*targets, outdir: Path | None = None) -> None:

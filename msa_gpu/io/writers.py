@@ -175,7 +175,10 @@ def _is_device(target: Path) -> bool:
 def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> None:
     """Call ``emit(handle)`` on stdout, or on a temporary file renamed to
     ``path`` once ``emit`` has succeeded (gzip-compressed when ``path`` ends in
-    ``.gz`` or ``compress`` asks; permissions follow the umask, as for any new file)."""
+    ``.gz`` or ``compress`` asks; permissions follow the umask, as for any new file).
+    A symbolic link to a file (or to nothing yet) is written through, as a
+    shell's ``>`` writes, not replaced: the file it names is made in its own
+    folder."""
     if path is None or str(path) == "-":
         out = _io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
         emit(out)
@@ -189,6 +192,8 @@ def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> 
             with binary, _io.TextIOWrapper(binary, encoding=ENCODING, errors=ERRORS, newline="\n") as handle:
                 emit(handle)
         return
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         umask = os.umask(0)

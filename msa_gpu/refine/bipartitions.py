@@ -88,8 +88,7 @@ def column_splits(codes: np.ndarray, gap: int) -> np.ndarray:
     useful = gaps.any(axis=0) & ~gaps.all(axis=0)
     if not useful.any():
         return np.zeros((0, gaps.shape[0]), dtype=bool)
-    patterns = np.unique(gaps[:, useful].T, axis=0)
-    return patterns
+    return np.unique(gaps[:, useful].T, axis=0)
 
 
 def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int], backend, stack=None,
