@@ -269,16 +269,23 @@ def test_lcs_spanning_tree_identical_on_the_gpu():
     reached_gpu_path("lcs spanning tree")
 
 
-def test_pair_hmm_posteriors_identical_on_the_gpu():
+@pytest.mark.parametrize("in_shared", [True, False])
+def test_pair_hmm_posteriors_identical_on_the_gpu(in_shared, monkeypatch):
     """ProbCons' pair-HMM posteriors (kernels/posterior.cu) have the numba
     twin's bits: every cell (cutoff 0) of short, long, unrelated and
-    one-residue pairs with unknown letters, in one batch and in many; the
-    posterior library (its consistency transformation on the device too) and
-    the accurate alignment on it are the same."""
+    one-residue pairs with unknown letters (blocks of 32 to 256 threads), in
+    one batch and in many; the posterior library (its consistency
+    transformation on the device too) and the accurate alignment on it are
+    the same; with the anti-diagonals and the summed rows in shared memory,
+    and with both in global memory."""
     _gpu()
     import cupy
 
     from msa_gpu.backend import posterior_gpu
+
+    if not in_shared:
+        monkeypatch.setattr(posterior_gpu, "SHARED_ROWS", 0)
+        monkeypatch.setattr(posterior_gpu, "SHARED_COLS", 0)
     from msa_gpu.consistency.pairhmm import probcons_model
     from msa_gpu.consistency.probabilistic import flat_posteriors_of, posterior_libraries, sparse_pair_posteriors
 
@@ -296,7 +303,7 @@ def test_pair_hmm_posteriors_identical_on_the_gpu():
             for a, b in zip(w, g):
                 assert np.array_equal(a, b), (s, t, cutoff)
     small = posterior_gpu.flat_posteriors(list(seqs.codes), np.array(pairs), model.init, model.trans, model.pair,
-                                          model.single, 0.01, block_bytes=1)  # one pair a batch
+                                          model.single, 0.01, batch_bytes=1)  # one pair a batch
     for w, g in zip(flat_posteriors_of(list(seqs.codes), np.array(pairs), model, 0.01, np), small):
         assert np.array_equal(w, cupy.asnumpy(g))
     fam = make_sequences([f"s{i}" for i in range(8)], random_family(rng, 8, 60, 120, "ACDEFGHIKLMNPQRSTVWY"), "protein")

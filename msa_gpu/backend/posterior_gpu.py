@@ -1,6 +1,15 @@
 """GPU runtime of kernels/posterior.cu (twin: posterior_cpu): pair-HMM
 posteriors of many pairs, one block a pair, kept where at least a cutoff
-(sparse, row-major like ``np.nonzero``) before they leave the device."""
+(sparse, row-major like ``np.nonzero``) before they leave the device; and
+the consistency transformation of many pairs, one block a pair.
+
+A batch's pairs go in launches of one size class each (threads by the
+longest anti-diagonal, shared memory by the longest row of the class),
+costliest pairs first; the batches are as large as `block_bytes` allows
+(a quarter of the free device memory, at most 8 GB: with 1 GB batches,
+BAliBASE's library took 28.5 s instead of 12.1 s on an H200, the launches'
+tails and the per-batch host work adding up over 230 batches).
+"""
 
 from __future__ import annotations
 
@@ -10,31 +19,57 @@ import numpy as np
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.kernels import get_function
 
-THREADS = 128  # kernels/posterior.cu: POST_THREADS
 NS = 5
+#: Threads a block: about this many cells of the longest anti-diagonal each,
+#: 32 to 256 (kernels/posterior.cu: MAX_WARPS).
+CELLS_PER_THREAD = 2
+MAX_THREADS = 256
+#: Pairs whose three anti-diagonals fit (rows L1 + 1 up to this, 120 bytes a
+#: row: 123 KB) keep them in shared memory; longer ones in global scratch
+#: (1.2x slower on 400-residue pairs, H200).
+SHARED_ROWS = 1024
+#: Compile-time settings of pair_posteriors (e.g. {"POST_MIN_BLOCKS": "2"}).
+POST_DEFINES: dict = {}
+#: The transformation: lanes an output row (kernels/posterior.cu:
+#: CONS_LANES), threads a block, and the longest row summed in shared memory.
+CONS_LANES = 16
+CONS_THREADS = 256
+#: Further compile-time settings of consistency_pairs (e.g. {"CONS_AHEAD": "4"}:
+#: four rows' entries loaded before the first is added; slower on an H200,
+#: 128 registers against 72).
+CONS_DEFINES: dict = {}
+SHARED_COLS = 1536
+#: Device bytes of the dense matrices of one launch's pairs: a quarter of
+#: the free device memory, at most this (`block_bytes`).
+BLOCK_BYTES = 8 << 30
+
+
+def block_bytes() -> int:
+    """Dense bytes a batch of pairs may take now (`BLOCK_BYTES`)."""
+    free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
+    return int(max(1 << 28, min(BLOCK_BYTES, free // 4)))
 
 
 def _bytes(L1: np.ndarray, L2: np.ndarray) -> np.ndarray:
     """Device bytes of each pair: posteriors, three anti-diagonals, scales."""
-    return 8 * L1 * L2 + 8 * 3 * (L1 + 1) * NS + 4 * 2 * (L1 + L2 + 1)
+    return 8 * L1 * L2 + 8 * 3 * (L1 + 1) * NS + 4 * (L1 + L2 + 1)
 
 
 def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float,
-                    block_bytes: int = 1 << 30):
+                    batch_bytes: int | None = None):
     """For each pair q = (s, t) of ``pairs`` (P, 2), the posteriors of
     sequence s's residues (rows) against t's that are at least ``cutoff``,
     as flat device arrays (q, x, y, p) sorted by pair, then row-major. Pairs
-    go in batches of about ``block_bytes``."""
+    go in batches of about ``batch_bytes`` (`block_bytes`)."""
     lens = np.array([len(c) for c in codes], dtype=np.int64)
     offs = offsets(lens)[:-1]
     d_codes = cp.asarray(np.concatenate(codes).astype(np.uint8) if len(codes) else np.zeros(1, np.uint8))
     model = [cp.asarray(np.ascontiguousarray(a, dtype=np.float64)) for a in (init, trans, pair, single)]
     A = int(np.asarray(pair).shape[0])
-    kernel = get_function("posterior", "pair_posteriors")
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     L1, L2 = lens[pairs[:, 0]], lens[pairs[:, 1]]
-    parts = [_batch(kernel, d_codes, offs, pairs[c], L1[c], L2[c], model, A, cutoff, c)
-             for c in budget_chunks(_bytes(L1, L2), block_bytes)]
+    parts = [_batch(d_codes, offs, pairs[c], L1[c], L2[c], model, A, cutoff, c)
+             for c in budget_chunks(_bytes(L1, L2), batch_bytes or block_bytes())]
     return _concat(parts)
 
 
@@ -55,42 +90,79 @@ def _concat(parts: list):
     return tuple(cp.concatenate([p[i] for p in parts]) for i in range(4))
 
 
-def _batch(kernel, d_codes, offs, pairs, L1, L2, model, A, cutoff, ids):
-    cells = L1 * L2
-    post_off, ring_off, scale_off = offsets(cells), offsets(3 * (L1 + 1) * NS), offsets(2 * (L1 + L2 + 1))
-    post = cp.empty(max(int(post_off[-1]), 1), dtype=cp.float64)
-    ring = cp.empty(max(int(ring_off[-1]), 1), dtype=cp.float64)
-    scales = cp.empty(max(int(scale_off[-1]), 1), dtype=cp.int32)
-    kernel((len(pairs),), (THREADS,),
-           (d_codes, cp.asarray(offs[pairs[:, 0]]), cp.asarray(offs[pairs[:, 1]]), cp.asarray(L1.astype(np.int32)),
-            cp.asarray(L2.astype(np.int32)), *model, np.int32(A), post, cp.asarray(post_off[:-1].copy()), ring,
-            cp.asarray(ring_off[:-1].copy()), scales, cp.asarray(scale_off[:-1].copy())))
-    flat = post[: int(post_off[-1])]
+def _batch(d_codes, offs, pairs, L1, L2, model, A, cutoff, ids):
+    flat, post_off = dense_posteriors(d_codes, offs, pairs, L1, L2, model, A)
     return _kept(flat, flat >= cutoff, post_off, L2, ids)
 
 
+def dense_posteriors(d_codes, offs, pairs, L1, L2, model, A):
+    """Every cell's posterior of ``pairs`` (rows L1, columns L2) in one flat
+    device array, pair after pair (row-major), and the pairs' offsets in it."""
+    cells = L1 * L2
+    rows = L1 + 1
+    in_shared = rows <= SHARED_ROWS
+    post_off, scale_off = offsets(cells), offsets(L1 + L2 + 1)
+    ring_off = offsets(np.where(in_shared, 0, 3 * rows * NS))
+    post = cp.empty(max(int(post_off[-1]), 1), dtype=cp.float64)
+    ring = cp.empty(max(int(ring_off[-1]), 1), dtype=cp.float64)
+    scales = cp.empty(max(int(scale_off[-1]), 1), dtype=cp.int32)
+    args = (d_codes, cp.asarray(offs[pairs[:, 0]]), cp.asarray(offs[pairs[:, 1]]), cp.asarray(L1.astype(np.int32)),
+            cp.asarray(L2.astype(np.int32)), *model, np.int32(A), post, cp.asarray(post_off[:-1].copy()), ring,
+            cp.asarray(ring_off[:-1].copy()), scales, cp.asarray(scale_off[:-1].copy()))
+    threads = np.clip(_pow2_at_least(-(-(np.minimum(L1, L2) + 1) // CELLS_PER_THREAD)), 32, MAX_THREADS)
+    bucket = np.where(in_shared, _pow2_at_least(rows), 0)  # shared rows a launch (0: global ring)
+    for key in sorted(set(zip(threads.tolist(), bucket.tolist()))):
+        sel = np.flatnonzero((threads == key[0]) & (bucket == key[1]))
+        sel = sel[np.argsort(-cells[sel], kind="stable")]  # costliest first
+        shared_rows = int(rows[sel].max()) if key[1] else 0
+        kernel = get_function("posterior", "pair_posteriors" if shared_rows else "pair_posteriors_global", POST_DEFINES)
+        _launch(kernel, len(sel), key[0], 8 * 3 * NS * shared_rows, *args, cp.asarray(sel.astype(np.int32)),
+                np.int32(shared_rows))
+    return post[: int(post_off[-1])], post_off
+
+
+def _pow2_at_least(v: np.ndarray) -> np.ndarray:
+    """The smallest power of two of at least each of ``v`` (at least 1)."""
+    v = np.maximum(np.asarray(v, np.int64), 1)
+    return (1 << np.ceil(np.log2(v)).astype(np.int64)).astype(np.int64)
+
+
+def _launch(kernel, blocks: int, threads: int, shared: int, *args) -> None:
+    if shared > 48 << 10:
+        kernel.max_dynamic_shared_size_bytes = max(kernel.max_dynamic_shared_size_bytes, shared)
+    kernel((blocks,), (threads,), args, shared_mem=shared)
+
+
 def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, cutoff: float,
-                      block_bytes: int = 1 << 30):
+                      batch_bytes: int | None = None):
     """Twin of posterior_cpu.consistency_pair for pairs s < t of one or more
     families (pair q: local indices ``ps[q] < pt[q]`` in a family of ``nq[q]``
     sequences whose lengths start at ``lengths[lq[q]]`` and whose ordered
     pairs' CSR rows start at ``base[bq[q] + a n + b]``; `probabilistic`
     builds it on the device; the per-pair arrays are host): the transformed
     entries as flat device arrays (q, x, y, p), by pair, then row-major."""
-    kernel = get_function("posterior", "consistency_pairs")
+    kernel = get_function("posterior", "consistency_pairs", {"CONS_LANES": str(CONS_LANES), **CONS_DEFINES})
     lengths = np.asarray(lengths, dtype=np.int64)
     d = [cp.asarray(a) for a in (indptr, indices, data, base, lengths)]
     ps, pt = np.asarray(ps, np.int64), np.asarray(pt, np.int64)
     lq = np.asarray(lq, np.int64)
     ls, lt = lengths[lq + ps], lengths[lq + pt]
     cells = ls * lt
+    groups = CONS_THREADS // CONS_LANES
     parts = []
-    for c in budget_chunks(8 * cells, block_bytes):
+    for c in budget_chunks(8 * cells, batch_bytes or block_bytes()):
         off = offsets(cells[c])
         dense = cp.empty(max(int(off[-1]), 1), dtype=cp.float64)
         per_pair = [cp.asarray(np.ascontiguousarray(a[c]).astype(dt)) for a, dt in
                     ((np.asarray(nq), np.int32), (np.asarray(bq), np.int64), (lq, np.int64), (ps, np.int32), (pt, np.int32))]
-        kernel((len(c),), (THREADS,), (*d, *per_pair, dense, cp.asarray(off[:-1].copy()), np.float64(cutoff)))
+        d_off = cp.asarray(off[:-1].copy())
+        bucket = np.where(lt[c] <= SHARED_COLS, _pow2_at_least(lt[c]), 0)  # shared columns a launch (0: none)
+        for key in sorted(set(bucket.tolist())):
+            sel = np.flatnonzero(bucket == key)
+            sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first
+            cols = int(lt[c][sel].max()) if key else 0
+            _launch(kernel, len(sel), CONS_THREADS, 8 * groups * cols, *d, *per_pair, dense, d_off,
+                    np.float64(cutoff), cp.asarray(sel.astype(np.int32)), np.int32(cols))
         dense = dense[: int(off[-1])]
         parts.append(_kept(dense, dense != 0, off, lt[c], c))
     return _concat(parts)

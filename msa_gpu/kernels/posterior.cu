@@ -3,168 +3,274 @@
 // anti-diagonal scaled by a power of two. Twin: backend/posterior_cpu.py,
 // whose operations this follows one for one: the same products in the same
 // association, additions in the same order, __dmul_rn / __dadd_rn so that
-// nothing is fused into a multiply-add, and ldexp / frexp for the scaling
-// (exact). So both backends give the same bits.
+// nothing is fused into a multiply-add, and the scaling exact (a product by
+// 2^k where 2^k is a normal double, which is ldexp to the bit, else ldexp;
+// frexp for the exponents). So both backends give the same bits.
 //
-// One block per pair; its threads take the cells of one anti-diagonal at a
-// time. Three anti-diagonals of the five states are held (`ring`, global
-// scratch indexed by row i); the forward pass leaves each cell's scaled match
-// value in `post`, and the backward pass turns it into the posterior as soon
-// as that cell's backward value is scaled.
+// One block per pair (`which[blockIdx.x]`: a launch takes pairs of one size
+// class, the block as wide as its longest anti-diagonal needs); its threads
+// take the cells of one anti-diagonal at a time. Three anti-diagonals of the
+// five states are held (`ring`: state s of row i at [s * R + i], R = L1 + 1,
+// so a warp's cells are adjacent), in shared memory when R <= shared_rows
+// (the launch's dynamic shared memory), else in global scratch. Each thread
+// keeps the largest value of its cells; the block's largest is one warp
+// shuffle and one barrier away, and each thread rescales its own cells, so
+// an anti-diagonal costs two barriers. The forward pass leaves each cell's
+// scaled match value in `post`, and the backward pass turns it into the
+// posterior as soon as that cell's backward value is scaled.
 #define NS 5
 #define MATCH 0
-#define POST_THREADS 128
+#define MAX_WARPS 8  // blocks of at most 256 threads
 
 #define MUL(a, b) __dmul_rn((a), (b))
 #define ADD(a, b) __dadd_rn((a), (b))
 
-// The largest value of anti-diagonal d's cells (rows lo..hi) over the block,
-// then the exponent e that brings it into [0.5, 1) (0 when all are zero).
-__device__ int diagonal_exponent(const double* slot, int lo, int hi, double* red)
+// 2^k where it is a normal double (v * 2^k is then ldexp(v, k) to the bit:
+// one correctly rounded product), else 0.0 (take ldexp): posterior_cpu._pow2.
+__device__ __forceinline__ double pow2_or_zero(int k)
 {
-    double top = 0.0;
-    for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x)
-        for (int s = 0; s < NS; ++s) top = fmax(top, slot[i * NS + s]);
-    red[threadIdx.x] = top;
+    return (k >= -1022 && k <= 1023) ? __longlong_as_double((long long)(k + 1023) << 52) : 0.0;
+}
+
+__device__ __forceinline__ double times_pow2(double v, double f, int k)
+{
+    return f != 0.0 ? MUL(v, f) : ldexp(v, k);
+}
+
+// The largest of every thread's `top` (blockDim.x a multiple of 32), to every
+// thread; the caller's next barrier comes before `red` is written again.
+__device__ __forceinline__ double block_max(double top, double* red)
+{
+    for (int o = 16; o > 0; o >>= 1) top = fmax(top, __shfl_xor_sync(0xffffffffu, top, o));
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = top;
     __syncthreads();
-    for (int k = blockDim.x >> 1; k > 0; k >>= 1) {
-        if (threadIdx.x < k) red[threadIdx.x] = fmax(red[threadIdx.x], red[threadIdx.x + k]);
-        __syncthreads();
-    }
     top = red[0];
+    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) top = fmax(top, red[w]);
+    return top;
+}
+
+// The same for unsigned words (one warp instruction, then a barrier).
+__device__ __forceinline__ unsigned block_max_word(unsigned top, unsigned* red)
+{
+    top = __reduce_max_sync(0xffffffffu, top);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = top;
     __syncthreads();
+    top = red[0];
+    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) top = max(top, red[w]);
+    return top;
+}
+
+__device__ __forceinline__ int exponent_of(double top)
+{
     int e = 0;
     if (top != 0.0) frexp(top, &e);
     return e;
 }
 
-extern "C" __global__ void pair_posteriors(
-    const unsigned char* __restrict__ codes, const long long* __restrict__ x_off,
-    const long long* __restrict__ y_off, const int* __restrict__ x_len, const int* __restrict__ y_len,
-    const double* __restrict__ init, const double* __restrict__ trans, const double* __restrict__ pair,
-    const double* __restrict__ single, int A, double* __restrict__ post, const long long* __restrict__ post_off,
-    double* __restrict__ ring_all, const long long* __restrict__ ring_off, int* __restrict__ scale_all,
-    const long long* __restrict__ scale_off)
+// The high word of a value >= 0: in the order of the values, and the
+// largest value's exponent field is the largest word's.
+__device__ __forceinline__ unsigned high_word(double v) { return (unsigned)__double2hiint(v); }
+
+// frexp's exponent of the largest value of an anti-diagonal (rows lo..hi of
+// `cur`, this thread's rows from lo + threadIdx.x by blockDim.x), from the
+// block's largest high word `word` where that value is normal; else (all
+// subnormal or zero: a slow path all threads take together) from the values.
+template <typename Ring>
+__device__ __forceinline__ int diagonal_exponent(unsigned word, Ring cur, int R, int lo, int hi, unsigned* red_w,
+                                                 double* red)
 {
-    __shared__ double red[POST_THREADS];
-    __shared__ double z_shared;
-    const int p = blockIdx.x;
-    const int L1 = x_len[p], L2 = y_len[p];
-    const unsigned char* x = codes + x_off[p];
-    const unsigned char* y = codes + y_off[p];
-    double* P = post + post_off[p];
-    double* ring = ring_all + ring_off[p];
-    const long long W = (long long)(L1 + 1) * NS;  // one anti-diagonal slot
-    int* fs = scale_all + scale_off[p];             // forward scales, diagonals 0..L1+L2
-    int* bs = fs + (L1 + L2 + 1);                   // backward scales
+    word = block_max_word(word, red_w);
+    if (word >= 0x00100000u) return (int)(word >> 20) - 1022;
+    double top = 0.0;
+    for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x)
+        for (int s = 0; s < NS; ++s) top = fmax(top, cur[s * R + i]);
+    return exponent_of(block_max(top, red));
+}
+
+#ifdef POST_MIN_BLOCKS
+#define POST_BOUNDS __launch_bounds__(MAX_WARPS * 32, POST_MIN_BLOCKS)
+#else
+#define POST_BOUNDS
+#endif
+
+// One pair's posteriors with its three anti-diagonals at `ring` (shared or
+// global memory: the template keeps the compiler's address space).
+template <typename Ring>
+__device__ __forceinline__ void pair_posteriors_in(
+    Ring ring, const unsigned char* __restrict__ x, const unsigned char* __restrict__ y, int L1, int L2,
+    const double* __restrict__ tr, const double* __restrict__ ini, const double* __restrict__ pair,
+    const double* __restrict__ single, int A, double* __restrict__ P, int* __restrict__ fs, unsigned* red_w,
+    double* red, double* z_shared)
+{
+    const int R = L1 + 1;
+    const int W = R * NS;  // one anti-diagonal slot
     const int last = L1 + L2;
 
     // forward: diagonal 0 is all zero (the start enters through init below)
     if (threadIdx.x == 0) {
-        for (int s = 0; s < NS; ++s) ring[s] = 0.0;
+        for (int s = 0; s < NS; ++s) ring[s * R] = 0.0;
         fs[0] = 0;
     }
     __syncthreads();
+    int s1 = 0, s2 = 0;  // the scales of diagonals d - 1 and d - 2
     for (int d = 1; d <= last; ++d) {
-        const int s1 = fs[d - 1];
-        const int s2 = d >= 2 ? fs[d - 2] : 0;
-        double* cur = ring + (d % 3) * W;
-        const double* p1 = ring + ((d + 2) % 3) * W;
-        const double* p2 = ring + ((d + 1) % 3) * W;
+        const Ring cur = ring + (d % 3) * W;
+        const Ring p1 = ring + ((d + 2) % 3) * W;
+        const Ring p2 = ring + ((d + 1) % 3) * W;
+        const double f21 = pow2_or_zero(s2 - s1);
         const int lo = max(0, d - L2), hi = min(L1, d);
+        unsigned word = 0;
         for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
             const int j = d - i;
             double v[NS] = {0.0, 0.0, 0.0, 0.0, 0.0};
             if (i > 0 && j > 0) {
                 double acc = 0.0;
-                for (int s = 0; s < NS; ++s) acc = ADD(acc, MUL(p2[(i - 1) * NS + s], trans[s * NS + MATCH]));
-                acc = ldexp(acc, s2 - s1);
-                if (i == 1 && j == 1) acc = ADD(acc, ldexp(init[MATCH], -s1));
+#pragma unroll
+                for (int s = 0; s < NS; ++s) acc = ADD(acc, MUL(p2[s * R + i - 1], tr[s * NS + MATCH]));
+                acc = times_pow2(acc, f21, s2 - s1);
+                if (i == 1 && j == 1) acc = ADD(acc, ldexp(ini[MATCH], -s1));
                 v[MATCH] = MUL(pair[x[i - 1] * A + y[j - 1]], acc);
             }
             if (i > 0) {
+                const double e = single[x[i - 1]];
+#pragma unroll
                 for (int k = 1; k <= 3; k += 2) {
-                    double acc = ADD(MUL(p1[(i - 1) * NS + MATCH], trans[MATCH * NS + k]),
-                                     MUL(p1[(i - 1) * NS + k], trans[k * NS + k]));
-                    if (i == 1 && j == 0) acc = ADD(acc, ldexp(init[k], -s1));
-                    v[k] = MUL(single[x[i - 1]], acc);
+                    double acc = ADD(MUL(p1[MATCH * R + i - 1], tr[MATCH * NS + k]), MUL(p1[k * R + i - 1], tr[k * NS + k]));
+                    if (i == 1 && j == 0) acc = ADD(acc, ldexp(ini[k], -s1));
+                    v[k] = MUL(e, acc);
                 }
             }
             if (j > 0) {
+                const double e = single[y[j - 1]];
+#pragma unroll
                 for (int k = 2; k <= 4; k += 2) {
-                    double acc = ADD(MUL(p1[i * NS + MATCH], trans[MATCH * NS + k]),
-                                     MUL(p1[i * NS + k], trans[k * NS + k]));
-                    if (i == 0 && j == 1) acc = ADD(acc, ldexp(init[k], -s1));
-                    v[k] = MUL(single[y[j - 1]], acc);
+                    double acc = ADD(MUL(p1[MATCH * R + i], tr[MATCH * NS + k]), MUL(p1[k * R + i], tr[k * NS + k]));
+                    if (i == 0 && j == 1) acc = ADD(acc, ldexp(ini[k], -s1));
+                    v[k] = MUL(e, acc);
                 }
             }
-            for (int s = 0; s < NS; ++s) cur[i * NS + s] = v[s];
+#pragma unroll
+            for (int s = 0; s < NS; ++s) {
+                cur[s * R + i] = v[s];
+                word = max(word, high_word(v[s]));
+            }
         }
-        __syncthreads();
-        const int e = diagonal_exponent(cur, lo, hi, red);
-        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
-            for (int s = 0; s < NS; ++s) cur[i * NS + s] = ldexp(cur[i * NS + s], -e);
+        const int e = diagonal_exponent(word, cur, R, lo, hi, red_w, red);
+        const double fe = pow2_or_zero(-e);
+        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {  // this thread's own cells
+#pragma unroll
+            for (int s = 0; s < NS; ++s) cur[s * R + i] = times_pow2(cur[s * R + i], fe, -e);
             const int j = d - i;
-            if (i > 0 && j > 0) P[(long long)(i - 1) * L2 + (j - 1)] = cur[i * NS + MATCH];
+            if (i > 0 && j > 0) P[(long long)(i - 1) * L2 + (j - 1)] = cur[MATCH * R + i];
         }
-        if (threadIdx.x == 0) fs[d] = s1 + e;
+        s2 = s1;
+        s1 += e;
+        if (threadIdx.x == 0) fs[d] = s1;
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        const double* F = ring + (last % 3) * W;
+        const Ring F = ring + (last % 3) * W;
         double z = 0.0;
-        for (int s = 0; s < NS; ++s) z = ADD(z, MUL(F[L1 * NS + s], init[s]));
-        z_shared = z;
+        for (int s = 0; s < NS; ++s) z = ADD(z, MUL(F[s * R + L1], ini[s]));
+        *z_shared = z;
     }
     __syncthreads();
-    const double z = z_shared;
-    const int f_last = fs[last];
+    const double z = *z_shared;
+    const int f_last = s1;
 
     // backward: the end cell takes the end distribution
-    double* cur = ring + (last % 3) * W;
-    if (threadIdx.x == 0)
-        for (int s = 0; s < NS; ++s) cur[L1 * NS + s] = init[s];
-    __syncthreads();
+    int b1 = 0, b2 = 0;  // the scales of diagonals d + 1 and d + 2
     for (int d = last; d >= 0; --d) {
-        cur = ring + (d % 3) * W;
+        const Ring cur = ring + (d % 3) * W;
+        const Ring n1 = ring + ((d + 1) % 3) * W;
+        const Ring n2 = ring + ((d + 2) % 3) * W;
         const int lo = max(0, d - L2), hi = min(L1, d);
-        int s1 = 0;
-        if (d < last) {
-            s1 = bs[d + 1];
-            const int s2 = d + 2 <= last ? bs[d + 2] : s1;
-            const double* n1 = ring + ((d + 1) % 3) * W;
-            const double* n2 = ring + ((d + 2) % 3) * W;
+        unsigned word = 0;
+        int sb = 0;  // diagonal d + 1's scale (0 for the last diagonal)
+        if (d == last) {
+            if (threadIdx.x == 0)
+                for (int s = 0; s < NS; ++s) {
+                    cur[s * R + L1] = ini[s];
+                    word = max(word, high_word(ini[s]));
+                }
+        } else {
+            sb = b1;
+            const int s2b = d + 2 <= last ? b2 : b1;
+            const double f21 = pow2_or_zero(s2b - sb);
             for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
                 const int j = d - i;
+                const double ex = i < L1 ? single[x[i]] : 0.0;
+                const double ey = j < L2 ? single[y[j]] : 0.0;
+                const double em = i < L1 && j < L2 ? pair[x[i] * A + y[j]] : 0.0;
+#pragma unroll
                 for (int s = 0; s < NS; ++s) {
                     double acc = 0.0;
                     if (i < L1 && j < L2)
-                        acc = ldexp(MUL(MUL(trans[s * NS + MATCH], pair[x[i] * A + y[j]]), n2[(i + 1) * NS + MATCH]),
-                                    s2 - s1);
+                        acc = times_pow2(MUL(MUL(tr[s * NS + MATCH], em), n2[MATCH * R + i + 1]), f21, s2b - sb);
                     if (i < L1)
-                        for (int k = 1; k <= 3; k += 2)
-                            acc = ADD(acc, MUL(MUL(trans[s * NS + k], single[x[i]]), n1[(i + 1) * NS + k]));
+#pragma unroll
+                        for (int k = 1; k <= 3; k += 2) acc = ADD(acc, MUL(MUL(tr[s * NS + k], ex), n1[k * R + i + 1]));
                     if (j < L2)
-                        for (int k = 2; k <= 4; k += 2)
-                            acc = ADD(acc, MUL(MUL(trans[s * NS + k], single[y[j]]), n1[i * NS + k]));
-                    cur[i * NS + s] = acc;
+#pragma unroll
+                        for (int k = 2; k <= 4; k += 2) acc = ADD(acc, MUL(MUL(tr[s * NS + k], ey), n1[k * R + i]));
+                    cur[s * R + i] = acc;
+                    word = max(word, high_word(acc));
                 }
             }
-            __syncthreads();
         }
-        const int e = diagonal_exponent(cur, lo, hi, red);
-        const int b = s1 + e;
-        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {
-            for (int s = 0; s < NS; ++s) cur[i * NS + s] = ldexp(cur[i * NS + s], -e);
+        const int e = diagonal_exponent(word, cur, R, lo, hi, red_w, red);
+        const int b = sb + e;
+        const double fe = pow2_or_zero(-e);
+        const int k_post = fs[d] + b - f_last;
+        const double f_post = pow2_or_zero(k_post);
+        for (int i = lo + threadIdx.x; i <= hi; i += blockDim.x) {  // this thread's own cells
+#pragma unroll
+            for (int s = 0; s < NS; ++s) cur[s * R + i] = times_pow2(cur[s * R + i], fe, -e);
             const int j = d - i;
             if (i > 0 && j > 0) {
                 double* q = P + (long long)(i - 1) * L2 + (j - 1);
-                *q = ldexp(__ddiv_rn(MUL(*q, cur[i * NS + MATCH]), z), fs[d] + b - f_last);
+                *q = times_pow2(__ddiv_rn(MUL(*q, cur[MATCH * R + i]), z), f_post, k_post);
             }
         }
-        if (threadIdx.x == 0) bs[d] = b;
+        b2 = b1;
+        b1 = b;
         __syncthreads();
     }
+}
+
+// The kernels: `pair_posteriors` keeps the anti-diagonals in the launch's
+// dynamic shared memory (its pairs have R <= shared_rows), and
+// `pair_posteriors_global` in global scratch at ring_all + ring_off[p].
+#define POSTERIOR_KERNEL_ARGS                                                                                       \
+    const unsigned char* __restrict__ codes, const long long* __restrict__ x_off,                                  \
+        const long long* __restrict__ y_off, const int* __restrict__ x_len, const int* __restrict__ y_len,          \
+        const double* __restrict__ init, const double* __restrict__ trans, const double* __restrict__ pair,         \
+        const double* __restrict__ single, int A, double* __restrict__ post, const long long* __restrict__ post_off, \
+        double* __restrict__ ring_all, const long long* __restrict__ ring_off, int* __restrict__ scale_all,         \
+        const long long* __restrict__ scale_off, const int* __restrict__ which, int shared_rows
+
+#define POSTERIOR_KERNEL_BODY(RING)                                                                                 \
+    __shared__ unsigned red_w[MAX_WARPS];                                                                          \
+    __shared__ double red[MAX_WARPS];                                                                              \
+    __shared__ double tr[NS * NS];                                                                                 \
+    __shared__ double ini[NS];                                                                                     \
+    __shared__ double z_shared;                                                                                    \
+    const int p = which[blockIdx.x];                                                                               \
+    for (int k = threadIdx.x; k < NS * NS; k += blockDim.x) tr[k] = trans[k];                                      \
+    if (threadIdx.x < NS) ini[threadIdx.x] = init[threadIdx.x];                                                    \
+    __syncthreads();                                                                                               \
+    pair_posteriors_in(RING, codes + x_off[p], codes + y_off[p], x_len[p], y_len[p], tr, ini, pair, single, A,      \
+                       post + post_off[p], scale_all + scale_off[p], red_w, red, &z_shared);
+
+extern "C" __global__ void POST_BOUNDS pair_posteriors(POSTERIOR_KERNEL_ARGS)
+{
+    extern __shared__ double ring_shared[];
+    POSTERIOR_KERNEL_BODY(ring_shared)
+}
+
+extern "C" __global__ void POST_BOUNDS pair_posteriors_global(POSTERIOR_KERNEL_ARGS)
+{
+    POSTERIOR_KERNEL_BODY(ring_all + ring_off[which[blockIdx.x]])
 }
 
 // ProbCons' consistency transformation of a batch of pairs s < t, from one
@@ -172,43 +278,163 @@ extern "C" __global__ void pair_posteriors(
 // (sum over u of P_su P_ut) / n, P_ss the identity, kept where at least
 // `cutoff`. Pair q's family has n = nq[q] sequences, their lengths at
 // lengths[lq[q]..], and the sparse posteriors of its ordered pairs (a, b)
-// are rows of a in CSR at base[bq[q] + a n + b]. One block a pair, one thread
-// an output row x, which adds its terms in the twin's order (u, then the
-// entries of x's row, then theirs), so the sums have the same bits; the row
-// lives in `out` (dense, Ls x Lt a pair).
-extern "C" __global__ void consistency_pairs(
+// are rows of a in CSR at base[bq[q] + a n + b]. One block a pair
+// (`which[blockIdx.x]`), CONS_LANES lanes of a warp an output row x. For
+// each u the lanes load the first CONS_LANES entries (z, p) of x's row of
+// P_su and the bounds of row z of P_ut together, one u ahead; then each
+// entry's row z is taken with its entries side by side (their columns
+// differ, so no two lanes add to one cell at once), four rows' entries
+// loaded before the first is added, and a barrier of the lanes after each
+// row; so every cell adds its terms in the twin's order (u, then the
+// entries of x's row, then theirs) and the sums have the same bits. The row
+// is summed in shared memory when Lt <= shared_cols (the launch's dynamic
+// shared memory holds a row a lane group), else in place in `out`; `out`
+// gets each pair's Ls x Lt matrix, dense.
+#ifndef CONS_LANES
+#define CONS_LANES 16
+#endif
+#ifndef CONS_AHEAD
+#define CONS_AHEAD 1
+#endif
+
+struct ConsRun {  // one u's first CONS_LANES entries of row x of P_su, this lane's
+    double p;
+    long long m0, m1;  // row z of P_ut (empty past the run)
+    long long k0, k1;  // row x of P_su
+    long long c;       // P_ut's first CSR row
+};
+
+__device__ __forceinline__ ConsRun cons_fetch(const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                              const double* __restrict__ data, const long long* __restrict__ B,
+                                              int s, int t, int n, int u, long long x, int lane)
+{
+    ConsRun r = {0.0, 0, 0, 0, 0, 0};
+    if (u >= n || u == s || u == t) return r;
+    const long long a = B[(long long)s * n + u];
+    r.c = B[(long long)u * n + t];
+    r.k0 = indptr[a + x];
+    r.k1 = indptr[a + x + 1];
+    if (r.k0 + lane < r.k1) {
+        const long long z = indices[r.k0 + lane];
+        r.p = data[r.k0 + lane];
+        r.m0 = indptr[r.c + z];
+        r.m1 = indptr[r.c + z + 1];
+    }
+    return r;
+}
+
+// Adds the rows z of a run (each lane holds one entry's p, m0, m1; `count`
+// of them) to `row`, in order.
+template <typename Row>
+__device__ __forceinline__ void cons_add_run(Row row, double pk, long long mb, long long me, int count,
+                                             const int* __restrict__ indices, const double* __restrict__ data,
+                                             unsigned mask, int lane)
+{
+    const int G = CONS_LANES;
+    for (int r0 = 0; r0 < count; r0 += CONS_AHEAD) {
+        double pr[CONS_AHEAD], val[CONS_AHEAD];
+        long long m0[CONS_AHEAD], m1[CONS_AHEAD];
+        int col[CONS_AHEAD];
+#pragma unroll
+        for (int q = 0; q < CONS_AHEAD; ++q) {
+            const int r = min(r0 + q, count - 1);
+            pr[q] = __shfl_sync(mask, pk, r, G);
+            m0[q] = __shfl_sync(mask, mb, r, G);
+            m1[q] = __shfl_sync(mask, me, r, G);
+            const long long m = m0[q] + lane;
+            const bool ok = r0 + q < count && m < m1[q];
+            col[q] = ok ? indices[m] : -1;
+            val[q] = ok ? data[m] : 0.0;
+        }
+#pragma unroll
+        for (int q = 0; q < CONS_AHEAD; ++q) {
+            if (r0 + q < count) {
+                if (col[q] >= 0) row[col[q]] = ADD(row[col[q]], MUL(pr[q], val[q]));
+                for (long long m = m0[q] + lane + G; m < m1[q]; m += G)  // a row z longer than the lanes
+                    row[indices[m]] = ADD(row[indices[m]], MUL(pr[q], data[m]));
+                __syncwarp(mask);
+            }
+        }
+    }
+}
+
+template <typename Row>
+__device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int n, long long direct,
+                                         const long long* __restrict__ indptr, const int* __restrict__ indices,
+                                         const double* __restrict__ data, const long long* __restrict__ B,
+                                         unsigned mask, int lane)
+{
+    const int G = CONS_LANES;
+    ConsRun cur = cons_fetch(indptr, indices, data, B, s, t, n, 0, x, lane);
+    for (int u = 0; u < n; ++u) {
+        const ConsRun next = cons_fetch(indptr, indices, data, B, s, t, n, u + 1, x, lane);  // one u ahead
+        if (u == s || u == t) {  // P_ss P_st and P_st P_tt: the direct posteriors, once each
+            for (long long k = indptr[direct + x] + lane; k < indptr[direct + x + 1]; k += G)
+                row[indices[k]] = ADD(row[indices[k]], data[k]);
+            __syncwarp(mask);
+        } else {
+            cons_add_run(row, cur.p, cur.m0, cur.m1, (int)min((long long)G, cur.k1 - cur.k0), indices, data, mask,
+                         lane);
+            for (long long kb = cur.k0 + G; kb < cur.k1; kb += G) {  // a row x longer than the lanes
+                double pk = 0.0;
+                long long mb = 0, me = 0;
+                if (kb + lane < cur.k1) {
+                    const long long z = indices[kb + lane];
+                    pk = data[kb + lane];
+                    mb = indptr[cur.c + z];
+                    me = indptr[cur.c + z + 1];
+                }
+                cons_add_run(row, pk, mb, me, (int)min((long long)G, cur.k1 - kb), indices, data, mask, lane);
+            }
+        }
+        cur = next;
+    }
+}
+
+#ifdef CONS_MIN_BLOCKS
+#define CONS_BOUNDS __launch_bounds__(256, CONS_MIN_BLOCKS)
+#else
+#define CONS_BOUNDS
+#endif
+
+extern "C" __global__ void CONS_BOUNDS consistency_pairs(
     const long long* __restrict__ indptr, const int* __restrict__ indices,
     const double* __restrict__ data, const long long* __restrict__ base, const long long* __restrict__ lengths,
     const int* __restrict__ nq, const long long* __restrict__ bq, const long long* __restrict__ lq,
     const int* __restrict__ ps, const int* __restrict__ pt, double* __restrict__ out,
-    const long long* __restrict__ out_off, double cutoff)
+    const long long* __restrict__ out_off, double cutoff, const int* __restrict__ which, int shared_cols)
 {
-    const int q = blockIdx.x;
+    extern __shared__ double rows_shared[];
+    const int G = CONS_LANES;
+    const int q = which[blockIdx.x];
     const int s = ps[q], t = pt[q], n = nq[q];
     const long long* B = base + bq[q];
     const long long Ls = lengths[lq[q] + s], Lt = lengths[lq[q] + t];
     double* O = out + out_off[q];
-    for (long long x = threadIdx.x; x < Ls; x += blockDim.x) {
+    const int lane = threadIdx.x % G, group = threadIdx.x / G, groups = blockDim.x / G;
+    const unsigned mask = (G == 32 ? 0xffffffffu : ((1u << G) - 1u)) << ((threadIdx.x & 31) / G * G);
+    const long long direct = B[(long long)s * n + t];
+    const bool in_shared = Lt <= shared_cols;
+    for (long long x = group; x < Ls; x += groups) {
         double* row = O + x * Lt;
-        for (long long y = 0; y < Lt; ++y) row[y] = 0.0;
-        for (int u = 0; u < n; ++u) {
-            if (u == s || u == t) {
-                const long long b = B[(long long)s * n + t];
-                for (long long k = indptr[b + x]; k < indptr[b + x + 1]; ++k)
-                    row[indices[k]] = ADD(row[indices[k]], data[k]);
-                continue;
+        if (in_shared) {
+            double* srow = rows_shared + (long long)group * shared_cols;
+            for (long long y = lane; y < Lt; y += G) srow[y] = 0.0;
+            __syncwarp(mask);
+            cons_row(srow, x, s, t, n, direct, indptr, indices, data, B, mask, lane);
+            for (long long y = lane; y < Lt; y += G) {
+                const double v = __ddiv_rn(srow[y], (double)n);
+                row[y] = v >= cutoff ? v : 0.0;
             }
-            const long long a = B[(long long)s * n + u], c = B[(long long)u * n + t];
-            for (long long k = indptr[a + x]; k < indptr[a + x + 1]; ++k) {
-                const long long z = indices[k];
-                const double p = data[k];
-                for (long long m = indptr[c + z]; m < indptr[c + z + 1]; ++m)
-                    row[indices[m]] = ADD(row[indices[m]], MUL(p, data[m]));
+        } else {
+            for (long long y = lane; y < Lt; y += G) row[y] = 0.0;
+            __syncwarp(mask);
+            cons_row(row, x, s, t, n, direct, indptr, indices, data, B, mask, lane);
+            for (long long y = lane; y < Lt; y += G) {
+                const double v = __ddiv_rn(row[y], (double)n);
+                row[y] = v >= cutoff ? v : 0.0;
             }
         }
-        for (long long y = 0; y < Lt; ++y) {
-            const double v = __ddiv_rn(row[y], (double)n);
-            row[y] = v >= cutoff ? v : 0.0;
-        }
+        __syncwarp(mask);
     }
 }
