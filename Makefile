@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 EXAMPLE := references/BB11001
 
-.PHONY: run test venv clean bench fuzz
+.PHONY: run test venv clean bench fuzz wheel-check
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,22 @@ test: $(VENV)/.installed-test
 	@$(PY) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
+
+# the package as a user gets it: a wheel and an sdist (python -m build), the wheel installed in a fresh
+# venv (its dependencies from PyPI), and its three commands run from outside the repository
+WHEEL_CHECK := build/wheel-check
+wheel-check: $(VENV)/.installed-test
+	rm -rf $(WHEEL_CHECK) && mkdir -p $(WHEEL_CHECK)
+	$(PY) -m build -q --outdir $(WHEEL_CHECK)/dist .
+	$(PYTHON) -m venv $(WHEEL_CHECK)/venv
+	$(WHEEL_CHECK)/venv/bin/python -m pip install -q $(WHEEL_CHECK)/dist/*.whl
+	cd $(WHEEL_CHECK) && venv/bin/msagpu align $(CURDIR)/$(EXAMPLE).tfa -o BB11001.fa --backend cpu -q && \
+	  venv/bin/msagpu score BB11001.fa $(CURDIR)/$(EXAMPLE).ref.fa --core $(CURDIR)/$(EXAMPLE).core && \
+	  venv/bin/msagpu-mafft --auto $(CURDIR)/$(EXAMPLE).tfa > mafft.fa && \
+	  venv/bin/msagpu-famsa $(CURDIR)/$(EXAMPLE).tfa famsa.fa && \
+	  venv/bin/python -c "import msa_gpu, pathlib, sys; p = pathlib.Path(msa_gpu.__file__); \
+	    sys.exit('imported from the repository, not the wheel' if 'site-packages' not in str(p) else 0)"
+	@echo "wheel-check: $$(ls $(WHEEL_CHECK)/dist | tr '\n' ' ')built; the wheel installs and runs"
 
 # at least 10,000 malformed inputs through the parser and the CLI (tests/fuzz_cli.py)
 fuzz: $(VENV)/.installed-test
