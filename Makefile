@@ -39,7 +39,7 @@ test: $(VENV)/.installed-test
 	exit $$rc
 
 # the package as a user gets it: a wheel and an sdist (python -m build), the wheel installed in a fresh
-# venv (its dependencies from PyPI), and its three commands run from outside the repository
+# venv (its dependencies from PyPI), and its four commands run from outside the repository
 WHEEL_CHECK := build/wheel-check
 wheel-check: $(VENV)/.installed-test
 	rm -rf $(WHEEL_CHECK) && mkdir -p $(WHEEL_CHECK)
@@ -50,6 +50,7 @@ wheel-check: $(VENV)/.installed-test
 	  venv/bin/msagpu score BB11001.fa $(CURDIR)/$(EXAMPLE).ref.fa --core $(CURDIR)/$(EXAMPLE).core && \
 	  venv/bin/msagpu-mafft --auto $(CURDIR)/$(EXAMPLE).tfa > mafft.fa && \
 	  venv/bin/msagpu-famsa $(CURDIR)/$(EXAMPLE).tfa famsa.fa && \
+	  venv/bin/msagpu-clustalo -i $(CURDIR)/$(EXAMPLE).tfa --outfmt=clu -o clustalo.aln && \
 	  venv/bin/python -c "import msa_gpu, pathlib, sys; p = pathlib.Path(msa_gpu.__file__); \
 	    sys.exit('imported from the repository, not the wheel' if 'site-packages' not in str(p) else 0)"
 	@echo "wheel-check: $$(ls $(WHEEL_CHECK)/dist | tr '\n' ' ')built; the wheel installs and runs"

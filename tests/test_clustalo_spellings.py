@@ -27,5 +27,5 @@ def test_seqtype_iter_threads_verbose_and_auto(refs):
 
 
 def test_a_format_msagpu_does_not_write_is_refused(refs):
-    r = _run(refs, "--outfmt=vie")
+    r = _run(refs, "--outfmt=selex")
     assert r.exit_code == 2 and "not one msagpu writes" in r.output

@@ -50,7 +50,7 @@ def workdir(refs, tmp_path):
 
 def test_the_readme_lists_commands():
     commands = readme_commands()
-    assert len(commands) >= 10 and all(c.startswith(("msagpu ", "msagpu-mafft ", "msagpu-famsa ")) for c in commands), commands
+    assert len(commands) >= 10 and all(c.startswith(("msagpu ", "msagpu-mafft ", "msagpu-famsa ", "msagpu-clustalo ")) for c in commands), commands
 
 
 def test_every_readme_example_runs(workdir):
@@ -58,6 +58,6 @@ def test_every_readme_example_runs(workdir):
     for command in readme_commands():
         r = subprocess.run(["bash", "-c", command], cwd=workdir, env=env, capture_output=True, timeout=300)
         assert r.returncode == 0, (command, r.stderr.decode()[-500:])
-    for made in ("out.aln", "out.fa", "out.phy", "guide.nwk", "aligned/fam1.fa", "aligned/a.fa", "pairs.tsv",
+    for made in ("out.aln", "out.fa", "out.phy", "guide.nwk", "aligned/fam1.fa", "aligned/a.fa", "pairs.tsv", "clustalo.aln",
                  "distances.phy"):
         assert (workdir / made).stat().st_size > 0, made

@@ -23,6 +23,7 @@ class OutFormat(str, enum.Enum):
     msf = "msf"
     nexus = "nexus"
     phylip_strict = "phylip-strict"  # 10-character names, made unique; the map goes beside the file
+    vienna = "vienna"  # FASTA with each row on one line (Clustal Omega's --outfmt=vienna)
 
 
 EXTENSIONS = {
@@ -33,6 +34,7 @@ EXTENSIONS = {
     ".sto": OutFormat.stockholm, ".stk": OutFormat.stockholm,
     ".msf": OutFormat.msf,
     ".nex": OutFormat.nexus, ".nexus": OutFormat.nexus, ".nxs": OutFormat.nexus,
+    ".vie": OutFormat.vienna, ".vienna": OutFormat.vienna,
 }
 
 
@@ -40,7 +42,7 @@ EXTENSIONS = {
 FORMAT_ALIASES = {"fa": OutFormat.fasta, "fas": OutFormat.fasta, "afa": OutFormat.fasta, "clu": OutFormat.clustal,
                   "aln": OutFormat.clustal, "phy": OutFormat.phylip, "st": OutFormat.stockholm,
                   "sto": OutFormat.stockholm, "nex": OutFormat.nexus, "phylip-relaxed": OutFormat.phylip,
-                  "gcg": OutFormat.msf}
+                  "gcg": OutFormat.msf, "a2m": OutFormat.fasta, "vie": OutFormat.vienna}
 
 
 def parse_format(text: str) -> OutFormat:

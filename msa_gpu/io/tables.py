@@ -122,8 +122,11 @@ def _cigars(result: PairAlignments, rows: slice) -> tuple[np.ndarray, np.ndarray
     return text, np.diff(np.concatenate([[0], np.cumsum(run_length)])[off - off[0]])
 
 
-def write_phylip_distances(dm: DistanceMatrix, names: tuple[str, ...], path) -> None:
-    """A (relaxed) PHYLIP distance matrix, labels (first word of each name) in input order."""
+def write_phylip_distances(dm, names: tuple[str, ...], path) -> None:
+    """A (relaxed) PHYLIP distance matrix, labels (first word of each name)
+    in input order: a `DistanceMatrix`, or any square array (percent
+    identities)."""
+    values = dm.values if isinstance(dm, DistanceMatrix) else dm
     from msa_gpu.io.writers import write_text
 
     labels = [(n.split(None, 1)[0] if n.strip() else n) for n in names]
@@ -131,7 +134,7 @@ def write_phylip_distances(dm: DistanceMatrix, names: tuple[str, ...], path) -> 
 
     def emit(h) -> None:
         h.write(f"{len(labels)}\n")
-        for label, row in zip(labels, dm.values):
+        for label, row in zip(labels, values):
             h.write(label.ljust(width) + " ".join(f"{v:.6f}" for v in row) + "\n")
 
     write_text(path, emit)

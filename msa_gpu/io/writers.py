@@ -89,18 +89,55 @@ def posterior_line(scores) -> str:
     return "".join("*" if v >= 0.95 else str(min(int(v * 10 + 0.5), 9)) for v in scores)
 
 
+#: Clustal's residue groups for its conservation line (ClustalW and Clustal
+#: Omega): ':' where a column's residues all lie in one strong group, '.' in
+#: one weak group.
+CLUSTAL_STRONG = ("STA", "NEQK", "NHQK", "NDEQ", "QHRK", "MILV", "MILF", "HY", "FYW")
+CLUSTAL_WEAK = ("CSA", "ATV", "SAG", "STNK", "STPA", "SGND", "SNDEQK", "NDEQHK", "NEQHRK", "FVLIM", "HFY")
+
+
+def clustal_consensus(rows: list[bytes], seqtype: SeqType = SeqType.protein) -> str:
+    """Clustal's conservation line: '*' where a column holds one residue in
+    every row (no gaps; case ignored), and for protein ':' where its residues
+    all lie in one of Clustal's strong groups, '.' in one weak group; else a
+    space.
+
+    >>> clustal_consensus([b"MKV-A", b"MRI-S", b"MKL-G"])
+    '*:: .'
+    >>> clustal_consensus([b"ACGT", b"ACGA"], SeqType.dna)
+    '*** '
+    """
+    out = []
+    for col in zip(*(r.upper() for r in rows)):
+        kinds = set(col)
+        if not rows or b"-"[0] in kinds or b"."[0] in kinds:
+            out.append(" ")
+        elif len(kinds) == 1:
+            out.append("*")
+        elif seqtype is not SeqType.protein:
+            out.append(" ")
+        else:
+            letters = {chr(c) for c in kinds}
+            out.append(":" if any(letters <= set(g) for g in CLUSTAL_STRONG) else
+                       "." if any(letters <= set(g) for g in CLUSTAL_WEAK) else " ")
+    return "".join(out)
+
+
 def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
-                     seqtype: SeqType = SeqType.protein, column_scores=None, comment: str | None = None) -> str:
+                     seqtype: SeqType = SeqType.protein, column_scores=None, comment: str | None = None,
+                     width: int = 0) -> str:
     """The alignment as text in ``fmt``. Formats other than FASTA keep each
     name's first word, which must then be non-empty and distinct (strict
-    PHYLIP: `strict_names`). Stockholm output carries ``column_scores`` (one
-    a column, in [0, 1]), if given, as its ``#=GC PP_cons`` line, and
+    PHYLIP: `strict_names`). Clustal output carries Clustal's conservation
+    line (`clustal_consensus`). Stockholm output carries ``column_scores``
+    (one a column, in [0, 1]), if given, as its ``#=GC PP_cons`` line, and
     ``comment`` (one line: the family's recipe), if given, as a ``#=GF CC``
-    line under its header."""
+    line under its header. ``width``: FASTA's residues a line (0:
+    `FASTA_WIDTH`); Vienna output never wraps."""
     fmt = OutFormat(fmt)
-    if fmt is OutFormat.fasta:  # the streamed writer's text (Biopython's took 1 s for 10,000 rows)
+    if fmt in (OutFormat.fasta, OutFormat.vienna):  # the streamed writer's text (Biopython's took 1 s for 10,000 rows)
         out = _io.StringIO()
-        stream_fasta(out, names, rows)
+        stream_fasta(out, names, rows, width if fmt is OutFormat.fasta else -1)
         return out.getvalue()
     if fmt is OutFormat.phylip_strict:
         names = strict_names(names)
@@ -127,6 +164,8 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
         msa = MultipleSeqAlignment(recs)
         if fmt is OutFormat.stockholm and column_scores is not None:
             msa.column_annotations["posterior_probability"] = posterior_line(column_scores)
+        if fmt is OutFormat.clustal:
+            msa.column_annotations["clustal_consensus"] = clustal_consensus(rows, seqtype)
         AlignIO.write(msa, handle, bio)
     text = handle.getvalue()
     if fmt is OutFormat.stockholm and comment:
@@ -139,14 +178,20 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
 FASTA_WIDTH = 60
 
 
-def stream_fasta(handle, names, rows) -> None:
+def stream_fasta(handle, names, rows, width: int = 0) -> None:
     """Write aligned FASTA row by row (``rows`` may be a generator), the same
-    text `render_alignment` gives for FASTA, without holding it in memory."""
+    text `render_alignment` gives for FASTA, without holding it in memory;
+    ``width`` residues a line (0: `FASTA_WIDTH`; negative: each row on one
+    line, as Vienna output)."""
+    width = width or FASTA_WIDTH
     for name, row in zip(names, rows, strict=True):
         handle.write(">" + name + "\n")
         text = row.decode("ascii")
-        for start in range(0, len(text), FASTA_WIDTH):
-            handle.write(text[start:start + FASTA_WIDTH] + "\n")
+        if width < 0:
+            handle.write(text + "\n")
+            continue
+        for start in range(0, len(text), width):
+            handle.write(text[start:start + width] + "\n")
 
 
 def write_alignment(

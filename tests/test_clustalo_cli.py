@@ -1,0 +1,155 @@
+"""msagpu-clustalo: Clustal Omega's command line mapped onto msagpu."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from Bio import AlignIO, Phylo
+
+from msa_gpu.clustalo_cli import MAPPING, UNSUPPORTED, parse, percent_identities, run
+from msa_gpu.errors import InputError, OutputError
+from msa_gpu.io import read_aligned, read_sequences
+from msa_gpu.io import clustal_consensus
+
+FAMILY = ">a first\nMKVLAAGIVGLLLSTAQAHA\n>b\nMKVLSAGIVALLLSTAHA\n>c\nMRVLAAGLVGLLASTAQAHAKK\n>d\nMKILAAGIVGLLTSTAQ\n"
+
+
+@pytest.fixture
+def family(tmp_path):
+    path = tmp_path / "in.fa"
+    path.write_text(FAMILY)
+    return path
+
+
+def _run(*args, cwd=None):
+    code = "from msa_gpu.clustalo_cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["-i", "in.fa"], dict(fmt="fasta", output=None, tree_order=False, wrap=0)),
+    (["--infile=in.fa", "--outfmt=clu", "--outfile=out.aln", "--force"], dict(fmt="clustal", output="out.aln",
+                                                                             force=True)),
+    (["--in", "in.fa", "--outfmt", "a2m", "--wrap=30"], dict(fmt="fasta", wrap=30)),
+    (["-i", "in.fa", "--outfmt=vie", "--output-order=tree-order", "-v"], dict(fmt="vienna", tree_order=True,
+                                                                              verbose=True)),
+    (["-i", "in.fa", "--outfmt=st", "--dealign", "--full", "--full-iter", "--auto"], dict(fmt="stockholm")),
+    (["-i", "in.fa", "--distmat-out=d.mat", "--percent-id", "--guidetree-out", "t.dnd"],
+     dict(distmat_out="d.mat", percent_id=True, tree_out="t.dnd")),
+])
+def test_options_map_onto_msagpu(argv, want):
+    opts = parse(argv)
+    for key, value in want.items():
+        got = getattr(opts, key)
+        assert getattr(got, "value", got) == value, key
+
+
+def test_numbers_and_sequence_types_reach_the_aligner():
+    cfg = parse(["-i", "x.fa", "--threads=3", "--iter", "2", "--max-guidetree-iterations=1", "-t", "Protein"]).config
+    assert (cfg.threads, cfg.maxiterate, cfg.retree, cfg.seqtype.value) == (3, 2, 1, "protein")
+    assert parse(["-i", "x.fa", "--seqtype=DNA"]).config.seqtype.value == "dna"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-i", "in.fa", "--use-kimura"], "not Kimura-corrected"),
+    (["-i", "in.fa", "--profile1", "p.aln"], "--add/--existing"),
+    (["-i", "in.fa", "--residuenumber"], "residue numbers"),
+    (["-i", "in.fa", "--frobnicate"], "--frobnicate is not supported"),
+    (["--outfmt=clu"], "needs an input"),
+    (["-i", "in.fa", "--percent-id"], "needs --distmat-out"),
+    (["-i", "in.fa", "--outfmt=nexus"], "Clustal Omega writes"),
+    (["-i", "in.fa", "--output-order=alphabetic"], "input-order or tree-order"),
+    (["-i", "in.fa", "--threads=none"], "whole number"),
+    (["-i", "in.fa", "--wrap=0"], "at least 1"),
+    (["-i", "in.fa", "-t", "Peptide"], "Protein, DNA and RNA"),
+    (["-i"], "-i needs a value"),
+])
+def test_bad_command_lines_name_the_problem(argv, message):
+    with pytest.raises(InputError, match=message):
+        parse(argv)
+
+
+def test_help_lists_every_mapping_and_refusal():
+    out = _run("--help")
+    assert out.returncode == 0
+    text = out.stdout.decode()
+    assert all(k in text for k in MAPPING) and all(k in text for k in UNSUPPORTED)
+
+
+def test_fasta_to_stdout_is_msagpus_alignment(family, tmp_path):
+    """``clustalo -i in.fa`` writes aligned FASTA to stdout, quietly: the
+    rows msagpu align writes for the same input (nf-core's CLUSTALO_ALIGN
+    pipes it on)."""
+    out = _run("-i", family, "--threads=2")
+    assert out.returncode == 0 and out.stderr == b""
+    (tmp_path / "got.fa").write_bytes(out.stdout)
+    from msa_gpu import align
+
+    names, rows = read_aligned(tmp_path / "got.fa")
+    assert names == ["a first", "b", "c", "d"] and rows == align(str(family)).rows()
+
+
+def test_formats_order_and_wrap(family, tmp_path):
+    """Clustal with its conservation line (Biopython reads it), the guide
+    tree's order, FASTA wrapped at --wrap, and Vienna's one line a row."""
+    run(["-i", str(family), "--outfmt=clu", "-o", str(tmp_path / "o.aln")])
+    aln = AlignIO.read(tmp_path / "o.aln", "clustal")
+    rows = [str(r.seq).encode() for r in aln]
+    assert aln.column_annotations["clustal_consensus"] == clustal_consensus(rows)
+    assert "*" in aln.column_annotations["clustal_consensus"]
+
+    run(["-i", str(family), "--output-order=tree-order", "--guidetree-out", str(tmp_path / "t.dnd"),
+         "-o", str(tmp_path / "tree.fa")])
+    leaves = [c.name for c in Phylo.read(tmp_path / "t.dnd", "newick").get_terminals()]
+    names, _ = read_aligned(tmp_path / "tree.fa")
+    assert names == leaves and sorted(leaves) == ["a first", "b", "c", "d"]
+
+    run(["-i", str(family), "--wrap=7", "-o", str(tmp_path / "w.fa")])
+    body = [line for line in (tmp_path / "w.fa").read_text().splitlines() if not line.startswith(">")]
+    assert max(map(len, body)) == 7 and len(body) > 4
+
+    run(["-i", str(family), "--outfmt=vienna", "-o", str(tmp_path / "o.vie")])
+    lines = (tmp_path / "o.vie").read_text().splitlines()
+    assert len(lines) == 8 and len({len(x) for x in lines[1::2]}) == 1 and len(lines[1]) > 20
+
+
+def test_outputs_are_not_overwritten_without_force(family, tmp_path):
+    out = tmp_path / "out.fa"
+    out.write_text("keep me\n")
+    with pytest.raises(OutputError, match="--force"):
+        run(["-i", str(family), "-o", str(out)])
+    assert out.read_text() == "keep me\n"
+    cli = _run("-i", family, "-o", out)
+    assert cli.returncode == 4 and b"--force" in cli.stderr
+    run(["-i", str(family), "-o", str(out), "--force"])
+    assert read_aligned(out)[0] == ["a first", "b", "c", "d"]
+
+
+def test_percent_identity_matrix(family, tmp_path):
+    """--distmat-out with --percent-id: the final alignment's identities in
+    percent, labelled, symmetric, 100 on the diagonal."""
+    run(["-i", str(family), "--distmat-out", str(tmp_path / "pid.mat"), "--percent-id", "-o", str(tmp_path / "a.fa")])
+    lines = (tmp_path / "pid.mat").read_text().splitlines()
+    assert lines[0].strip() == "4"
+    labels = [x.split()[0] for x in lines[1:]]
+    values = np.array([[float(v) for v in x.split()[1:]] for x in lines[1:]])
+    assert labels == ["a", "b", "c", "d"]
+    assert np.allclose(values, values.T) and np.allclose(np.diag(values), 100.0)
+    _, rows = read_aligned(tmp_path / "a.fa")
+    assert np.allclose(values, percent_identities(rows), atol=1e-6)
+
+
+def test_percent_identities_count_only_columns_both_rows_fill():
+    pid = percent_identities([b"MKV-A", b"MRVLA", b"--VLA"])
+    assert pid[0, 1] == pytest.approx(75.0)  # M, V, A of M K V A
+    assert pid[0, 2] == pytest.approx(100.0)  # V and A
+    assert pid[1, 2] == pytest.approx(100.0)  # V, L, A
+
+
+def test_input_gaps_are_removed_quietly(tmp_path):
+    (tmp_path / "gapped.fa").write_text(">a\nMKV--LAAG\n>b\nMK-VLAAG\n>c\nMRVLSAG\n")
+    out = _run("-i", tmp_path / "gapped.fa", "--dealign", "-o", tmp_path / "o.fa")
+    assert out.returncode == 0 and out.stderr == b""
+    assert [s.replace(b"-", b"") for s in read_aligned(tmp_path / "o.fa")[1]] == \
+        list(read_sequences(tmp_path / "gapped.fa").raw)
