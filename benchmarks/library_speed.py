@@ -192,7 +192,6 @@ def _phases(fams, pr, cp) -> dict:
     finally:
         for k, v in originals.items():
             setattr(pr._Group, k, v)
-    phases["transformed (kernels, without the CSR)"] = phases["transformed"] - phases["ordered_csr"]
     return phases
 
 

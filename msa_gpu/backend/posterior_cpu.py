@@ -220,3 +220,34 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
         for y in range(Lt):
             out[x, y] /= n
     return _at_least(out[:Ls, :Lt], cutoff, True)
+
+
+@numba.njit(cache=True, nogil=True)
+def ordered_csr_rows(q, x, y, p, first_st, first_ts, n_rows):
+    """The CSR of every ordered pair from flat (q, x, y, p) sorted by pair,
+    then row-major (probabilistic._Group.ordered_csr): pair q's entry (x, y,
+    v) is column y of row ``first_st[q] + x`` and column x of row
+    ``first_ts[q] + y``. A counting sort: the entries arrive by x, then y,
+    so each row's columns come out ascending, as the device's sort leaves
+    them. Returns (indptr (n_rows + 1), indices int32, data)."""
+    indptr = np.zeros(n_rows + 1, np.int64)
+    for e in range(q.shape[0]):
+        indptr[first_st[q[e]] + x[e] + 1] += 1
+        indptr[first_ts[q[e]] + y[e] + 1] += 1
+    for r in range(n_rows):
+        indptr[r + 1] += indptr[r]
+    fill = indptr[:-1].copy()
+    indices = np.empty(2 * q.shape[0], np.int32)
+    data = np.empty(2 * q.shape[0], np.float64)
+    for e in range(q.shape[0]):
+        r = first_st[q[e]] + x[e]
+        k = fill[r]
+        indices[k] = y[e]
+        data[k] = p[e]
+        fill[r] = k + 1
+        r = first_ts[q[e]] + y[e]
+        k = fill[r]
+        indices[k] = x[e]
+        data[k] = p[e]
+        fill[r] = k + 1
+    return indptr, indices, data

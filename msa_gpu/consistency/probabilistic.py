@@ -102,17 +102,22 @@ class _Group:
         """The group's libraries; ``tick(k)`` is called as k more pair steps end."""
         flat = self.posteriors(model, cutoff, xp, tick)
         identity = self.expected_identity(flat, xp)
-        for _ in range(passes):
-            flat = self.transformed(flat, cutoff, xp, tick)
+        for _ in range(passes):  # each pass's input is let go as soon as its CSR holds it
+            csr = self.ordered_csr(flat, xp)
+            del flat
+            flat = self.transformed(csr, cutoff, xp, tick)
+            del csr
         q, x, y, p = flat
         counts = to_host(xp.bincount(q, minlength=len(self.local))) if len(self.local) else np.zeros(0, np.int64)
         ends = offsets(counts)
         out = []
         for f, seqs in enumerate(self.families):
             n, a, b = len(seqs), int(ends[self.pair0[f]]), int(ends[self.pair0[f + 1]])
-            w = xp.rint(p[a:b] * float(n * LIBRARY_ONE * LIBRARY_ONE)).astype(xp.int32)
+            w = p[a:b] * float(n * LIBRARY_ONE * LIBRARY_ONE)
+            w = xp.rint(w, out=w).astype(xp.int32)
             out.append(ConsistencyLibrary(n, seqs.lengths.astype(np.int64), ends[self.pair0[f]: self.pair0[f + 1] + 1] - a,
-                                          x[a:b].astype(xp.int32), y[a:b].astype(xp.int32), w, identity[f]))
+                                          x[a:b].astype(xp.int32, copy=False), y[a:b].astype(xp.int32, copy=False), w,
+                                          identity[f]))
         return out
 
     def posteriors(self, model: PairHMM, cutoff: float, xp, tick=None):
@@ -163,6 +168,10 @@ class _Group:
         n_q = self.n[self.fam]
         o_st = self.ord0[self.fam] + self.local[:, 0] * n_q + self.local[:, 1]
         o_ts = self.ord0[self.fam] + self.local[:, 1] * n_q + self.local[:, 0]
+        if xp is np:  # a counting sort in place of the device's: no temporaries of the entries' size
+            from msa_gpu.backend.posterior_cpu import ordered_csr_rows
+
+            return (*ordered_csr_rows(q, x, y, p, base[:-1][o_st], base[:-1][o_ts], int(base[-1])), base[:-1])
         first = xp.asarray(np.concatenate([base[:-1][o_st], base[:-1][o_ts]]))
         nq_pairs = len(self.local)
         g = xp.concatenate([first[:nq_pairs][q] + x, first[nq_pairs:][q] + y])
@@ -175,10 +184,11 @@ class _Group:
         val = xp.concatenate([p, p])[order]
         return indptr, col, val, base[:-1]
 
-    def transformed(self, flat, cutoff: float, xp, tick=None):
-        """One consistency transformation of every pair's sparse matrix (flat
-        (q, x, y, p)), on ``xp``'s device (the same bits on either)."""
-        indptr, indices, data, base = self.ordered_csr(flat, xp)
+    def transformed(self, csr, cutoff: float, xp, tick=None):
+        """One consistency transformation of every pair's sparse matrix (its
+        `ordered_csr`), on ``xp``'s device (the same bits on either): flat
+        (q, x, y, p)."""
+        indptr, indices, data, base = csr
         nq, bq, lq = self.n[self.fam], self.ord0[self.fam], self.seq0[self.fam]
         if xp is not np:
             from msa_gpu.backend.posterior_gpu import consistency_pairs
@@ -248,11 +258,19 @@ def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model:
 def _flat(rows: list):
     """Per-pair (x, y, p) host arrays as flat (q, x, y, p): int32 indices
     (20 bytes an entry instead of 32: a library of 142 sequences of 400
-    residues holds tens of millions) and float64 values."""
-    counts = [len(r[0]) for r in rows]
+    residues holds tens of millions) and float64 values. Each pair's arrays
+    are let go (``rows[i] = None``) once copied, so the pairs and the flat
+    arrays are not held whole at once."""
+    counts = np.array([len(r[0]) for r in rows], np.int64)
     q = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
-    cat = lambda i, dt: np.concatenate([np.asarray(r[i], dt) for r in rows]) if rows else np.zeros(0, dt)  # noqa: E731
-    return q, cat(0, np.int32), cat(1, np.int32), cat(2, np.float64)
+    out = (np.empty(len(q), np.int32), np.empty(len(q), np.int32), np.empty(len(q), np.float64))
+    start = 0
+    for i, k in enumerate(counts.tolist()):
+        for a, part in zip(out, rows[i]):
+            a[start: start + k] = part
+        rows[i] = None
+        start += k
+    return (q, *out)
 
 
 def _threaded(fn, items: list, work, tick=None) -> list:
