@@ -54,7 +54,7 @@ MAPPING = {
     "--preservecase": "residues as given (else DNA/RNA lower case, protein upper case)",
     "--anysymbol": "any character accepted, scored as the wildcard (X or N)",
     "--quiet": "--quiet",
-    "--treeout": "guide tree in Newick to INPUT.tree",
+    "--treeout": "guide tree to INPUT.tree as MAFFT writes it (Newick, leaves N_title)",
     "--treein FILE": "align along this guide tree, in MAFFT's format (a merge 'i j [length length]' a line, "
                      "sequences numbered from 1 in input order)",
     "--amino": "--seqtype protein",
@@ -232,7 +232,7 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.io import make_sequences, parse_fasta, read_guide_tree, read_text, to_newick, write_text
+    from msa_gpu.io import make_sequences, parse_fasta, read_guide_tree, read_text, to_mafft_tree, write_text
     from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
@@ -263,8 +263,8 @@ def run(argv: list[str]) -> int:
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
     _emit(opts, [seqs.names[i] for i in order], [rows[i] for i in order], seqs.seqtype)
-    if opts.tree_out:
-        newick = to_newick(result.guide_tree, list(seqs.names))
+    if opts.tree_out:  # MAFFT's INPUT.tree: numbered leaves, one a line
+        newick = to_mafft_tree(result.guide_tree, list(seqs.names))
         write_text(f"{opts.input}.tree", lambda h: h.write(newick + "\n"))
     return 0
 

@@ -127,7 +127,39 @@ def test_reorder_clustal_phylip_and_treeout(tmp_path):
     assert [r.id for r in phylip] == ["s1", "s2", "s3", "s4"]
     assert _run("--treeout", "--quiet", src).returncode == 0
     tree = Phylo.read(str(src) + ".tree", "newick")
-    assert sorted(t.name for t in tree.get_terminals()) == sorted(read_sequences(src).names)
+    assert sorted(t.name for t in tree.get_terminals()) == [f"{k + 1}_{name.replace(' ', '_')}" for k, name in
+                                                           enumerate(read_sequences(src).names)]
+
+
+@pytest.mark.skipif(shutil.which("mafft") is None, reason="MAFFT is not installed")
+def test_treeout_is_written_as_mafft_writes_it(tmp_path):
+    """INPUT.tree as MAFFT's --treeout writes it: numbered leaves with their
+    titles' spaces and Newick's special characters as '_', one a line, and
+    five-decimal branch lengths on the next line; the same lines as MAFFT's
+    file but for the lengths and the order of the branches."""
+    src = tmp_path / "in.fa"
+    src.write_text(">s1 first (x,y):z\nACGTACGTTAGCAT\n>s2\nACGTTCGTTAGCAT\n>s3;semi\nACGAACGTAAGCAT\n"
+                   ">s4 four\nTCGTACGATAGCTT\n")
+    assert _run("--treeout", "--quiet", src).returncode == 0
+    ours = (tmp_path / "in.fa.tree").read_text()
+    theirs_dir = tmp_path / "mafft"
+    theirs_dir.mkdir()
+    (theirs_dir / "in.fa").write_text(src.read_text())
+    subprocess.run(["mafft", "--treeout", "--quiet", "in.fa"], cwd=theirs_dir, capture_output=True, check=True)
+    theirs = (theirs_dir / "in.fa.tree").read_text()
+
+    def leaves(text):
+        return sorted(line for line in text.splitlines() if line and line[0].isdigit())
+
+    def shape_holds(text):  # '(((' first, then ':0.12345,' or ':0.12345):0.23456,' ... ');' lines
+        import re
+        lines = [line for line in text.splitlines() if not line[:1].isdigit()]
+        return bool(re.fullmatch(r"\(+", lines[0])) and all(
+            re.fullmatch(r":\d+\.\d{5}(\):\d+\.\d{5})*(,|\);)", line) for line in lines[1:])
+
+    assert leaves(ours) == leaves(theirs) == ["1_s1_first__x_y__z", "2_s2", "3_s3_semi", "4_s4_four"]
+    assert shape_holds(theirs) and shape_holds(ours)
+    assert ours.endswith(";\n") and theirs.endswith(";\n")
 
 
 def test_phylipout_is_strict_phylip_as_mafft_writes_it(tmp_path):

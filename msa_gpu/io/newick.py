@@ -24,6 +24,34 @@ def to_newick(tree: GuideTree, names: list[str]) -> str:
     return text[2 * n - 2] + ";"
 
 
+def to_mafft_tree(tree: GuideTree, names: list[str]) -> str:
+    """The tree as MAFFT's ``--treeout`` writes ``INPUT.tree``: Newick whose
+    leaves are ``N_title`` (input number from 1, the title's spaces and
+    Newick's special characters as '_'), each on its own line with its
+    branch length on the next, lengths with five decimals.
+
+    >>> from msa_gpu.types import GuideTree
+    >>> t = GuideTree(3, np.array([[0, 1], [3, 2]]), np.array([[0.1, 0.1], [0.05, 0.15]]))
+    >>> print(to_mafft_tree(t, ["s1 first", "s2", "s3"]))
+    ((
+    1_s1_first
+    :0.10000,
+    2_s2
+    :0.10000):0.05000,
+    3_s3
+    :0.15000);
+    """
+    def label(k: int, name: str) -> str:
+        return f"{k + 1}_" + "".join("_" if c.isspace() or c in "():;,[]'" else c for c in name)
+
+    n = tree.n_leaves
+    text = [f"\n{label(k, nm)}\n" for k, nm in enumerate(names)] + [""] * (n - 1)
+    for k, (a, b) in enumerate(tree.children):
+        la, lb = tree.lengths[k]
+        text[n + k] = f"({text[a]}:{la:.5f},{text[b]}:{lb:.5f})"
+    return text[2 * n - 2] + ";"
+
+
 def from_newick(text: str, names: list[str]) -> GuideTree:
     """A guide tree from Newick (Biopython's parser), its leaves matched to
     ``names`` (input order). Multifurcations are joined left to right and a
