@@ -30,8 +30,13 @@ from msa_gpu.score import sp_tc
 #: the alignment comes on stdout.
 #: (msagpu-cpu and msagpu-gpu: msagpu on that backend.)
 MSAGPU = ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False)
+#: msagpu through its console entry point with a warm server (`msagpu serve`,
+#: started for the run on a socket in ``--workdir``).
+SERVED = ([sys.executable, "-c", "from msa_gpu.entry import msagpu; msagpu()", "align", "{input}", "-o", "{output}",
+           "-q"], False)
 COMMANDS = {
     "msagpu": MSAGPU,
+    "msagpu-served": SERVED,
     "msagpu-cpu": MSAGPU,
     "msagpu-gpu": MSAGPU,
     "mafft-linsi": (["mafft", "--localpair", "--maxiterate", "1000", "--quiet", "{input}"], True),
@@ -54,8 +59,23 @@ def _argv(name: str, inp: Path, out: Path, backend: str, prefix: Path | None) ->
             return None
         argv, env = [found, *argv[1:]], tools.env_for(found)
     else:  # msagpu-cpu, msagpu-gpu: that backend whatever --backend says
-        argv = [*argv, "--backend", name.split("-")[1] if "-" in name else backend]
+        argv = [*argv, "--backend", name.split("-")[1] if name in ("msagpu-cpu", "msagpu-gpu") else backend]
+        env = {"MSAGPU_SERVER": SOCKET[0] if name == "msagpu-served" else "off"}
     return [a.replace("{input}", str(inp)).replace("{output}", str(out)) for a in argv], to_stdout, env
+
+
+#: The served entry's socket, set while its server runs.
+SOCKET = ["off"]
+
+
+def _loop(made: list, timeout: float, jobs: int) -> tuple[float, list[float]]:
+    """Run the loop's processes ``jobs`` at a time: the wall time of all, and each one's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        each = list(pool.map(lambda m: _run(*m, timeout), made))
+    return time.perf_counter() - start, each
 
 
 def _run(argv: list[str], to_stdout: bool, env: dict, out: Path, timeout: float) -> float:
@@ -112,6 +132,8 @@ def run(args, on_entry=None) -> dict:
         for name in args.aligners:
             if name not in COMMANDS:
                 raise SystemExit(f"unknown aligner {name!r} (known: {', '.join(COMMANDS)})")
+            if name == "msagpu-served":
+                _start_server(work)
             out = work / f"{name}.fa"
             made = _argv(name, Path(single.input_path), out, args.backend, prefix)
             if made is None:
@@ -124,11 +146,12 @@ def run(args, on_entry=None) -> dict:
                 print(f"{name}: failed on {args.family}: {exc}", flush=True)
                 continue
             one_sp, one_tc = _score(out, single)
-            total, sps, tcs, rows = 0.0, [], [], []
-            for fam in loop:
-                took = _run(*_argv(name, Path(fam.input_path), out, args.backend, prefix), out, args.timeout)
-                total += took
-                sp, tc = _score(out, fam)
+            sps, tcs, rows = [], [], []
+            outs = [work / f"{name}-{k}.fa" for k in range(len(loop))]
+            total, each = _loop([(*_argv(name, Path(fam.input_path), o, args.backend, prefix), o)
+                                 for fam, o in zip(loop, outs)], args.timeout, args.jobs)
+            for fam, o, took in zip(loop, outs, each):
+                sp, tc = _score(o, fam)
                 sps.append(sp)
                 tcs.append(tc)
                 rows.append({"family": fam.family_id, "s": round(took, 3), "sp": sp, "tc": tc, **sizes[fam.key]})
@@ -139,14 +162,35 @@ def run(args, on_entry=None) -> dict:
                   f"{total:.1f} s, SP {sum(sps) / len(sps):.4f} TC {sum(tcs) / len(tcs):.4f}", flush=True)
             if on_entry is not None:  # each aligner's entry kept as it ends (a long run may be cut off)
                 on_entry(doc)
+        _stop_server()
+    doc["jobs"] = args.jobs
     return doc
+
+
+def _start_server(work: Path) -> None:
+    """A warm server for the msagpu-served entry, on a socket in ``work``."""
+    from msa_gpu.serving import server
+
+    folder = work / "server"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    SOCKET[0] = str(folder / "s.sock")
+    server.start_detached(SOCKET[0], 3600.0)
+
+
+def _stop_server() -> None:
+    if SOCKET[0] != "off":
+        from msa_gpu.serving import server
+
+        server.stop(SOCKET[0])
+        SOCKET[0] = "off"
 
 
 def markdown(doc: dict) -> str:
     lines = [f"## Start-up latency: {doc['dataset']}, one process per family ({doc['created']})", "",
              f"Command: `{doc['command']}`.", "",
              f"| aligner | {doc['family']}, best of runs (s) | {doc['count']} "
-             f"{'families spread over sizes' if doc.get('pick') == 'spread' else 'smallest families'}, serial (s) | "
+             f"{'families spread over sizes' if doc.get('pick') == 'spread' else 'smallest families'}, "
+             f"{'serial' if doc.get('jobs', 1) == 1 else str(doc['jobs']) + ' at a time'} (s) | "
              "their mean SP | mean TC |", "|---|---|---|---|---|"]
     for e in doc["entries"]:
         lines.append(f"| {e['aligner']} | {e['single_best_s']:.2f} | {e['loop_s']:.1f} | {e['loop_sp']:.4f} | "
@@ -177,6 +221,7 @@ def register(sub) -> None:
                    default=["msagpu", "mafft-linsi", "famsa", "clustalo"])
     b.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto", help="msagpu's backend")
     b.add_argument("--timeout", type=float, default=600.0, help="seconds per process")
+    b.add_argument("--jobs", type=int, default=1, help="the loop's processes at a time (a workflow's parallel jobs)")
     b.add_argument("--peer-prefix", default=None, help="folder of Debian packages unpacked with dpkg -x")
     b.add_argument("--workdir", default="/tmp/msagpu-latency")
     b.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))

@@ -697,6 +697,36 @@ def distmat(
             write_phylip_distances(dm, seqs.names, output)
 
 
+@app.command()
+def serve(
+    socket_path: Annotated[str | None, typer.Option("--socket", help="Socket path (default: MSAGPU_SERVER, "
+                                                    "else $XDG_RUNTIME_DIR/msagpu/server.sock)")] = None,
+    idle_timeout: Annotated[float, typer.Option(help="End after this many seconds without a request")] = 3600.0,
+    detach: Annotated[bool, typer.Option("--detach", help="Start in the background; return once it listens")] = False,
+    stop: Annotated[bool, typer.Option("--stop", help="End the running server")] = False,
+) -> None:
+    """A warm server for many small calls: msagpu align, msagpu-mafft,
+    msagpu-famsa and msagpu-clustalo use it when it runs (same bytes), and
+    work alone otherwise. One a user (a Unix socket, mode 0600)."""
+    from msa_gpu.serving import server
+
+    with _exit_codes():
+        try:
+            if stop:
+                if not server.stop(socket_path):
+                    raise typer.Exit(1)
+                typer.echo("msagpu: server stopped", err=True)
+            elif detach:
+                server.start_detached(socket_path, idle_timeout)
+                typer.echo(f"msagpu: server listening at {socket_path or server.socket_path()}", err=True)
+            else:
+                server.serve(socket_path, idle_timeout, ready=lambda: typer.echo(
+                    f"msagpu: server listening at {socket_path or server.socket_path()}", err=True))
+        except server.ServerError as exc:
+            typer.echo(f"msagpu: error: {exc}", err=True)
+            raise typer.Exit(1) from None
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,227 @@
+"""The warm server (`msagpu serve`): a Unix socket for this user (mode 0600
+in a folder of mode 0700), the stack and the kernels loaded once, and each
+request run through the front door it names, in this process, as an
+in-process run would: the client's folder, environment and standard input;
+its standard output and error captured and sent back with the exit code. The
+outputs are written here, whole or not at all, as always. Requests are taken
+one at a time, in the order they come; a connection from another user is
+refused (the peer's credentials). It ends on ``msagpu serve --stop``, or
+after ``idle`` seconds without a request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import socket
+import stat
+import struct
+import sys
+import time
+import warnings
+
+from msa_gpu.serving.protocol import PROGRAMS, ServerGone, connect, decode, encode, receive, send, socket_path
+
+#: A server ends after this many seconds without a request (``--idle-timeout``).
+IDLE_SECONDS = 3600.0
+
+
+class ServerError(RuntimeError):
+    """The server cannot start (one is running, the socket's folder is not ours)."""
+
+
+def running(path: str) -> bool:
+    """Whether a server answers at ``path``."""
+    try:
+        connect(path, timeout=1.0).close()
+        return True
+    except OSError:
+        return False
+
+
+def _prepare(path: str) -> None:
+    """The socket's folder, made (0700) if it is the default one and checked
+    to be ours and closed to others; a stale socket (no server) removed."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if path == socket_path() and not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.stat(folder)
+    if info.st_uid != os.getuid() and folder != os.path.dirname(os.path.abspath(socket_path() or "")):
+        raise ServerError(f"{folder} belongs to another user; give --socket a path in a folder of yours")
+    if os.path.exists(path):
+        if running(path):
+            raise ServerError(f"a server is already running at {path} (msagpu serve --stop ends it)")
+        os.unlink(path)  # stale: its server died
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    """The connecting process's user (Linux's SO_PEERCRED), or None where unknown."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def allowed(uid: int | None) -> bool:
+    """A request is taken only from this server's own user."""
+    return uid is None or uid == os.getuid()
+
+
+def warm_up() -> None:
+    """Load the stack and the kernels: one small alignment through the
+    library, so that the first request pays none of it."""
+    from msa_gpu.aligner import Aligner
+    from msa_gpu.config import AlignerConfig, Mode
+    from msa_gpu.io import make_sequences
+
+    seqs = make_sequences(["a", "b", "c"], [b"MKVLAAGIVGLLLA", b"MKVLSAGIVALLLA", b"MRVLAAGLVGLLAS"], "protein")
+    for mode in (Mode.fast, Mode.accurate):
+        Aligner(AlignerConfig(mode=mode)).align(seqs)
+    for module, _ in PROGRAMS.values():
+        importlib.import_module(module)
+
+
+def run_request(request: dict) -> dict:
+    """One request run as a fresh process would run it: its exit code and
+    what it wrote to standard output and error."""
+    module, function = PROGRAMS[request["program"]]
+    entry = getattr(importlib.import_module(module), function)
+    out, err = io.BytesIO(), io.BytesIO()
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv, os.getcwd(), dict(os.environ))
+    stdin = decode(request["stdin"]) if request.get("stdin") is not None else b""
+    code = 0
+    streams = []
+    try:
+        os.chdir(request["cwd"])
+        for key in [k for k in os.environ if k.startswith(("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES"))]:
+            del os.environ[key]
+        os.environ.update(request.get("env") or {})
+        os.environ.pop("MSAGPU_SERVER", None)
+        streams = [io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape"),
+                   io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", write_through=True),
+                   io.TextIOWrapper(err, encoding="utf-8", errors="surrogateescape", write_through=True)]
+        sys.stdin, sys.stdout, sys.stderr = streams
+        sys.argv = [request["program"], *request["argv"]]
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            warnings.simplefilter("default")  # each request's warnings said again, as in a fresh process
+            try:
+                entry()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if not isinstance(exc.code, (int, type(None))):
+                    print(exc.code, file=sys.stderr)
+            except Exception as exc:  # noqa: BLE001 - a request's failure is that call's alone
+                print(f"{request['program']}: error: {exc}", file=sys.stderr)
+                code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved[:4]
+        for stream in streams:  # the buffers outlive their text layers (a dropped layer closes its buffer)
+            with contextlib.suppress(ValueError):
+                stream.flush()
+            with contextlib.suppress(ValueError):
+                stream.detach()
+        os.chdir(saved[4])
+        os.environ.clear()
+        os.environ.update(saved[5])
+    return {"rc": code, "stdout": encode(out.getvalue()), "stderr": encode(err.getvalue())}
+
+
+def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None) -> int:
+    """Listen at ``path`` (default `socket_path`) until ``--stop`` or ``idle``
+    seconds without a request; ``ready()`` is called once it listens.
+    Returns the number of requests answered."""
+    path = path or socket_path()
+    if path is None:
+        raise ServerError("MSAGPU_SERVER is off: give --socket a path")
+    _prepare(path)
+    warm_up()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # the socket is made 0600: no moment when others may connect
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old)
+    os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+    listener.listen(64)
+    listener.settimeout(idle)
+    if ready is not None:
+        ready()
+    answered = 0
+    try:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                break
+            with conn:
+                if not allowed(_peer_uid(conn)):
+                    continue
+                try:
+                    request = receive(conn)
+                except (OSError, ServerGone, ValueError):
+                    continue
+                if request.get("stop"):
+                    send(conn, {"stopped": True})
+                    break
+                delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
+                if delay:  # tests: a window in which to kill the server mid-request
+                    time.sleep(delay)
+                try:
+                    answer = run_request(request)
+                except Exception as exc:  # noqa: BLE001 - the server outlives any one request
+                    answer = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
+                with contextlib.suppress(OSError):
+                    send(conn, answer)
+                answered += 1
+    finally:
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    return answered
+
+
+def stop(path: str | None = None) -> bool:
+    """Ask the server at ``path`` to end; False where none answers."""
+    path = path or socket_path()
+    if path is None or not os.path.exists(path):
+        return False
+    try:
+        with connect(path, timeout=5.0) as sock:
+            send(sock, {"stop": True})
+            receive(sock)
+        return True
+    except (OSError, ServerGone):
+        return False
+
+
+def start_detached(path: str | None, idle: float, timeout: float = 120.0) -> None:
+    """Start a server in its own session and return once it listens."""
+    import subprocess
+
+    path = path or socket_path()
+    if path is None:
+        raise ServerError("MSAGPU_SERVER is off: give --socket a path")
+    if os.path.exists(path) and running(path):
+        raise ServerError(f"a server is already running at {path} (msagpu serve --stop ends it)")
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu.serving.server", path, str(idle)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise ServerError(f"the server did not start: {proc.stderr.read().decode().strip()[-300:]}")
+        if os.path.exists(path) and running(path):
+            proc.stderr.close()
+            return
+        time.sleep(0.1)
+    proc.kill()
+    raise ServerError(f"the server did not listen at {path} within {timeout:.0f} s")
+
+
+if __name__ == "__main__":  # start_detached's child: python -m msa_gpu.serving.server PATH IDLE
+    serve(sys.argv[1], float(sys.argv[2]))

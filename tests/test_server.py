@@ -1,0 +1,157 @@
+"""msagpu serve: a warm local server that the console commands use when it runs."""
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from msa_gpu.serving import protocol, server
+
+REFS = Path(__file__).resolve().parent.parent / "references"
+ENTRY = "import sys; from msa_gpu.entry import {fn}; sys.argv[0] = {prog!r}; {fn}()"
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+
+
+def client(prog, *args, sock=None, cwd=None, stdin=None, env=None):
+    """A fresh client process, as a workflow's job starts one."""
+    fn = prog.replace("-", "_")
+    environ = {**os.environ, **(env or {}), "MSAGPU_SERVER": str(sock) if sock else "off"}
+    return subprocess.run([sys.executable, "-c", ENTRY.format(fn=fn, prog=prog), *map(str, args)], cwd=cwd,
+                          env=environ, capture_output=True, input=stdin, timeout=300)
+
+
+@pytest.fixture
+def running(tmp_path_factory):
+    """A server on a socket of its own, started as `msagpu serve` starts it;
+    stopped afterwards."""
+    folder = tmp_path_factory.mktemp("srv")
+    os.chmod(folder, 0o700)
+    path = folder / "s.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(path), "--idle-timeout", "300"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 120
+    while not (path.exists() and server.running(str(path))):
+        assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
+        time.sleep(0.1)
+    yield path, proc
+    if proc.poll() is None:
+        server.stop(str(path))
+        proc.wait(30)
+
+
+def test_served_output_is_the_in_process_output(running, tmp_path):
+    """Same bytes, stdout and exit codes through the server as alone, for each
+    front door; a bad input fails that call alone, with the same message."""
+    sock, proc = running
+    src = REFS / "BB11001.tfa"
+    for prog, args in (("msagpu", ["align", src, "-o", "OUT"]), ("msagpu-mafft", ["--quiet", src]),
+                       ("msagpu-famsa", [src, "OUT"]), ("msagpu-clustalo", ["-i", src, "--outfmt=clu", "-o", "OUT"])):
+        got = {}
+        for mode, where in (("served", sock), ("alone", None)):
+            folder = tmp_path / f"{prog}-{mode}"
+            folder.mkdir()
+            run = client(prog, *[a if a != "OUT" else "out.txt" for a in args], sock=where, cwd=folder)
+            got[mode] = (run.returncode, run.stdout, (folder / "out.txt").read_bytes() if "OUT" in args else b"")
+        assert got["served"] == got["alone"], prog
+        assert got["served"][0] == 0 and (got["served"][1] or got["served"][2])
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">a\nMK1V\n>b\nMKV\n")
+    served, alone = client("msagpu", "align", bad, sock=sock), client("msagpu", "align", bad)
+    assert served.returncode == alone.returncode == 2 and served.stderr == alone.stderr
+    assert client("msagpu-mafft", "--quiet", src, sock=sock).returncode == 0  # the server lives on
+    assert proc.poll() is None
+
+
+def test_stdin_and_concurrent_clients(running, tmp_path):
+    sock, _ = running
+    src = (REFS / "BB11001.tfa").read_bytes()
+    alone = client("msagpu-mafft", "--quiet", "-", stdin=src).stdout
+    with ThreadPoolExecutor(6) as pool:
+        runs = list(pool.map(lambda _: client("msagpu-mafft", "--quiet", "-", sock=sock, stdin=src), range(6)))
+    assert all(r.returncode == 0 and r.stdout == alone for r in runs)
+
+
+def test_the_socket_is_this_users_alone(running):
+    sock, _ = running
+    info = os.stat(sock)
+    assert stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.getuid()
+    assert stat.S_IMODE(os.stat(sock.parent).st_mode) == 0o700
+    assert server.allowed(os.getuid()) and not server.allowed(os.getuid() + 1)  # peers' credentials
+
+
+def test_a_second_server_on_the_same_socket_is_refused(running):
+    sock, _ = running
+    with pytest.raises(server.ServerError, match="already running"):
+        server.serve(str(sock))
+
+
+def test_a_killed_server_leaves_the_client_to_work_alone(tmp_path):
+    """Killed mid-request (a test delay holds the request), the client says
+    so and aligns itself: the output whole, the exit code 0; the stale
+    socket left behind is used by nobody and replaced by the next server."""
+    folder = tmp_path / "srv"
+    folder.mkdir(mode=0o700)
+    sock = folder / "s.sock"
+    env = {**os.environ, "MSAGPU_SERVER_TEST_DELAY": "30"}
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 120
+    while not (sock.exists() and server.running(str(sock))):
+        assert proc.poll() is None and time.monotonic() < end
+        time.sleep(0.1)
+    job = subprocess.Popen([sys.executable, "-c", ENTRY.format(fn="msagpu", prog="msagpu"), "align",
+                            str(REFS / "BB11001.tfa"), "-o", str(tmp_path / "out.fa")],
+                           env={**os.environ, "MSAGPU_SERVER": str(sock)}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    time.sleep(3)  # the request is in the server's hands
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    out, err = job.communicate(timeout=300)
+    assert job.returncode == 0 and b"stopped before answering; aligning here instead" in err
+    alone = client("msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "alone.fa")
+    assert alone.returncode == 0 and (tmp_path / "out.fa").read_bytes() == (tmp_path / "alone.fa").read_bytes()
+    assert sock.exists() and not server.running(str(sock))  # stale
+    stale = client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa", sock=sock)
+    assert stale.returncode == 0 and stale.stderr == b""  # nobody answers: it works alone, quietly
+    server._prepare(str(sock))  # the next server replaces the stale socket
+    assert not sock.exists()
+
+
+def test_stop_and_idle_timeout(tmp_path):
+    folder = tmp_path / "srv"
+    folder.mkdir(mode=0o700)
+    sock = folder / "s.sock"
+    run = subprocess.run([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--idle-timeout", "1"],
+                         capture_output=True, timeout=300)
+    assert run.returncode == 0 and b"listening" in run.stderr and not sock.exists()
+    assert subprocess.run([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--stop"],
+                          capture_output=True).returncode == 1  # none runs
+
+
+def test_calls_that_are_not_served_and_the_default_socket(monkeypatch, tmp_path):
+    monkeypatch.setenv("MSAGPU_SERVER", str(tmp_path / "none.sock"))
+    assert protocol.served("msagpu", ["align", "x.fa"]) is None  # no socket: alone
+    monkeypatch.setenv("MSAGPU_SERVER", "off")
+    assert protocol.socket_path() is None
+    monkeypatch.delenv("MSAGPU_SERVER")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert protocol.socket_path() == str(tmp_path / "msagpu" / "server.sock")
+    monkeypatch.setenv("MSAGPU_SERVER", str(tmp_path / "s.sock"))
+    (tmp_path / "s.sock").write_text("")  # exists, but nobody listens
+    for program, argv in (("msagpu", ["score", "a", "b"]), ("msagpu", ["align", "--help"]),
+                          ("msagpu-mafft", ["--version"]), ("msagpu", ["serve"]), ("msagpu-mafft", ["x.fa"])):
+        assert protocol.served(program, argv) is None
+
+
+def test_the_client_path_imports_only_the_standard_library():
+    code = ("import sys; import msa_gpu.entry; "
+            "print(sorted(m for m in ('numpy', 'numba', 'scipy', 'Bio', 'typer', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "[]"
