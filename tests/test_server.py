@@ -76,6 +76,23 @@ def test_stdin_and_concurrent_clients(running, tmp_path):
     with ThreadPoolExecutor(6) as pool:
         runs = list(pool.map(lambda _: client("msagpu-mafft", "--quiet", "-", sock=sock, stdin=src), range(6)))
     assert all(r.returncode == 0 and r.stdout == alone for r in runs)
+    spelled = client("msagpu-clustalo", "--in=-", sock=sock, stdin=src)  # '--opt=-' reads stdin too
+    assert spelled.returncode == 0 and spelled.stdout == client("msagpu-clustalo", "--in=-", stdin=src).stdout
+
+
+def test_another_msagpu_or_other_settings_run_alone(running):
+    """A request from another installation (or with other start-up
+    settings, such as CUDA_VISIBLE_DEVICES) is answered 'alone'; a call
+    naming a file only its own process can open is never sent."""
+    sock, _ = running
+    with protocol.connect(str(sock)) as conn:
+        protocol.send(conn, {"program": "msagpu", "argv": ["align", "x.fa"], "cwd": "/", "env": {},
+                             "identity": {**protocol.identity(), "version": "0.0.0"}})
+        assert protocol.receive(conn) == {"alone": True}
+    other = client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa", sock=sock, env={"CUDA_VISIBLE_DEVICES": "7"})
+    assert other.returncode == 0 and other.stdout  # worked alone
+    assert protocol._process_paths(["align", "/dev/stdin"]) and protocol._process_paths(["-o", "/proc/self/fd/1"])
+    assert protocol._stdin_input(["--in=-"]) and protocol._stdin_input(["-"]) and not protocol._stdin_input(["a-"])
 
 
 def test_the_socket_is_this_users_alone(running):
@@ -86,10 +103,23 @@ def test_the_socket_is_this_users_alone(running):
     assert server.allowed(os.getuid()) and not server.allowed(os.getuid() + 1)  # peers' credentials
 
 
-def test_a_second_server_on_the_same_socket_is_refused(running):
+def test_a_second_server_on_the_same_socket_is_refused(running, tmp_path):
+    """One server a socket; a folder open to others, or a path that is not a
+    socket, is refused and left as it is."""
     sock, _ = running
     with pytest.raises(server.ServerError, match="already running"):
         server.serve(str(sock))
+    (tmp_path / "results.fa").write_text(">a\nMK\n")
+    os.chmod(tmp_path, 0o700)
+    with pytest.raises(server.ServerError, match="not a socket"):
+        server.serve(str(tmp_path / "results.fa"))
+    assert (tmp_path / "results.fa").read_text() == ">a\nMK\n"
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    os.chmod(open_folder, 0o755)
+    with pytest.raises(server.ServerError, match="open to other users"):
+        server.serve(str(open_folder / "s.sock"))
+    assert not protocol.private(str(open_folder / "s.sock"))
 
 
 def test_a_killed_server_leaves_the_client_to_work_alone(tmp_path):

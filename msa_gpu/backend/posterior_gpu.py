@@ -44,6 +44,13 @@ SHARED_COLS = 1536
 BLOCK_BYTES = 8 << 30
 
 
+def shared_limit() -> int:
+    """Dynamic shared memory a block may take on this device: its opt-in
+    maximum less the kernels' static use (227 KB on Hopper; 163 KB on an
+    A100 and 99 KB on consumer cards cap `SHARED_ROWS` and `SHARED_COLS`)."""
+    return int(cp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]) - 2048
+
+
 def block_bytes() -> int:
     """Dense bytes a batch of pairs may take now (`BLOCK_BYTES`)."""
     free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
@@ -100,7 +107,7 @@ def dense_posteriors(d_codes, offs, pairs, L1, L2, model, A):
     device array, pair after pair (row-major), and the pairs' offsets in it."""
     cells = L1 * L2
     rows = L1 + 1
-    in_shared = rows <= SHARED_ROWS
+    in_shared = rows <= min(SHARED_ROWS, shared_limit() // (8 * 3 * NS))
     post_off, scale_off = offsets(cells), offsets(L1 + L2 + 1)
     ring_off = offsets(np.where(in_shared, 0, 3 * rows * NS))
     post = cp.empty(max(int(post_off[-1]), 1), dtype=cp.float64)
@@ -156,7 +163,8 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
         per_pair = [cp.asarray(np.ascontiguousarray(a[c]).astype(dt)) for a, dt in
                     ((np.asarray(nq), np.int32), (np.asarray(bq), np.int64), (lq, np.int64), (ps, np.int32), (pt, np.int32))]
         d_off = cp.asarray(off[:-1].copy())
-        bucket = np.where(lt[c] <= SHARED_COLS, _pow2_at_least(lt[c]), 0)  # shared columns a launch (0: none)
+        cap = min(SHARED_COLS, shared_limit() // (8 * groups))
+        bucket = np.where(lt[c] <= cap, _pow2_at_least(lt[c]), 0)  # shared columns a launch (0: none)
         for key in sorted(set(bucket.tolist())):
             sel = np.flatnonzero(bucket == key)
             sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first

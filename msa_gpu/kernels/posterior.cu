@@ -52,7 +52,11 @@ __device__ __forceinline__ double block_max(double top, double* red)
 // The same for unsigned words (one warp instruction, then a barrier).
 __device__ __forceinline__ unsigned block_max_word(unsigned top, unsigned* red)
 {
+#if __CUDA_ARCH__ >= 800
     top = __reduce_max_sync(0xffffffffu, top);
+#else
+    for (int o = 16; o > 0; o >>= 1) top = max(top, __shfl_xor_sync(0xffffffffu, top, o));
+#endif
     if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = top;
     __syncthreads();
     top = red[0];

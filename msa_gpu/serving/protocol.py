@@ -20,7 +20,11 @@ import sys
 PROGRAMS = {"msagpu": ("msa_gpu.cli", "main"), "msagpu-mafft": ("msa_gpu.mafft_cli", "main"),
             "msagpu-famsa": ("msa_gpu.famsa_cli", "main"), "msagpu-clustalo": ("msa_gpu.clustalo_cli", "main")}
 #: The environment a request carries to the server.
-ENV_PREFIXES = ("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES")
+ENV_PREFIXES = ("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES", "TMPDIR")
+#: Settings read once when the stack loads: a request whose values differ
+#: from the server's runs alone.
+FIXED_ENV = ("CUDA_VISIBLE_DEVICES", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER", "NUMBA_CACHE_DIR",
+             "NUMBA_DISABLE_JIT", "CUPY_CACHE_DIR")
 #: ``MSAGPU_SERVER`` set to one of these: never use a server.
 OFF = ("", "0", "off", "no", "none")
 
@@ -39,6 +43,50 @@ def socket_path() -> str | None:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     folder = os.path.join(runtime, "msagpu") if runtime and os.path.isdir(runtime) else f"/tmp/msagpu-{os.getuid()}"
     return os.path.join(folder, "server.sock")
+
+
+def private(path: str) -> bool:
+    """Whether ``path`` is a socket of this user's in a folder of this
+    user's that others cannot enter (mode 0700 or tighter): the only kind a
+    client talks to and a server listens on."""
+    import stat
+
+    try:
+        folder = os.stat(os.path.dirname(os.path.abspath(path)))
+        sock = os.lstat(path)
+    except OSError:
+        return False
+    return (folder.st_uid == os.getuid() and not folder.st_mode & 0o077 and stat.S_ISSOCK(sock.st_mode)
+            and sock.st_uid == os.getuid())
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user of the process at the other end (Linux's SO_PEERCRED), or None where unknown."""
+    import struct as _struct
+
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _struct.calcsize("3i"))
+    return _struct.unpack("3i", creds)[1]
+
+
+def identity() -> dict:
+    """What a client and its server must share: msagpu's version, the
+    Python installation, and the settings read once (`FIXED_ENV`)."""
+    from msa_gpu import __version__
+
+    return {"version": __version__, "prefix": sys.prefix, "fixed": {k: os.environ.get(k) for k in FIXED_ENV}}
+
+
+def _stdin_input(argv: list[str]) -> bool:
+    """Whether the call reads standard input: an argument ``-`` or ``--opt=-``."""
+    return any(a == "-" or a.endswith("=-") for a in argv)
+
+
+def _process_paths(argv: list[str]) -> bool:
+    """Whether an argument names a file that only this process can open
+    (``/dev/stdin``, ``/dev/fd/N`` from a shell's ``<(...)``, ``/proc/self/...``)."""
+    return any(("/dev/" in a or "/proc/" in a) for a in argv)
 
 
 def send(sock: socket.socket, message: dict) -> None:
@@ -94,29 +142,49 @@ def served(program: str, argv: list[str]) -> int | None:
         return None
     if program == "msagpu" and argv[0] not in ("align", "mafft"):
         return None
-    if any(a in ("-h", "--help", "-help", "--version", "--long-version") for a in argv):
+    if any(a in ("-h", "--help", "-help", "--version", "--long-version") for a in argv) or _process_paths(argv):
         return None
+    if not private(path):
+        return None  # not this user's, or open to others: never talk to it
+    # standard input is read whole before connecting, so that a pipeline of
+    # two served calls never has the server wait on the second's input
+    stdin = sys.stdin.buffer.read() if _stdin_input(argv) and not sys.stdin.isatty() else None
     try:
         sock = connect(path, timeout=2.0)
+        if peer_uid(sock) not in (None, os.getuid()):
+            sock.close()
+            return None
     except OSError:
+        if stdin is not None:
+            _give_back(stdin)
         return None  # stale socket, or a server not yet listening
-    stdin = sys.stdin.buffer.read() if "-" in argv and not sys.stdin.isatty() else None
     env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)}
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         with sock:
             sock.settimeout(None)
-            send(sock, {"program": program, "argv": argv, "cwd": os.getcwd(), "env": env,
-                        "stdin": None if stdin is None else encode(stdin)})
+            send(sock, {"program": program, "argv": argv, "cwd": os.getcwd(), "env": env, "umask": umask,
+                        "identity": identity(), "stdin": None if stdin is None else encode(stdin)})
             answer = receive(sock)
     except (OSError, ServerGone, ValueError):
         print(f"{program}: the server at {path} stopped before answering; aligning here instead", file=sys.stderr)
         if stdin is not None:
-            import io
-
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+            _give_back(stdin)
+        return None
+    if answer.get("alone"):  # another msagpu or other settings: this call is not the server's
+        if stdin is not None:
+            _give_back(stdin)
         return None
     sys.stdout.buffer.write(decode(answer["stdout"]))
     sys.stdout.flush()
     sys.stderr.buffer.write(decode(answer["stderr"]))
     sys.stderr.flush()
     return int(answer["rc"])
+
+
+def _give_back(stdin: bytes) -> None:
+    """Standard input already read, for the run here."""
+    import io
+
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape")

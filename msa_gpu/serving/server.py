@@ -17,12 +17,12 @@ import io
 import os
 import socket
 import stat
-import struct
 import sys
 import time
 import warnings
 
-from msa_gpu.serving.protocol import PROGRAMS, ServerGone, connect, decode, encode, receive, send, socket_path
+from msa_gpu.serving.protocol import (PROGRAMS, ServerGone, connect, decode, encode, identity, peer_uid, receive, send,
+                                      socket_path)
 
 #: A server ends after this many seconds without a request (``--idle-timeout``).
 IDLE_SECONDS = 3600.0
@@ -42,26 +42,23 @@ def running(path: str) -> bool:
 
 
 def _prepare(path: str) -> None:
-    """The socket's folder, made (0700) if it is the default one and checked
-    to be ours and closed to others; a stale socket (no server) removed."""
+    """The socket's folder, made (0700) if it is the default one, and checked
+    to be ours and closed to others; a stale socket (no server) removed, and
+    anything else at ``path`` left alone."""
     folder = os.path.dirname(os.path.abspath(path))
     if path == socket_path() and not os.path.isdir(folder):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     info = os.stat(folder)
-    if info.st_uid != os.getuid() and folder != os.path.dirname(os.path.abspath(socket_path() or "")):
+    if info.st_uid != os.getuid():
         raise ServerError(f"{folder} belongs to another user; give --socket a path in a folder of yours")
-    if os.path.exists(path):
+    if info.st_mode & 0o077:
+        raise ServerError(f"{folder} is open to other users; chmod 700 it, or give --socket a path in another folder")
+    if os.path.lexists(path):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise ServerError(f"{path} exists and is not a socket")
         if running(path):
             raise ServerError(f"a server is already running at {path} (msagpu serve --stop ends it)")
         os.unlink(path)  # stale: its server died
-
-
-def _peer_uid(conn: socket.socket) -> int | None:
-    """The connecting process's user (Linux's SO_PEERCRED), or None where unknown."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
 
 
 def allowed(uid: int | None) -> bool:
@@ -83,13 +80,22 @@ def warm_up() -> None:
         importlib.import_module(module)
 
 
+#: The warning filters as the stack left them once loaded (`serve`), given
+#: back to every request.
+_FILTERS: list = []
+
+
 def run_request(request: dict) -> dict:
     """One request run as a fresh process would run it: its exit code and
     what it wrote to standard output and error."""
+    import numba
+
     module, function = PROGRAMS[request["program"]]
     entry = getattr(importlib.import_module(module), function)
     out, err = io.BytesIO(), io.BytesIO()
     saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv, os.getcwd(), dict(os.environ))
+    threads = numba.get_num_threads()
+    umask = os.umask(int(request.get("umask", 0o022)))
     stdin = decode(request["stdin"]) if request.get("stdin") is not None else b""
     code = 0
     streams = []
@@ -105,8 +111,7 @@ def run_request(request: dict) -> dict:
         sys.stdin, sys.stdout, sys.stderr = streams
         sys.argv = [request["program"], *request["argv"]]
         with warnings.catch_warnings():
-            warnings.resetwarnings()
-            warnings.simplefilter("default")  # each request's warnings said again, as in a fresh process
+            warnings.filters[:] = _FILTERS or warnings.filters  # as a fresh process has them; said again
             try:
                 entry()
             except SystemExit as exc:
@@ -128,6 +133,8 @@ def run_request(request: dict) -> dict:
         os.chdir(saved[4])
         os.environ.clear()
         os.environ.update(saved[5])
+        os.umask(umask)
+        numba.set_num_threads(threads)  # one request's --threads is not the next one's
     return {"rc": code, "stdout": encode(out.getvalue()), "stderr": encode(err.getvalue())}
 
 
@@ -140,6 +147,8 @@ def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None) -> in
         raise ServerError("MSAGPU_SERVER is off: give --socket a path")
     _prepare(path)
     warm_up()
+    _FILTERS[:] = list(warnings.filters)
+    mine = identity()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)  # the socket is made 0600: no moment when others may connect
     try:
@@ -148,7 +157,7 @@ def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None) -> in
         os.umask(old)
     os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     listener.listen(64)
-    listener.settimeout(idle)
+    listener.settimeout(idle if idle > 0 else None)
     if ready is not None:
         ready()
     answered = 0
@@ -159,15 +168,23 @@ def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None) -> in
             except socket.timeout:
                 break
             with conn:
-                if not allowed(_peer_uid(conn)):
+                if not allowed(peer_uid(conn)):
                     continue
+                conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
                 try:
                     request = receive(conn)
                 except (OSError, ServerGone, ValueError):
                     continue
+                conn.settimeout(None)
+                if not isinstance(request, dict):
+                    continue
                 if request.get("stop"):
                     send(conn, {"stopped": True})
                     break
+                if request.get("identity") != mine or request.get("program") not in PROGRAMS:
+                    with contextlib.suppress(OSError):
+                        send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
+                    continue
                 delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
                 if delay:  # tests: a window in which to kill the server mid-request
                     time.sleep(delay)
