@@ -1,6 +1,8 @@
 """msagpu: GPU-accelerated progressive multiple sequence alignment."""
 
-__version__ = "0.1.0"
+from msa_gpu.version import __version__
+
+__all__ = ["__version__", "align"]
 
 
 def align(records, **options):

@@ -73,7 +73,7 @@ def peer_uid(sock: socket.socket) -> int | None:
 def identity() -> dict:
     """What a client and its server must share: msagpu's version, the
     Python installation, and the settings read once (`FIXED_ENV`)."""
-    from msa_gpu import __version__
+    from msa_gpu.version import __version__
 
     return {"version": __version__, "prefix": sys.prefix, "fixed": {k: os.environ.get(k) for k in FIXED_ENV}}
 
