@@ -395,6 +395,24 @@ __device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int
     }
 }
 
+// Output row x: summed in `sum` (shared memory, or the row itself), then
+// divided by n and cut at `cutoff` into `row`.
+template <typename Row>
+__device__ __forceinline__ void cons_output_row(Row sum, double* row, long long x, int s, int t, int n, long long Lt,
+                                                long long direct, double cutoff, const long long* __restrict__ indptr,
+                                                const int* __restrict__ indices, const double* __restrict__ data,
+                                                const long long* __restrict__ B, unsigned mask, int lane)
+{
+    const int G = CONS_LANES;
+    for (long long y = lane; y < Lt; y += G) sum[y] = 0.0;
+    __syncwarp(mask);
+    cons_row(sum, x, s, t, n, direct, indptr, indices, data, B, mask, lane);
+    for (long long y = lane; y < Lt; y += G) {
+        const double v = __ddiv_rn(sum[y], (double)n);
+        row[y] = v >= cutoff ? v : 0.0;
+    }
+}
+
 #ifdef CONS_MIN_BLOCKS
 #define CONS_BOUNDS __launch_bounds__(256, CONS_MIN_BLOCKS)
 #else
@@ -421,24 +439,11 @@ extern "C" __global__ void CONS_BOUNDS consistency_pairs(
     const bool in_shared = Lt <= shared_cols;
     for (long long x = group; x < Ls; x += groups) {
         double* row = O + x * Lt;
-        if (in_shared) {
-            double* srow = rows_shared + (long long)group * shared_cols;
-            for (long long y = lane; y < Lt; y += G) srow[y] = 0.0;
-            __syncwarp(mask);
-            cons_row(srow, x, s, t, n, direct, indptr, indices, data, B, mask, lane);
-            for (long long y = lane; y < Lt; y += G) {
-                const double v = __ddiv_rn(srow[y], (double)n);
-                row[y] = v >= cutoff ? v : 0.0;
-            }
-        } else {
-            for (long long y = lane; y < Lt; y += G) row[y] = 0.0;
-            __syncwarp(mask);
-            cons_row(row, x, s, t, n, direct, indptr, indices, data, B, mask, lane);
-            for (long long y = lane; y < Lt; y += G) {
-                const double v = __ddiv_rn(row[y], (double)n);
-                row[y] = v >= cutoff ? v : 0.0;
-            }
-        }
+        if (in_shared)  // a separate instantiation, so that the shared sum's loads and stores are LDS/STS
+            cons_output_row(rows_shared + (long long)group * shared_cols, row, x, s, t, n, Lt, direct, cutoff,
+                            indptr, indices, data, B, mask, lane);
+        else
+            cons_output_row(row, row, x, s, t, n, Lt, direct, cutoff, indptr, indices, data, B, mask, lane);
         __syncwarp(mask);
     }
 }
