@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.config import AlignerConfig, Mode
-from msa_gpu.errors import InputError, OutputError
+from msa_gpu.errors import InputError, OutputError, exit_with
 
 #: Clustal Omega's options that msagpu-clustalo maps, and to what.
 MAPPING = {
@@ -251,7 +251,6 @@ HELP = ("usage: msagpu-clustalo -i FILE [options]   (Clustal Omega's command lin
 def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-clustalo``."""
     from msa_gpu import __version__
-    from msa_gpu.errors import MsaGpuError, exit_status
 
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
@@ -260,9 +259,4 @@ def main(argv: list[str] | None = None) -> None:
     if argv[0] in ("--version", "--long-version"):
         print(f"msagpu-clustalo {__version__} (msagpu; Clustal Omega's command line)")
         raise SystemExit(0)
-    try:
-        code = run(argv)
-    except (MsaGpuError, ValueError, OSError) as exc:
-        code, message = exit_status(exc)
-        print(f"msagpu-clustalo: error: {message}", file=sys.stderr)
-    raise SystemExit(code)
+    exit_with("msagpu-clustalo", run, argv)

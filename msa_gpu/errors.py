@@ -51,3 +51,17 @@ def exit_status(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, ResourceError):
         return EXIT_RESOURCE, str(exc)
     return EXIT_INTERNAL, str(exc)
+
+
+def exit_with(program: str, run, argv: list[str]):
+    """End a front door (``msagpu-mafft``, ``msagpu-famsa``,
+    ``msagpu-clustalo``): ``run(argv)``'s exit code, or an error's
+    (`exit_status`) with its one-line message on stderr."""
+    import sys
+
+    try:
+        code = run(argv)
+    except (MsaGpuError, ValueError, OSError) as exc:
+        code, message = exit_status(exc)
+        print(f"{program}: error: {message}", file=sys.stderr)
+    raise SystemExit(code)

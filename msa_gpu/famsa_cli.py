@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-famsa``."""
     import warnings
 
-    from msa_gpu.errors import MsaGpuError, exit_status
+    from msa_gpu.errors import exit_with
 
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = (lambda message, *a, **k: print(f"msagpu-famsa: {message}", file=sys.stderr)) \
@@ -135,9 +135,4 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] in ("-h", "-help", "--help"):
         sys.stdout.write(HELP)
         raise SystemExit(0 if argv else 1)
-    try:
-        code = run(argv)
-    except (MsaGpuError, ValueError, OSError) as exc:
-        code, message = exit_status(exc)
-        print(f"msagpu-famsa: error: {message}", file=sys.stderr)
-    raise SystemExit(code)
+    exit_with("msagpu-famsa", run, argv)

@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-mafft``."""
     import warnings
 
-    from msa_gpu.errors import MsaGpuError, exit_status
+    from msa_gpu.errors import exit_with
 
     argv = sys.argv[1:] if argv is None else argv
     warnings.showwarning = (lambda *a, **k: None) if "--quiet" in argv else \
@@ -387,9 +387,4 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"msagpu-mafft {__version__} (MAFFT-compatible front end of msagpu)", file=sys.stderr)
         raise SystemExit(0)
-    try:
-        code = run(argv)
-    except (MsaGpuError, ValueError, OSError) as exc:
-        code, message = exit_status(exc)
-        print(f"msagpu-mafft: error: {message}", file=sys.stderr)
-    raise SystemExit(code)
+    exit_with("msagpu-mafft", run, argv)
