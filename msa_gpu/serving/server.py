@@ -21,8 +21,8 @@ import sys
 import time
 import warnings
 
-from msa_gpu.serving.protocol import (PROGRAMS, ServerGone, connect, decode, encode, identity, peer_uid, receive, send,
-                                      socket_path)
+from msa_gpu.serving.protocol import (ENV_PREFIXES, PROGRAMS, ServerGone, connect, decode, encode, identity, peer_uid,
+                                      receive, send, socket_path)
 
 #: A server ends after this many seconds without a request (``--idle-timeout``).
 IDLE_SECONDS = 3600.0
@@ -101,7 +101,7 @@ def run_request(request: dict) -> dict:
     streams = []
     try:
         os.chdir(request["cwd"])
-        for key in [k for k in os.environ if k.startswith(("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES"))]:
+        for key in [k for k in os.environ if k.startswith(ENV_PREFIXES)]:  # the client's, not the server's
             del os.environ[key]
         os.environ.update(request.get("env") or {})
         os.environ.pop("MSAGPU_SERVER", None)
