@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import warnings
+import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -295,7 +296,7 @@ def align(
 
     warnings.showwarning = (lambda *a, **k: None) if quiet else _show_warning
     need: dict = {}
-    with _exit_codes(lambda: need.get("plan", "")):
+    with _exit_codes(lambda: need.get("plan", "")), contextlib.ExitStack() as stack:
         inputs = list(inputs or []) + list(infile or [])
         if add is not None or existing is not None:
             _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet)
@@ -316,6 +317,12 @@ def align(
             raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
         check_outputs(output, tree_out, distmat_out, column_scores, outdir=outdir)  # before the work, not after it
+        devices = _devices(gpus, backend, dask)
+        pool = None
+        if len(devices) > 1:  # forked now: before this process starts CUDA or numba's threads
+            from msa_gpu.distributed import DevicePool
+
+            pool = stack.enter_context(DevicePool(devices))
         families, failed = [], []
         n_inputs = len(paths)
         for p in list(paths):
@@ -348,7 +355,6 @@ def align(
         from msa_gpu.progress import StageReporter
         from msa_gpu.recipe import describe
 
-        devices = _devices(gpus, backend, dask)
         given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
         aligner = Aligner(config, reporter=None if quiet else StageReporter(min_seconds=0.05))
         recipes = aligner.plan(families, given)  # each family's choices, decided once, here
@@ -374,7 +380,7 @@ def align(
         elif len(devices) > 1:
             from msa_gpu.distributed import align_many_gpus
 
-            results = align_many_gpus(families, config, devices, recipes=recipes)
+            results = align_many_gpus(families, config, devices, recipes=recipes, pool=pool)
         else:
             results = aligner.align_many(families, guide_trees=given, recipes=recipes)
         run_timings, run_backend = results[0].timings, results[0].backend

@@ -9,7 +9,7 @@ from benchmarks.synthetic import evolve_family
 from msa_gpu.aligner import Aligner
 from msa_gpu.cli import app
 from msa_gpu.config import AlignerConfig
-from msa_gpu.distributed.gpus import DeviceRunner, align_many_gpus, parse_gpus
+from msa_gpu.distributed.gpus import DevicePool, DeviceRunner, align_many_gpus, parse_gpus
 from msa_gpu.errors import BackendError, InputError
 from msa_gpu.io import make_sequences
 
@@ -41,6 +41,78 @@ def test_runner_deals_tasks_in_turn_inside_each_device():
     finally:
         runner.close()
     assert [n.split("_")[0] for n in names] == ["msagpu-gpu4", "msagpu-gpu7"] * 2
+
+
+_POOL_RUN = """
+import sys, warnings
+from contextlib import nullcontext
+warnings.simplefilter("error")
+from msa_gpu.config import AlignerConfig
+from msa_gpu.distributed.gpus import DevicePool, align_many_gpus
+from tests.test_devices import _families
+
+# forked first, before numba's threads start here (as the command line does)
+pool = DevicePool([0, 1, 2], start=lambda d: nullcontext())
+families = _families()
+config = AlignerConfig(backend="cpu", large_min_seqs=300, large_cluster=40)
+with pool:
+    got = [r.rows() for r in align_many_gpus(families, config, [0, 1, 2], enter=lambda d: nullcontext(), pool=pool)]
+from msa_gpu.aligner import Aligner
+want = [r.rows() for r in Aligner(config).align_many(families)]
+sys.exit(0 if got == want else 1)
+"""
+
+
+def test_worker_processes_give_the_one_run_alignment(tmp_path):
+    """Three forked workers (no-op device contexts) share a batch with a
+    large family's subtrees; the alignments are the single run's. In a fresh
+    interpreter, as the command line forks them before numba starts threads."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-c", _POOL_RUN], cwd=root, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def _pid_of_worker(_):
+    import os
+
+    return os.getpid()
+
+
+def test_pool_deals_tasks_to_processes_and_passes_errors_back():
+    import os
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # pytest's own threads: fork() warns of them
+        with DevicePool([3, 5], start=lambda d: nullcontext()) as pool:
+            pids = [pool.submit(_pid_of_worker, k).result() for k in range(4)]
+            with pytest.raises(ZeroDivisionError):
+                pool.submit(divmod, 1, 0).result()
+            assert pool.submit(divmod, 7, 2).result() == (3, 1)  # the worker lives on after an error
+    assert pids[0] == pids[2] and pids[1] == pids[3] and pids[0] != pids[1] and os.getpid() not in pids
+
+
+def _refuse(device):
+    raise RuntimeError(f"no device {device} here")
+
+
+def test_a_pool_that_cannot_start_falls_back_to_threads():
+    import warnings
+
+    families = _families()[1:3]
+    config = AlignerConfig(backend="cpu")
+    want = [r.rows() for r in Aligner(config).align_many(families)]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with DevicePool([0, 1], start=_refuse) as pool:
+            got = align_many_gpus(families, config, [0, 1], enter=lambda d: nullcontext(), pool=pool)
+            assert pool.failure() == "GPU 0: RuntimeError: no device 0 here"
+    assert [r.rows() for r in got] == want
+    assert any("one host thread a GPU instead of worker processes" in str(w.message) for w in said)
 
 
 def test_parse_gpus_refuses_what_is_not_there():

@@ -12,11 +12,15 @@ from msa_gpu.io import read_sequences
 pytest.importorskip("dask.distributed")
 
 
-def test_groups_are_contiguous_and_cover_everything():
-    for weights, parts in (([3, 1, 4, 1, 5, 9, 2, 6], 3), ([1] * 10, 4), ([7], 3)):
+def test_groups_cover_everything_once_and_balance_the_cost():
+    for weights, parts in (([3, 1, 4, 1, 5, 9, 2, 6], 3), ([1] * 10, 4), ([7], 3), ([100, 1, 1, 1, 1, 1, 1, 90], 2)):
         got = groups(weights, parts)
-        assert [i for g in got for i in g] == list(range(len(weights)))
-        assert all(got) and len(got) <= parts
+        assert sorted(i for g in got for i in g) == list(range(len(weights)))
+        assert all(got) and len(got) <= parts and all(g == sorted(g) for g in got)
+        loads = [sum(weights[i] for i in g) for g in got]
+        assert max(loads) <= sum(weights) / len(got) + max(weights)  # greedy's bound
+    # one costly family and many cheap ones: the costly one alone (by residues it was a half)
+    assert groups([100, 1, 1, 1, 1, 1, 1, 90], 2) == [[0], [1, 2, 3, 4, 5, 6, 7]]
 
 
 @pytest.mark.slow

@@ -1,8 +1,8 @@
 """Batch runs beyond one device: a batch's families spread over Dask workers
 (or, through `msa_gpu.distributed.gpus`, this machine's GPUs).
 
-The families are cut into one contiguous group per worker, balanced by their
-residues, and each group is one `Aligner.align_many` call on a worker (so a
+The families are cut into one group per worker, balanced by their planned
+DP cells, and each group is one `Aligner.align_many` call on a worker (so a
 worker with a GPU batches its group's merges as one machine does). A family
 on the large path is spread itself: its tree is built here, its subtrees
 are aligned on the workers and the merges above them here (`align_large`). A
@@ -28,19 +28,26 @@ from msa_gpu.result import AlignResult
 from msa_gpu.types import Recipe, Sequences
 
 
-def groups(weights: list[int], parts: int) -> list[list[int]]:
-    """Contiguous groups of indices with about equal total weight (none empty).
+def groups(costs: list[int], parts: int) -> list[list[int]]:
+    """Groups of indices with about equal total cost (none empty), each in
+    index order: the costliest first, each to the least loaded group (ties:
+    the lower index, the lower group), so the same costs give the same groups.
 
     >>> groups([5, 1, 1, 1, 5, 1], 2)
-    [[0, 1, 2], [3, 4, 5]]
+    [[0, 1, 3], [2, 4, 5]]
+    >>> groups([9, 1, 1, 1, 1, 1, 1, 1, 1, 1], 2)
+    [[0], [1, 2, 3, 4, 5, 6, 7, 8, 9]]
     >>> groups([1, 1], 5)
     [[0], [1]]
     """
-    parts = max(1, min(parts, len(weights)))
-    cum = np.cumsum(weights, dtype=np.float64)
-    cuts = [int(np.searchsorted(cum, cum[-1] * k / parts, side="left")) + 1 for k in range(1, parts)]
-    bounds = sorted(set([0] + [min(max(c, 1), len(weights) - 1) for c in cuts] + [len(weights)]))
-    return [list(range(a, b)) for a, b in zip(bounds, bounds[1:]) if b > a]
+    parts = max(1, min(parts, len(costs)))
+    load = [0] * parts
+    members: list[list[int]] = [[] for _ in range(parts)]
+    for i in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
+        k = min(range(parts), key=lambda k: (load[k], k))
+        load[k] += costs[i]
+        members[k].append(i)
+    return [sorted(m) for m in members if m]
 
 
 def _align_subtree(seqs: Sequences, tree, config: AlignerConfig, recipe: Recipe) -> tuple[np.ndarray, str]:
@@ -136,19 +143,22 @@ def _client(address: str, workers: int | None):
 
 
 def align_spread(families: list[Sequences], config: AlignerConfig, workers: int, submit,
-                 share=None, recipes: list[Recipe] | None = None) -> list[AlignResult]:
+                 share=None, recipes: list[Recipe] | None = None, spread_large: bool = True) -> list[AlignResult]:
     """`Aligner.align_many` with the work spread by ``submit(fn, *args)``
     (a future with ``.result()``) over ``workers`` workers: Dask's, or one
-    host thread a GPU (`msa_gpu.distributed.gpus`). Large families are spread
-    themselves (`align_large`; ``share`` as there), the others go in one
-    contiguous group a worker, balanced by residues. ``recipes`` are the
-    families' (`Aligner.plan`; made here when not given)."""
+    host thread or process a GPU (`msa_gpu.distributed.gpus`). Large families
+    are spread themselves (`align_large`; ``share`` as there), the others go
+    in one group a worker, balanced by their DP cells (`Recipe.dp_cells`, the
+    work the recipe plans, not the residues: an accurate family's library
+    grows with its pairs). ``recipes`` are the families' (`Aligner.plan`;
+    made here when not given). With ``spread_large`` False a large family is
+    one more family of the groups, aligned whole on one worker."""
     from msa_gpu.aligner import Aligner
 
     aligner = Aligner(config)
     recipes = list(recipes) if recipes is not None else aligner.plan(families)
     out: list[AlignResult | None] = [None] * len(families)
-    big = [f for f, r in enumerate(recipes) if r.mode == "large"]
+    big = [f for f, r in enumerate(recipes) if r.mode == "large"] if spread_large else []
     if big:  # their pivot distances and subtrees over the workers, the merges above them here
         def run_all(fn, args):
             return [fut.result() for fut in [submit(fn, *a) for a in args]]
@@ -157,7 +167,7 @@ def align_spread(families: list[Sequences], config: AlignerConfig, workers: int,
             out[f] = aligner.with_dedupe([families[f]], lambda w, r=recipes[f]: [
                 align_large(w[0], config, run_all, 4 * workers, share, r)])[0]
     rest = [f for f in range(len(families)) if f not in big]
-    parts = groups([int(families[f].lengths.sum()) for f in rest], workers) if rest else []
+    parts = groups([max(1, recipes[f].dp_cells) for f in rest], workers) if rest else []
     futures = [submit(_align_group, [families[rest[i]] for i in g], config, [recipes[rest[i]] for i in g])
                for g in parts]
     for g, fut in zip(parts, futures):
