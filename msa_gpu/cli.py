@@ -129,6 +129,21 @@ GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, hel
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment (the auto tree of 500+ sequences or of long ones is kept)")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
+EnsembleN = Annotated[Optional[int], typer.Option("--ensemble", help="Align N replicates under perturbed guide trees "
+                                                 "and gap costs (replicate 0: the default alignment) in one batch; "
+                                                 "write the one the ensemble agrees with most, say the dispersion")]
+PerturbOpt = Annotated[str, typer.Option("--perturb", help="--ensemble: what replicates vary, a comma list of tree "
+                                         "and gaps")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="--ensemble: the perturbations' seed (the same seed, the same "
+                                      "bytes)")]
+ReplicateOpt = Annotated[Optional[int], typer.Option("--replicate", help="--ensemble: write replicate K instead of "
+                                                     "the most agreed one")]
+EnsembleOut = Annotated[Optional[Path], typer.Option("--ensemble-out", help="--ensemble: every replicate as "
+                                                     "Ensemble FASTA (MUSCLE 5's EFA)")]
+MinConfidence = Annotated[Optional[float], typer.Option("--min-confidence", help="--ensemble: drop the columns whose "
+                                                        "confidence is below X (0-1) from the written alignment")]
+KeptColumns = Annotated[Optional[Path], typer.Option("--kept-columns", help="--min-confidence: write the kept "
+                                                     "columns' 1-based positions, one a line")]
 Explain = Annotated[bool, typer.Option("--explain", help="Say each family's recipe on stderr (mode, distances, tree, "
                                        "library, gaps, refinement, backend); a batch otherwise says only how many "
                                        "families take each mode")]
@@ -283,6 +298,13 @@ def align(
     verbose: Verbose = False,
     explain: Explain = False,
     quiet: Quiet = False,
+    ensemble: EnsembleN = None,
+    perturb: PerturbOpt = "tree,gaps",
+    seed: SeedOpt = 0,
+    replicate: ReplicateOpt = None,
+    ensemble_out: EnsembleOut = None,
+    min_confidence: MinConfidence = None,
+    kept_columns: KeptColumns = None,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).
 
@@ -316,7 +338,18 @@ def align(
         if tree_in is not None and (dask or (gpus is not None and gpus.strip() != "1")):
             raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
-        check_outputs(output, tree_out, distmat_out, column_scores, outdir=outdir)  # before the work, not after it
+        ens = None
+        if ensemble is not None or any(x is not None for x in (replicate, ensemble_out, min_confidence, kept_columns)):
+            from msa_gpu.ensemble_cli import EnsembleOptions, check
+
+            if ensemble is None:
+                raise InputError("--replicate, --ensemble-out, --min-confidence and --kept-columns go with --ensemble N")
+            ens = EnsembleOptions(ensemble, perturb, seed, replicate, ensemble_out, min_confidence, kept_columns)
+            check(ens, batch, bool(dask) or (gpus is not None and gpus.strip() != "1"), tree_in is not None)
+            if distmat_out is not None:
+                raise InputError("--ensemble writes no distance matrix: drop --distmat-out")
+        check_outputs(output, tree_out, distmat_out, column_scores, ensemble_out, kept_columns,
+                      outdir=outdir)  # before the work, not after it
         devices = _devices(gpus, backend, dask)
         pool = None
         if len(devices) > 1:  # forked now: before this process starts CUDA or numba's threads
@@ -336,7 +369,7 @@ def align(
         paths = [p for p in paths if p not in failed]
         if not families:
             raise InputError("no input could be read")
-        if column_scores is not None and families[0].seqtype is not SeqType.protein:
+        if column_scores is not None and families[0].seqtype is not SeqType.protein and ens is None:
             raise InputError("--column-scores needs protein sequences (ProbCons' pair-HMM is a protein model)")
         largest = max(families, key=len)
         need["plan"] = memory_plan(len(largest), int(largest.lengths.sum()), int(largest.lengths.max())).line()
@@ -355,6 +388,13 @@ def align(
         from msa_gpu.progress import StageReporter
         from msa_gpu.recipe import describe
 
+        if ens is not None:
+            from msa_gpu.ensemble_cli import run as run_ensemble
+
+            run_ensemble(families[0], config, ens, output, fmt, column_scores, tree_out,
+                         None if quiet else StageReporter(min_seconds=0.05),
+                         None if quiet else lambda line: typer.echo(f"msagpu: {line}", err=True))
+            return
         given = [read_guide_tree(tree_in, families[0].names)] if tree_in is not None else None
         aligner = Aligner(config, reporter=None if quiet else StageReporter(min_seconds=0.05))
         recipes = aligner.plan(families, given)  # each family's choices, decided once, here

@@ -174,6 +174,20 @@ def render_alignment(names: list[str], rows: list[bytes], fmt: OutFormat,
     return text
 
 
+def stream_efa(handle, labels: list[str], names, replicates) -> None:
+    """An ensemble as MUSCLE 5's Ensemble FASTA: for each replicate a line
+    ``<label`` and then its aligned FASTA (``replicates``: each one's rows).
+
+    >>> import io
+    >>> h = io.StringIO(); stream_efa(h, ["none.0", "tree.1"], ["a", "b"], [[b"AC", b"A-"], [b"AC", b"-A"]])
+    >>> h.getvalue().splitlines()
+    ['<none.0', '>a', 'AC', '>b', 'A-', '<tree.1', '>a', 'AC', '>b', '-A']
+    """
+    for label, rows in zip(labels, replicates, strict=True):
+        handle.write(f"<{label}\n")
+        stream_fasta(handle, names, rows)
+
+
 #: Residues per line of FASTA output (Biopython's FASTA writer wraps at 60 too).
 FASTA_WIDTH = 60
 

@@ -1,0 +1,203 @@
+"""Ensembles (issue 46): N replicates of one family, aligned in one batch
+under perturbed guide trees and gap costs, with each column's confidence,
+the ensemble's dispersion and the replicate the ensemble agrees with most.
+
+Replicate 0 is the default alignment, unperturbed. Replicate k > 0 draws
+its perturbation from ``numpy.random.default_rng([seed, k])``:
+- ``tree``: every distance of the family's matrix (the one its first guide
+  tree came from) times exp(0.1 z), z standard normal and symmetric, and the
+  recipe's tree built from that;
+- ``gaps``: the recipe's gap open and extend costs each times exp(0.1 z).
+Accurate replicates share replicate 0's consistency library (it does not
+depend on the tree or the gap costs), so a replicate costs its progressive
+stage, not a library. Replicates 1..N-1 are one `Aligner.align_many` call:
+their tree levels are merged in the same device batches.
+
+Confidence is measured on residue pairs. A column's confidence in
+replicate r is the mean, over the pairs of residues r puts in it, of the
+fraction of the other replicates that also put that pair in one column (a
+column with fewer than two residues has 0). The chosen replicate has the
+highest mean column confidence (MUSCLE 5's ``-maxcc`` idea; ties: the lower
+index, so the default wins a tie). The dispersion is 1 minus the mean, over
+ordered pairs of replicates (r, s), of the fraction of r's aligned residue
+pairs that s aligns too: 0 when every replicate is the same.
+
+Examples
+--------
+>>> from msa_gpu.types import Alignment
+>>> a = Alignment.from_mask(np.array([[1, 1, 0], [1, 0, 1]], bool))  # residue 2 of row 1 in column 2
+>>> b = Alignment.from_mask(np.array([[1, 1], [1, 1]], bool))        # ... in column 1, beside row 0's
+>>> support = agreement([residue_columns(a), residue_columns(b)], [3, 2])
+>>> support.column[0].tolist(), support.column[1].tolist()  # column 0's pair is in both
+([1.0, 0.0, 0.0], [1.0, 0.0])
+>>> round(support.dispersion, 3)
+0.25
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from msa_gpu.aligner import Aligner
+from msa_gpu.config import AlignerConfig
+from msa_gpu.errors import InputError
+from msa_gpu.result import AlignResult
+from msa_gpu.types import Alignment, DistanceMatrix, Sequences
+
+#: What a replicate may perturb (``--perturb``).
+PERTURB_KINDS = ("tree", "gaps")
+#: The spread of the log-normal factors on distances and gap costs.
+SIGMA = 0.1
+
+
+def residue_columns(aln: Alignment) -> np.ndarray:
+    """Each residue's column, rows in order and residues in order within a
+    row (int64, one a residue): the same residues, in the same order, for
+    any alignment of the same sequences."""
+    return np.nonzero(aln.mask())[1].astype(np.int64)
+
+
+def _pairs(counts: np.ndarray) -> np.ndarray:
+    return counts * (counts - 1) // 2
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """``column[r]``: replicate r's column confidences (float64, one a
+    column); ``mean[r]``: their mean; ``pair[r, s]``: the fraction of r's
+    aligned residue pairs that s aligns too; ``dispersion``: see the module."""
+
+    column: tuple[np.ndarray, ...]
+    mean: np.ndarray
+    pair: np.ndarray
+    dispersion: float
+
+
+def agreement(cols: list[np.ndarray], n_cols: list[int]) -> Agreement:
+    """The replicates' agreement from their `residue_columns` and column counts."""
+    n = len(cols)
+    pair = np.ones((n, n))
+    column = []
+    for r in range(n):
+        a, w = cols[r], int(n_cols[r])
+        total = _pairs(np.bincount(a, minlength=w))
+        agree = np.zeros(w, dtype=np.int64)
+        for s in range(n):
+            if s == r:
+                continue
+            width = int(n_cols[s]) + 1
+            keys, counts = np.unique(a * width + cols[s], return_counts=True)
+            same = np.bincount(keys // width, weights=_pairs(counts), minlength=w).astype(np.int64)
+            agree += same
+            pair[r, s] = same.sum() / total.sum() if total.sum() else 1.0
+        others = max(n - 1, 1)
+        conf = np.where(total > 0, agree / np.maximum(total, 1) / others, 0.0) if n > 1 else (total > 0) * 1.0
+        column.append(conf)
+    off = ~np.eye(n, dtype=bool)
+    dispersion = float(1.0 - pair[off].mean()) if n > 1 else 0.0
+    return Agreement(tuple(column), np.array([c.mean() if len(c) else 0.0 for c in column]), pair, dispersion)
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """An ensemble's replicates (``labels[k]``: what replicate k perturbed,
+    MUSCLE 5's EFA header style), the agreement among them, and the chosen
+    replicate (`result`)."""
+
+    replicates: tuple[AlignResult, ...]
+    labels: tuple[str, ...]
+    support: Agreement
+    chosen: int
+
+    @property
+    def result(self) -> AlignResult:
+        return self.replicates[self.chosen]
+
+    @property
+    def confidence(self) -> np.ndarray:
+        """The chosen replicate's column confidences."""
+        return self.support.column[self.chosen]
+
+    @property
+    def dispersion(self) -> float:
+        return self.support.dispersion
+
+    def pick(self, k: int | None) -> "Ensemble":
+        """The same ensemble with replicate ``k`` chosen (None: keep the highest)."""
+        if k is None:
+            return self
+        if not 0 <= k < len(self.replicates):
+            raise InputError(f"--replicate {k}: the ensemble has replicates 0 to {len(self.replicates) - 1}")
+        return replace(self, chosen=k)
+
+
+def parse_perturb(text: str) -> tuple[str, ...]:
+    """``--perturb``: a comma list of `PERTURB_KINDS`.
+
+    >>> parse_perturb("gaps, tree")
+    ('tree', 'gaps')
+    """
+    kinds = {t.strip().lower() for t in text.split(",") if t.strip()}
+    bad = sorted(kinds - set(PERTURB_KINDS))
+    if bad or not kinds:
+        raise InputError(f"--perturb: expected a comma list of {', '.join(PERTURB_KINDS)}; got {text!r}")
+    return tuple(k for k in PERTURB_KINDS if k in kinds)
+
+
+def _noisy(dm: DistanceMatrix, rng) -> DistanceMatrix:
+    n = len(dm)
+    z = rng.standard_normal((n, n))
+    z = np.triu(z, 1)
+    factor = np.exp(SIGMA * (z + z.T))
+    return DistanceMatrix(dm.values * factor, dm.method)
+
+
+def align_ensemble(seqs: Sequences, config: AlignerConfig, n: int, perturb: tuple[str, ...] = PERTURB_KINDS,
+                   seed: int = 0, reporter=None) -> Ensemble:
+    """``n`` replicates of ``seqs`` (see the module), the highest mean
+    column confidence chosen."""
+    if n < 1:
+        raise InputError(f"--ensemble {n}: give at least one replicate")
+    perturb = parse_perturb(",".join(perturb))
+    first = Aligner(replace(config, keep_distances=True), reporter=reporter)
+    base = first.align(seqs)
+    replicates, labels = [base], ["none.0"]
+    if n > 1:
+        if "tree" in perturb and base.distances is None:
+            raise InputError("--perturb tree: this family's guide tree comes without a distance matrix (the large "
+                             "path); use --perturb gaps")
+        dms, fams, libs = [], [], []
+        gap_factors = []
+        for k in range(1, n):
+            rng = np.random.default_rng([seed, k])
+            tree_rng, gap_rng = rng.spawn(2)
+            dms.append(_noisy(base.distances, tree_rng) if "tree" in perturb else base.distances)
+            gap_factors.append(np.exp(SIGMA * gap_rng.standard_normal(2)) if "gaps" in perturb else np.ones(2))
+            fams.append(seqs)
+            libs.append(base.library)
+        libraries = libs if base.library is not None else None
+        recipes = [replace(r, gap_open=r.gap_open * g[0], gap_extend=r.gap_extend * g[1])
+                   for r, g in zip(first.plan(fams, distances=dms, libraries=libraries), gap_factors)]
+        more = first.align_many(fams, distances=dms, libraries=libraries, recipes=recipes)
+        replicates += more
+        labels += [f"{'+'.join(perturb)}.{k}" for k in range(1, n)]
+    support = agreement([residue_columns(r.alignment) for r in replicates],
+                        [r.alignment.n_cols for r in replicates])
+    chosen = int(np.argmax(support.mean))  # the first of the highest: the default wins a tie
+    return Ensemble(tuple(replicates), tuple(labels), support, chosen)
+
+
+def trim(rows: list[bytes], confidence: np.ndarray, minimum: float) -> tuple[list[bytes], np.ndarray]:
+    """The alignment's rows without the columns whose confidence is below
+    ``minimum``, and the kept columns' 0-based indices in the original.
+
+    >>> trim([b"AC-", b"A-C"], np.array([1.0, 0.0, 0.0]), 0.5)
+    ([b'A', b'A'], array([0]))
+    """
+    keep = np.flatnonzero(np.asarray(confidence) >= minimum)
+    if not rows:
+        return [], keep
+    table = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), -1)[:, keep]
+    return [r.tobytes() for r in table], keep

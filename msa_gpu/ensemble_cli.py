@@ -1,0 +1,84 @@
+"""``msagpu align --ensemble N``: one family's ensemble run and its outputs
+(`msa_gpu.ensemble`): the chosen replicate (or ``--replicate K``) in the
+asked format, optionally without the columns below ``--min-confidence``;
+every replicate as Ensemble FASTA (``--ensemble-out``); the written
+columns' confidences (``--column-scores``, and Stockholm's ``#=GC PP_cons``
+line); the kept columns' map (``--kept-columns``); the dispersion on stderr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from msa_gpu.config import AlignerConfig
+from msa_gpu.ensemble import align_ensemble, parse_perturb, trim
+from msa_gpu.errors import InputError
+from msa_gpu.io import OutFormat, render_alignment, stream_efa, stream_fasta, to_newick, write_output
+from msa_gpu.recipe import describe
+from msa_gpu.types import Sequences
+
+
+@dataclass(frozen=True)
+class EnsembleOptions:
+    replicates: int
+    perturb: str = "tree,gaps"
+    seed: int = 0
+    replicate: int | None = None
+    ensemble_out: Path | None = None
+    min_confidence: float | None = None
+    kept_columns: Path | None = None
+
+
+def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bool) -> None:
+    """Refuse what an ensemble run does not do, before any work."""
+    if batch:
+        raise InputError("--ensemble aligns one family: give one input and -o, not --outdir")
+    if elsewhere:
+        raise InputError("--ensemble runs on one device: drop --dask and --gpus")
+    if given_tree:
+        raise InputError("--ensemble perturbs the guide tree: drop --guidetree-in")
+    if options.min_confidence is not None and not 0.0 <= options.min_confidence <= 1.0:
+        raise InputError(f"--min-confidence {options.min_confidence}: give a fraction from 0 to 1")
+    if options.kept_columns is not None and options.min_confidence is None:
+        raise InputError("--kept-columns goes with --min-confidence")
+    parse_perturb(options.perturb)
+
+
+def run(seqs: Sequences, config: AlignerConfig, options: EnsembleOptions, output, fmt: OutFormat,
+        column_scores: Path | None, tree_out: Path | None, reporter=None, say=None) -> None:
+    """Align the ensemble and write every output asked for; ``say(line)``
+    (None: quiet) tells the dispersion and the replicate written."""
+    ens = align_ensemble(seqs, config, options.replicates, parse_perturb(options.perturb), options.seed,
+                         reporter).pick(options.replicate)
+    result, names = ens.result, list(seqs.names)
+    rows, confidence = result.rows(), ens.confidence
+    kept = None
+    if options.min_confidence is not None:
+        rows, kept = trim(rows, confidence, options.min_confidence)
+        confidence = confidence[kept]
+    if fmt is OutFormat.fasta:
+        write_output(output, lambda h: stream_fasta(h, names, rows))
+    else:
+        text = render_alignment(names, rows, fmt, seqs.seqtype, confidence if fmt is OutFormat.stockholm else None,
+                                comment=f"msagpu recipe: {describe(result.recipe)}; ensemble replicate {ens.chosen} "
+                                        f"of {len(ens.replicates)}")
+        write_output(output, lambda h: h.write(text))
+    if options.ensemble_out is not None:
+        write_output(options.ensemble_out,
+                     lambda h: stream_efa(h, list(ens.labels), names, (r.rows() for r in ens.replicates)))
+    if column_scores is not None:
+        values = "".join(f"{v:.4f}\n" for v in confidence)
+        write_output(column_scores, lambda h: h.write(values))
+    if kept is not None and options.kept_columns is not None:
+        lines = "".join(f"{c + 1}\n" for c in kept)
+        write_output(options.kept_columns, lambda h: h.write(lines))
+    if tree_out is not None:
+        newick = to_newick(result.guide_tree, names)
+        write_output(tree_out, lambda h: h.write(newick + "\n"))
+    if say is not None:
+        trimmed = (f"; {len(kept)} of {result.alignment.n_cols} columns kept at confidence >= "
+                   f"{options.min_confidence:g}" if kept is not None else "")
+        say(f"ensemble of {len(ens.replicates)} (perturbed: {options.perturb}, seed {options.seed}): dispersion "
+            f"{ens.dispersion:.4f}; wrote replicate {ens.chosen} ({ens.labels[ens.chosen]}), mean column "
+            f"confidence {ens.support.mean[ens.chosen]:.4f}{trimmed}")

@@ -1,0 +1,137 @@
+"""Ensembles (`msa_gpu.ensemble`, `msagpu align --ensemble N`): replicate 0
+is the default alignment, a seed gives the same bytes, the confidences and
+the dispersion follow the replicates, and every output says what it should."""
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from msa_gpu.aligner import Aligner
+from msa_gpu.cli import app
+from msa_gpu.config import AlignerConfig
+from msa_gpu.ensemble import agreement, align_ensemble, residue_columns
+from msa_gpu.io import read_aligned, read_sequences
+from msa_gpu.types import Alignment
+
+
+@pytest.fixture(scope="module")
+def family(request):
+    from conftest import REFS
+
+    return read_sequences(REFS / "BB12006.tfa")
+
+
+@pytest.mark.parametrize("mode", ["fast", "accurate"])
+def test_replicate_zero_is_the_default_and_a_seed_repeats(family, mode):
+    config = AlignerConfig(backend="cpu", mode=mode)
+    default = Aligner(config).align(family).rows()
+    one = align_ensemble(family, config, 5, seed=3)
+    again = align_ensemble(family, config, 5, seed=3)
+    other = align_ensemble(family, config, 5, seed=4)
+    assert one.replicates[0].rows() == default
+    assert [r.rows() for r in one.replicates] == [r.rows() for r in again.replicates]
+    assert one.chosen == again.chosen and one.dispersion == again.dispersion
+    assert len({tuple(r.rows()) for r in one.replicates}) > 1  # the perturbations do change something
+    assert [r.rows() for r in one.replicates] != [r.rows() for r in other.replicates]
+    for rep in one.replicates:  # each replicate is an alignment of the same sequences
+        assert [r.replace(b"-", b"") for r in rep.rows()] == list(family.raw)
+    assert one.chosen == int(np.argmax(one.support.mean))
+    assert 0.0 < one.dispersion < 1.0
+
+
+def test_gaps_alone_keep_the_tree(family):
+    ens = align_ensemble(family, AlignerConfig(backend="cpu", mode="fast"), 3, perturb=("gaps",), seed=1)
+    trees = [r.guide_tree.children.tolist() for r in ens.replicates[1:]]
+    assert trees[0] == trees[1]
+
+
+def test_agreement_by_hand():
+    same = Alignment.from_mask(np.array([[1, 1, 1], [1, 0, 1]], bool))
+    cols = [residue_columns(same)] * 3
+    s = agreement(cols, [3, 3, 3])
+    assert s.dispersion == 0.0 and s.column[0].tolist() == [1.0, 0.0, 1.0]  # a lone residue supports nothing
+    # three rows; replicate b moves row 2's residue away from column 0
+    a = Alignment.from_mask(np.array([[1, 0], [1, 0], [1, 0]], bool))
+    b = Alignment.from_mask(np.array([[1, 0], [1, 0], [0, 1]], bool))
+    s = agreement([residue_columns(a), residue_columns(b)], [2, 2])
+    assert s.column[0].tolist() == [1 / 3, 0.0]  # of a's three pairs, b keeps one
+    assert s.column[1].tolist() == [1.0, 0.0]
+    assert s.pair[0, 1] == pytest.approx(1 / 3) and s.pair[1, 0] == 1.0
+    assert s.dispersion == pytest.approx(1 - (1 / 3 + 1) / 2)
+
+
+def _efa(path):
+    blocks, label = {}, None
+    for line in path.read_text().splitlines():
+        if line.startswith("<"):
+            label = line[1:]
+            blocks[label] = []
+        else:
+            blocks[label].append(line)
+    return blocks
+
+
+def test_cli_writes_every_ensemble_output(tmp_path, refs):
+    out, efa, cc, kept = (tmp_path / n for n in ("o.fa", "all.efa", "cc.txt", "kept.txt"))
+    r = CliRunner().invoke(app, ["align", str(refs / "BB12006.tfa"), "-o", str(out), "--backend", "cpu",
+                                 "--mode", "fast", "--ensemble", "4", "--seed", "2", "--ensemble-out", str(efa),
+                                 "--column-scores", str(cc), "--min-confidence", "0.6", "--kept-columns", str(kept)])
+    assert r.exit_code == 0, r.output
+    said = [line for line in r.output.splitlines() if "ensemble of 4" in line]
+    assert said and "dispersion" in said[0]
+    chosen = int(said[0].split("wrote replicate ")[1].split()[0])
+    blocks = _efa(efa)
+    assert list(blocks) == ["none.0", "tree+gaps.1", "tree+gaps.2", "tree+gaps.3"]
+    names, rows = read_aligned(out)
+    full_rows = [row for row in _rows_of(blocks[list(blocks)[chosen]])]
+    columns = [int(x) - 1 for x in kept.read_text().split()]
+    scores = [float(x) for x in cc.read_text().split()]
+    assert len(rows[0]) == len(columns) == len(scores) > 0 and min(scores) >= 0.6
+    assert [bytes(row[c] for c in columns) for row in full_rows] == rows  # the kept columns of the chosen
+    # --replicate K writes block K, whole
+    r = CliRunner().invoke(app, ["align", str(refs / "BB12006.tfa"), "-o", str(out), "--backend", "cpu",
+                                 "--mode", "fast", "--ensemble", "4", "--seed", "2", "--replicate", "2", "-q"])
+    assert r.exit_code == 0 and read_aligned(out)[1] == _rows_of(blocks["tree+gaps.2"])
+
+
+def _rows_of(lines):
+    rows, cur = [], None
+    for line in lines:
+        if line.startswith(">"):
+            cur = []
+            rows.append(cur)
+        else:
+            cur.append(line)
+    return ["".join(r).encode() for r in rows]
+
+
+def test_stockholm_carries_the_confidences(tmp_path, refs):
+    out = tmp_path / "o.sto"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--backend", "cpu",
+                                 "--ensemble", "3", "-q"])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "#=GC PP_cons" in text and "ensemble replicate" in text
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--replicate", "1"], "go with --ensemble N"),
+    (["--ensemble", "3", "--perturb", "trees"], "--perturb: expected"),
+    (["--ensemble", "3", "--min-confidence", "1.5"], "--min-confidence 1.5"),
+    (["--ensemble", "3", "--kept-columns", "k.txt"], "--kept-columns goes with --min-confidence"),
+    (["--ensemble", "3", "--replicate", "7"], "replicates 0 to 2"),
+    (["--ensemble", "0"], "at least one replicate"),
+])
+def test_cli_refuses_what_an_ensemble_does_not_do(tmp_path, refs, args, said):
+    out = tmp_path / "o.fa"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--backend", "cpu", *args])
+    assert r.exit_code == 2 and said in r.output and not out.exists()
+
+
+@pytest.mark.gpu
+def test_gpu_ensemble_is_the_cpus(family):
+    for mode in ("fast", "accurate"):
+        cpu = align_ensemble(family, AlignerConfig(backend="cpu", mode=mode), 4, seed=5)
+        gpu = align_ensemble(family, AlignerConfig(backend="gpu", mode=mode), 4, seed=5)
+        assert [r.rows() for r in gpu.replicates] == [r.rows() for r in cpu.replicates]
+        assert gpu.chosen == cpu.chosen and gpu.dispersion == cpu.dispersion
