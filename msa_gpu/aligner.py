@@ -228,7 +228,7 @@ class Aligner:
         """Align several families in one run: each tree level of every family
         is merged in the same backend batch. ``timings`` in each result are
         those of the whole run. ``libraries`` (accurate mode) may be injected
-        too; each result returns its family's. Identical sequences are aligned
+        too (a None entry is built here); each result returns its family's. Identical sequences are aligned
         once and copied (`msa_gpu.progressive.dedupe`; not where distances or a
         library were injected; an injected tree is cut down to the distinct
         sequences). Each family's `Recipe` is decided here, once, before any
@@ -295,7 +295,11 @@ class Aligner:
         # stage 1: consistency libraries (accurate mode) and distances where
         # neither distances nor a tree were given
         with _timed(timings, "library", self.reporter):
-            libs = list(libraries) if libraries is not None else self._libraries(families, recipes)
+            libs = list(libraries) if libraries is not None else [None] * n
+            missing = [f for f in range(n) if libs[f] is None and accurate[f]]  # those not given: built here
+            for f, lib in zip(missing, self._libraries([families[f] for f in missing], [recipes[f] for f in missing])
+                              if missing else []):
+                libs[f] = lib
             libs = [lib if a else None for lib, a in zip(libs, accurate)]
             stack = stack_libraries(libs, xp) if any(accurate) else None
         with _timed(timings, "large_tree", self.reporter):  # large families: a tree without an N x N matrix

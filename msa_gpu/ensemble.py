@@ -4,9 +4,10 @@ the ensemble's dispersion and the replicate the ensemble agrees with most.
 
 Replicate 0 is the default alignment, unperturbed. Replicate k > 0 draws
 its perturbation from ``numpy.random.default_rng([seed, k])``:
-- ``tree``: every distance of the family's matrix (the one its first guide
-  tree came from) times exp(0.1 z), z standard normal and symmetric, and the
-  recipe's tree built from that;
+- ``tree``: every distance of the family's matrix (the one its guide tree
+  came from) times exp(0.1 z), z standard normal and symmetric, and the
+  recipe's tree built from that (a family without a matrix, on the large
+  path, varies its gap costs only);
 - ``gaps``: the recipe's gap open and extend costs each times exp(0.1 z).
 Accurate replicates share replicate 0's consistency library (it does not
 depend on the tree or the gap costs), so a replicate costs its progressive
@@ -158,35 +159,47 @@ def align_ensemble(seqs: Sequences, config: AlignerConfig, n: int, perturb: tupl
                    seed: int = 0, reporter=None) -> Ensemble:
     """``n`` replicates of ``seqs`` (see the module), the highest mean
     column confidence chosen."""
+    return align_ensembles([seqs], config, n, perturb, seed, reporter)[0]
+
+
+def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
+                    perturb: tuple[str, ...] = PERTURB_KINDS, seed: int = 0, reporter=None) -> list[Ensemble]:
+    """Each family's ensemble of ``n`` (`align_ensemble`), every family's
+    replicate 0 in one batch and all their other replicates in a second."""
     if n < 1:
         raise InputError(f"--ensemble {n}: give at least one replicate")
     perturb = parse_perturb(",".join(perturb))
     first = Aligner(replace(config, keep_distances=True), reporter=reporter)
-    base = first.align(seqs)
-    replicates, labels = [base], ["none.0"]
-    if n > 1:
-        if "tree" in perturb and base.distances is None:
-            raise InputError("--perturb tree: this family's guide tree comes without a distance matrix (the large "
-                             "path); use --perturb gaps")
-        dms, fams, libs = [], [], []
-        gap_factors = []
+    bases = first.align_many(families)
+    if perturb == ("tree",) and n > 1 and any(b.distances is None for b in bases):
+        raise InputError("--perturb tree: a family's guide tree comes without a distance matrix (the large "
+                         "path); add gaps to --perturb")
+    fams, dms, libs, factors = [], [], [], []
+    for seqs, base in zip(families, bases):
         for k in range(1, n):
-            rng = np.random.default_rng([seed, k])
-            tree_rng, gap_rng = rng.spawn(2)
-            dms.append(_noisy(base.distances, tree_rng) if "tree" in perturb else base.distances)
-            gap_factors.append(np.exp(SIGMA * gap_rng.standard_normal(2)) if "gaps" in perturb else np.ones(2))
+            tree_rng, gap_rng = np.random.default_rng([seed, k]).spawn(2)
             fams.append(seqs)
+            # (a family without a matrix, the large path's, varies its gap costs only)
+            dms.append(_noisy(base.distances, tree_rng) if "tree" in perturb and base.distances is not None
+                       else base.distances)
             libs.append(base.library)
-        libraries = libs if base.library is not None else None
+            factors.append(np.exp(SIGMA * gap_rng.standard_normal(2)) if "gaps" in perturb else np.ones(2))
+    more: list[AlignResult] = []
+    if fams:
+        # a family whose library was not kept (its repeats were dropped) builds its own again
+        libraries = libs if any(lib is not None for lib in libs) else None
         recipes = [replace(r, gap_open=r.gap_open * g[0], gap_extend=r.gap_extend * g[1])
-                   for r, g in zip(first.plan(fams, distances=dms, libraries=libraries), gap_factors)]
+                   for r, g in zip(first.plan(fams, distances=dms, libraries=libraries), factors)]
         more = first.align_many(fams, distances=dms, libraries=libraries, recipes=recipes)
-        replicates += more
-        labels += [f"{'+'.join(perturb)}.{k}" for k in range(1, n)]
-    support = agreement([residue_columns(r.alignment) for r in replicates],
-                        [r.alignment.n_cols for r in replicates])
-    chosen = int(np.argmax(support.mean))  # the first of the highest: the default wins a tie
-    return Ensemble(tuple(replicates), tuple(labels), support, chosen)
+    out = []
+    for f, base in enumerate(bases):
+        replicates = [base, *more[f * (n - 1): (f + 1) * (n - 1)]]
+        support = agreement([residue_columns(r.alignment) for r in replicates],
+                            [r.alignment.n_cols for r in replicates])
+        chosen = int(np.argmax(support.mean))  # the first of the highest: the default wins a tie
+        labels = ("none.0", *(f"{'+'.join(perturb)}.{k}" for k in range(1, n)))
+        out.append(Ensemble(tuple(replicates), labels, support, chosen))
+    return out
 
 
 def trim(rows: list[bytes], confidence: np.ndarray, minimum: float) -> tuple[list[bytes], np.ndarray]:

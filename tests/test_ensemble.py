@@ -135,3 +135,21 @@ def test_gpu_ensemble_is_the_cpus(family):
         gpu = align_ensemble(family, AlignerConfig(backend="gpu", mode=mode), 4, seed=5)
         assert [r.rows() for r in gpu.replicates] == [r.rows() for r in cpu.replicates]
         assert gpu.chosen == cpu.chosen and gpu.dispersion == cpu.dispersion
+
+
+def test_families_with_repeats_and_batches_of_families(refs):
+    """A family with a repeated sequence (its replicate 0 keeps no library)
+    and a second family, in one call: each family's ensemble is the one it
+    gets alone."""
+    from msa_gpu.ensemble import align_ensembles
+    from msa_gpu.io import make_sequences
+
+    a = read_sequences(refs / "BB11001.tfa")
+    rep = make_sequences([*a.names, "again"], [*a.raw, a.raw[0]], "protein")
+    b = read_sequences(refs / "BB12006.tfa")
+    config = AlignerConfig(backend="cpu", mode="accurate")
+    both = align_ensembles([rep, b], config, 3, seed=1)
+    for fam, ens in zip([rep, b], both):
+        alone = align_ensemble(fam, config, 3, seed=1)
+        assert [r.rows() for r in ens.replicates] == [r.rows() for r in alone.replicates]
+        assert ens.replicates[0].rows() == Aligner(config).align(fam).rows()
