@@ -199,3 +199,21 @@ def test_variants_align_every_family_per_configuration(tmp_path, refs, capsys):
     assert all(0.0 <= sp <= 1.0 and 0.0 <= tc <= 1.0 for sp, tc in second["families"].values())
     assert second["families"] != first["families"]  # a gap open of 1 changes the alignments
     assert "| mode=fast |" in capsys.readouterr().out
+
+
+def test_ensemble_benchmark_counts_pairs_and_ranks_them():
+    import numpy as np
+
+    from benchmarks.ensemble import column_pairs, roc_auc
+    from msa_gpu.io import make_sequences
+    from msa_gpu.types import Alignment
+
+    assert roc_auc(np.array([0.9, 0.1]), np.array([3, 0]), np.array([3, 2])) == 1.0
+    assert roc_auc(np.array([0.1, 0.9]), np.array([3, 0]), np.array([3, 2])) == 0.0
+    assert roc_auc(np.array([0.5, 0.5]), np.array([3, 0]), np.array([3, 2])) == 0.5
+    seqs = make_sequences(["a", "b", "c"], [b"AC", b"AC", b"AC"], "protein")
+    test = Alignment.from_mask(np.array([[1, 1, 0], [1, 1, 0], [1, 0, 1]], bool))  # c's C shifted out
+    correct, total = column_pairs(["a", "b", "c"], test, seqs, ["c", "a", "b"], [b"AC", b"AC", b"AC"], None)
+    assert total.tolist() == [3, 1, 0] and correct.tolist() == [3, 1, 0]
+    correct, total = column_pairs(["a", "b", "c"], test, seqs, ["a", "b", "c"], [b"AC-", b"A-C", b"AC-"], "101")
+    assert total.tolist() == [3, 0, 0] and correct.tolist() == [3, 0, 0]  # column 1 of the reference is not core
