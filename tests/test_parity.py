@@ -317,6 +317,24 @@ def test_pair_hmm_posteriors_identical_on_the_gpu(in_shared, monkeypatch):
     reached_gpu_path("pair-HMM posteriors")
 
 
+def test_posteriors_with_just_under_48_kb_of_shared_memory():
+    """Blocks whose dynamic shared memory is under 48 KB but not under 48 KB
+    less the kernel's static bytes (rows of 678-682: BB50002 alone failed
+    with CUDA_ERROR_INVALID_VALUE) opt in like larger ones; the columns of
+    the transformation's shared sums likewise (about 383)."""
+    _gpu()
+    import cupy
+
+    from msa_gpu.consistency.probabilistic import posterior_libraries
+
+    rng = np.random.default_rng(5)
+    raw = [rng.choice(list(b"ACDEFGHIKLMNPQRSTVWY"), n).astype(np.uint8).tobytes() for n in (679, 383, 381, 120)]
+    fam = make_sequences([f"s{i}" for i in range(len(raw))], raw, "protein")
+    for a, b in zip(posterior_libraries([fam], xp=np), posterior_libraries([fam], xp=cupy)):
+        for name in ("w", "x", "y", "pair_off", "identity"):
+            assert np.array_equal(getattr(a, name), cupy.asnumpy(cupy.asarray(getattr(b, name)))), name
+
+
 def test_anchored_long_merges_identical_on_the_gpu():
     """Merges cut at k-mer anchors (issue 31): the anchors come from host
     integer work and the pieces go through either backend's DP, so a family

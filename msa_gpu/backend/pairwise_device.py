@@ -55,7 +55,7 @@ def table_bytes(ksize: int) -> int:
 
 def _with_table(kern, ksize: int) -> int:
     smem = table_bytes(ksize)
-    if smem > 48 * 1024 and kern.max_dynamic_shared_size_bytes < smem:
+    if kern.max_dynamic_shared_size_bytes < smem:  # its default: 48 KB less the kernel's static shared memory
         kern.max_dynamic_shared_size_bytes = smem
     return smem
 

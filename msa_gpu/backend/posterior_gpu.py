@@ -135,8 +135,11 @@ def _pow2_at_least(v: np.ndarray) -> np.ndarray:
 
 
 def _launch(kernel, blocks: int, threads: int, shared: int, *args) -> None:
-    if shared > 48 << 10:
-        kernel.max_dynamic_shared_size_bytes = max(kernel.max_dynamic_shared_size_bytes, shared)
+    """Launch with ``shared`` bytes of dynamic shared memory, opting in past
+    the kernel's default: 48 KB less its static shared memory (a block of
+    48,960 bytes, under 48 KB, failed beside 352 static bytes: BB50002)."""
+    if shared > kernel.max_dynamic_shared_size_bytes:
+        kernel.max_dynamic_shared_size_bytes = shared
     kernel((blocks,), (threads,), args, shared_mem=shared)
 
 
