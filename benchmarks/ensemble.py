@@ -91,7 +91,7 @@ def run(args) -> dict:
     Aligner(config).align_many(fams)
     one = time.perf_counter() - clock
     clock = time.perf_counter()
-    ens = align_ensembles(fams, config, args.replicates, seed=args.seed)
+    ens = align_ensembles(fams, config, args.replicates, tuple(args.perturb.split(",")), seed=args.seed)
     many = time.perf_counter() - clock
     rows = []
     conf, pp, corr, tot = [], [], [], []
@@ -116,7 +116,7 @@ def run(args) -> dict:
                      "accuracy": float(corr[sel].sum() / n) if n else None})
     mean = {k: float(np.mean([r[k] for r in rows])) for k in ("sp0", "tc0", "sp", "tc", "dispersion")}
     return {"date": _dt.date.today().isoformat(), "data": str(args.data), "families": len(fams),
-            "replicates": args.replicates, "seed": args.seed, "backend": args.backend,
+            "replicates": args.replicates, "seed": args.seed, "perturb": args.perturb, "backend": args.backend,
             "seconds": {"one_accurate_batch": round(one, 2), "ensembles": round(many, 2),
                         "ratio": round(many / one, 2)},
             "mean": mean, "chosen_not_default": int(sum(r["chosen"] != 0 for r in rows)),
@@ -127,7 +127,7 @@ def run(args) -> dict:
 def markdown(doc: dict) -> str:
     m, s, a = doc["mean"], doc["seconds"], doc["auc"]
     lines = [f"# Ensembles of {doc['replicates']} on {doc['data']} ({doc['families']} families, backend "
-             f"{doc['backend']}, seed {doc['seed']})", "",
+             f"{doc['backend']}, perturbed: {doc.get('perturb', 'tree,gaps')}, seed {doc['seed']})", "",
              f"- one accurate batch {s['one_accurate_batch']} s; every ensemble {s['ensembles']} s ({s['ratio']}x)",
              f"- default (replicate 0): SP {m['sp0']:.4f}, TC {m['tc0']:.4f}; chosen: SP {m['sp']:.4f}, TC "
              f"{m['tc']:.4f} ({doc['chosen_not_default']} families chose another replicate); mean dispersion "
@@ -148,6 +148,7 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--replicates", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--perturb", default="tree,gaps", help="what replicates vary (msagpu align --perturb)")
     ap.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     ap.add_argument("--tag", default=None)

@@ -2,7 +2,7 @@
 
 from msa_gpu.version import __version__
 
-__all__ = ["__version__", "align"]
+__all__ = ["__version__", "align", "align_ensemble"]
 
 
 def align(records, **options):
@@ -10,3 +10,10 @@ def align(records, **options):
     from msa_gpu.api import align as _align
 
     return _align(records, **options)
+
+
+def align_ensemble(records, replicates: int = 16, perturb=("tree", "gaps"), seed: int = 0, **options):
+    """An ensemble of ``replicates`` alignments (see `msa_gpu.api.align_ensemble`)."""
+    from msa_gpu.api import align_ensemble as _ensemble
+
+    return _ensemble(records, replicates, perturb, seed, **options)
