@@ -173,3 +173,29 @@ def test_snakemake_workflow_end_to_end(refs, tmp_path):
     assert r.returncode == 0, r.stderr.decode()[-800:]
     tree = Phylo.read(tmp_path / "tree.nwk", "newick")
     assert len(tree.get_terminals()) == len(read_sequences(refs / "BB20001.tfa"))
+
+
+def test_the_phylogenetics_example_of_the_docs_runs(refs, tmp_path):
+    """docs/pipelines.md's ensemble-then-tree block, line by line, on BB20001
+    (the tools that are not installed are left out; FastTree is needed)."""
+    import re
+
+    _need("FastTree")
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "pipelines.md").read_text()
+    block = doc.split("## Phylogenetics with confidence")[1]
+    lines = re.search(r"```sh\n(.*?)```", block, re.S).group(1).strip().splitlines()
+    shutil.copy(refs / "BB20001.tfa", tmp_path / "family.fa")
+    ran = []
+    for line in lines:
+        tool = line.split()[0]
+        if shutil.which(tool, path=ENV["PATH"]) is None:
+            continue
+        r = subprocess.run(line, shell=True, cwd=tmp_path, env=ENV, capture_output=True, timeout=600)
+        assert r.returncode == 0, (line, r.stderr.decode()[-500:])
+        ran.append(tool)
+    assert ran[0] == "msagpu" and "FastTree" in ran
+    names, rows = read_aligned(tmp_path / "aligned.fa")
+    kept = (tmp_path / "kept.txt").read_text().split()
+    assert len(rows[0]) == len(kept) and len(names) == len(read_sequences(refs / "BB20001.tfa"))
+    assert (tmp_path / "replicates.efa").read_text().count("\n<") == 7  # eight replicates
+    assert len(Phylo.read(tmp_path / "tree.nwk", "newick").get_terminals()) == len(names)
