@@ -73,6 +73,62 @@ def roc_auc(score: np.ndarray, correct: np.ndarray, total: np.ndarray) -> float:
     return float(((c_sum * wrong_below).sum() + 0.5 * (c_sum * w_sum).sum()) / pairs) if pairs else float("nan")
 
 
+def read_efa(path: Path) -> list[tuple[str, list[str], list[bytes]]]:
+    """An Ensemble FASTA file: (label, names, rows) a replicate."""
+    out, label, names, rows = [], None, [], []
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("<"):
+            if label is not None:
+                out.append((label, names, [bytes(r) for r in rows]))
+            label, names, rows = line[1:].strip(), [], []
+        elif line.startswith(">"):
+            names.append(line[1:].strip())
+            rows.append(bytearray())
+        elif line.strip():
+            rows[-1] += line.strip().encode()
+    if label is not None:
+        out.append((label, names, [bytes(r) for r in rows]))
+    return out
+
+
+def muscle_confidence(names: list[str], rows: list[bytes]) -> tuple[list[str], list[bytes], np.ndarray]:
+    """MUSCLE 5's ``-addconfseq`` replicate: its sequences, and each column's
+    confidence from the two digit rows (``73``: 0.73, ``++``: 1.0)."""
+    conf = dict(zip(names, rows))
+    tens, ones = conf["_conf_"], conf["_conf_2"]
+    cc = np.array([1.0 if a == ord("+") else ((a - 48) * 10 + (b - 48)) / 100 for a, b in zip(tens, ones)])
+    keep = [i for i, n in enumerate(names) if n not in ("_conf_", "_conf_2")]
+    return [names[i] for i in keep], [rows[i] for i in keep], cc
+
+
+def run_muscle(muscle: str, fasta: str, work: Path, threads: int) -> tuple[list[str], list[bytes], np.ndarray, float]:
+    """MUSCLE 5 ``-stratified`` (16 replicates), its ``-maxcc`` replicate and
+    that replicate's column confidences; the seconds the three calls took."""
+    import subprocess
+
+    work.mkdir(parents=True, exist_ok=True)
+    clock = time.perf_counter()
+    for argv in (["-align", fasta, "-stratified", "-output", "ens.efa", "-threads", str(threads)],
+                 ["-maxcc", "ens.efa", "-output", "best.afa"], ["-addconfseq", "ens.efa", "-output", "cc.efa"]):
+        r = subprocess.run([muscle, *argv], cwd=work, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"muscle {' '.join(argv)}: exit {r.returncode}: {r.stderr[-300:]}")
+    seconds = time.perf_counter() - clock
+    best = read_efa_fasta(work / "best.afa")
+    for _, names, rows in read_efa(work / "cc.efa"):
+        n, r, cc = muscle_confidence(names, rows)
+        if dict(zip(n, r)) == best:
+            return n, r, cc, seconds
+    raise RuntimeError(f"{fasta}: MUSCLE's -maxcc replicate is not among its -addconfseq replicates")
+
+
+def read_efa_fasta(path: Path) -> dict:
+    from msa_gpu.io import read_aligned
+
+    names, rows = read_aligned(path)
+    return dict(zip(names, rows))
+
+
 def run(args) -> dict:
     from msa_gpu.aligner import Aligner
     from msa_gpu.config import AlignerConfig
@@ -93,7 +149,7 @@ def run(args) -> dict:
     clock = time.perf_counter()
     ens = align_ensembles(fams, config, args.replicates, tuple(args.perturb.split(",")), seed=args.seed)
     many = time.perf_counter() - clock
-    rows = []
+    per_family = []
     conf, pp, corr, tot = [], [], [], []
     for seqs, e, (rn, rr), core in zip(fams, ens, refs, cores):
         base, chosen = e.replicates[0], e.result
@@ -104,8 +160,33 @@ def run(args) -> dict:
         pp.append(np.asarray(chosen.column_scores()))
         corr.append(c)
         tot.append(t)
-        rows.append({"sp0": s0.sp, "tc0": s0.tc, "sp": s1.sp, "tc": s1.tc, "chosen": e.chosen,
+        per_family.append({"sp0": s0.sp, "tc0": s0.tc, "sp": s1.sp, "tc": s1.tc, "chosen": e.chosen,
                      "dispersion": e.dispersion})
+    muscle = None
+    if args.muscle:  # MUSCLE 5 -stratified on the same families: its -maxcc pick and its column confidence
+        from msa_gpu.io import make_sequences
+        from msa_gpu.types import Alignment
+
+        m_conf, m_corr, m_tot, m_sp, m_tc, m_sec = [], [], [], [], [], 0.0
+        work = Path(args.workdir)
+        for f, seqs, (rn, rr), core in zip(picked, fams, refs, cores):
+            (work / f.family_id).mkdir(parents=True, exist_ok=True)
+            src = work / f.family_id / "input.fa"
+            src.write_bytes(b"".join(b">" + n.encode() + b"\n" + r + b"\n" for n, r in zip(seqs.names, seqs.raw)))
+            names, rows, cc, sec = run_muscle(args.muscle, str(src), work / f.family_id, args.threads)
+            m_sec += sec
+            sc = sp_tc(names, rows, rn, rr, core)
+            m_sp.append(sc.sp)
+            m_tc.append(sc.tc)
+            mseqs = make_sequences(names, [r.replace(b"-", b"") for r in rows], seqs.seqtype.value)
+            mask = np.frombuffer(b"".join(rows), np.uint8).reshape(len(rows), -1) != ord("-")
+            c, t = column_pairs(names, Alignment.from_mask(mask), mseqs, rn, rr, core)
+            m_conf.append(cc)
+            m_corr.append(c)
+            m_tot.append(t)
+        mc, mr, mt = (np.concatenate(x) for x in (m_conf, m_corr, m_tot))
+        muscle = {"seconds": round(m_sec, 2), "sp": float(np.mean(m_sp)), "tc": float(np.mean(m_tc)),
+                  "auc": roc_auc(mc, mr, mt)}
     conf, pp, corr, tot = (np.concatenate(x) for x in (conf, pp, corr, tot))
     edges = np.linspace(0, 1, 11)
     bins = []
@@ -114,14 +195,14 @@ def run(args) -> dict:
         n = int(tot[sel].sum())
         bins.append({"from": round(lo, 1), "to": round(hi, 1), "pairs": n,
                      "accuracy": float(corr[sel].sum() / n) if n else None})
-    mean = {k: float(np.mean([r[k] for r in rows])) for k in ("sp0", "tc0", "sp", "tc", "dispersion")}
+    mean = {k: float(np.mean([r[k] for r in per_family])) for k in ("sp0", "tc0", "sp", "tc", "dispersion")}
     return {"date": _dt.date.today().isoformat(), "data": str(args.data), "families": len(fams),
             "replicates": args.replicates, "seed": args.seed, "perturb": args.perturb, "backend": args.backend,
             "seconds": {"one_accurate_batch": round(one, 2), "ensembles": round(many, 2),
                         "ratio": round(many / one, 2)},
-            "mean": mean, "chosen_not_default": int(sum(r["chosen"] != 0 for r in rows)),
+            "mean": mean, "chosen_not_default": int(sum(r["chosen"] != 0 for r in per_family)),
             "auc": {"ensemble_confidence": roc_auc(conf, corr, tot), "pair_hmm_column_scores": roc_auc(pp, corr, tot)},
-            "accuracy_by_confidence": bins, "per_family": rows}
+            "accuracy_by_confidence": bins, "muscle5_stratified": muscle, "per_family": per_family}
 
 
 def markdown(doc: dict) -> str:
@@ -133,8 +214,11 @@ def markdown(doc: dict) -> str:
              f"{m['tc']:.4f} ({doc['chosen_not_default']} families chose another replicate); mean dispersion "
              f"{m['dispersion']:.4f}",
              f"- ROC AUC for correct residue pairs: ensemble confidence {a['ensemble_confidence']:.4f}, pair-HMM "
-             f"column scores {a['pair_hmm_column_scores']:.4f}", "",
-             "| confidence | pairs | accuracy |", "|---|---|---|"]
+             f"column scores {a['pair_hmm_column_scores']:.4f}",
+             *([f"- MUSCLE 5 -stratified (16 replicates, -maxcc): {doc['muscle5_stratified']['seconds']} s, SP "
+                f"{doc['muscle5_stratified']['sp']:.4f}, TC {doc['muscle5_stratified']['tc']:.4f}, ROC AUC of its "
+                f"column confidence {doc['muscle5_stratified']['auc']:.4f}"] if doc.get("muscle5_stratified") else []),
+             "", "| confidence | pairs | accuracy |", "|---|---|---|"]
     for b in doc["accuracy_by_confidence"]:
         acc = "" if b["accuracy"] is None else f"{b['accuracy']:.4f}"
         lines.append(f"| {b['from']:.1f}-{b['to']:.1f} | {b['pairs']:,} | {acc} |")
@@ -150,6 +234,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--perturb", default="tree,gaps", help="what replicates vary (msagpu align --perturb)")
     ap.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
+    ap.add_argument("--muscle", default=None, help="MUSCLE 5's binary: run -stratified on the same families too")
+    ap.add_argument("--threads", type=int, default=1, help="MUSCLE's threads")
+    ap.add_argument("--workdir", default="/tmp/msagpu-ensemble-muscle")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     ap.add_argument("--tag", default=None)
     args = ap.parse_args(argv)
