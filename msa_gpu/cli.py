@@ -15,6 +15,7 @@ import typer
 
 from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, PairMode, SeqType, TreeMethod
 from msa_gpu.config import AlignerConfig
+from msa_gpu.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
 from msa_gpu.errors import (
     EXIT_BACKEND,
     EXIT_INPUT,
@@ -546,64 +547,6 @@ def _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, th
         typer.echo(f"msagpu: added {len(new)} sequences to an alignment of {len(names)}", err=True)
     text = render_alignment(out_names, out_rows, fmt, new.seqtype)
     write_output(output, lambda h: h.write(text))
-
-
-def kernels_cold(folder: Path | None = None) -> bool:
-    """Whether numba's on-disk cache of msagpu's CPU kernels is still empty
-    (``folder``, else ``NUMBA_CACHE_DIR`` where set, else beside the modules
-    and numba's user-wide folder): the first run then compiles them, which
-    takes seconds."""
-    import os
-
-    if folder is not None:
-        return not (folder.is_dir() and any(folder.rglob("*.nbi")))
-    cache = os.environ.get("NUMBA_CACHE_DIR")
-    # beside the modules, or numba's user-wide folder where the package's own is not writable
-    places = [Path(cache)] if cache else [Path(__file__).resolve().parent / "backend" / "__pycache__",
-                                          Path.home() / ".cache" / "numba"]
-    return all(kernels_cold(place) for place in places)
-
-
-def cuda_kernels_cold(folder: Path | None = None) -> bool:
-    """Whether CuPy's on-disk cache of compiled kernels (``folder``, else
-    ``CUPY_CACHE_DIR`` where set, else ``~/.cupy/kernel_cache``; none with
-    ``CUPY_CACHE_IN_MEMORY=1``) is empty where CuPy is installed: msagpu's CUDA kernels are then compiled by
-    NVRTC on first use. (The cache is CuPy's, shared with other programs: a
-    non-empty one does not prove msagpu's kernels are in it.)"""
-    import importlib.util
-    import os
-
-    if folder is None:
-        if importlib.util.find_spec("cupy") is None:
-            return False
-        if os.environ.get("CUPY_CACHE_IN_MEMORY") == "1":  # nothing kept between runs
-            return True
-        folder = Path(os.environ.get("CUPY_CACHE_DIR") or Path.home() / ".cupy" / "kernel_cache")
-    return not (folder.is_dir() and any(p.is_file() for p in folder.iterdir()))
-
-
-def compiling_line(cpu: bool, cuda: bool) -> str:
-    """What a run says before it compiles kernels (``cpu``: numba's CPU
-    kernels, ``cuda``: the CUDA ones): that this happens once per machine
-    (per installation: a new one, or another Python, compiles again), and
-    where the compiled kernels are kept for later runs.
-
-    >>> compiling_line(True, False).startswith("compiling kernels, once per machine")
-    True
-    """
-    import os
-
-    package = Path(__file__).resolve().parent
-    places = []
-    if cpu:  # where numba writes (NUMBA_CACHE_DIR, else beside the modules, else its user-wide folder)
-        writable = os.access(package / "backend", os.W_OK)
-        places.append(os.environ.get("NUMBA_CACHE_DIR") or (f"__pycache__ beside msagpu's modules ({package})"
-                                                            if writable else str(Path.home() / ".cache" / "numba")))
-    if cuda and os.environ.get("CUPY_CACHE_IN_MEMORY") != "1":
-        places.append(os.environ.get("CUPY_CACHE_DIR") or str(Path.home() / ".cupy" / "kernel_cache"))
-    if not places:  # CuPy told to keep nothing
-        return "compiling kernels (CUPY_CACHE_IN_MEMORY=1: again on every run)"
-    return f"compiling kernels, once per machine: they are cached in {' and '.join(places)} for every later run"
 
 
 def _recipe_lines(config: AlignerConfig, paths: list, recipes: list, where: str, each: bool,
