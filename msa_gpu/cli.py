@@ -693,6 +693,8 @@ def serve(
     idle_timeout: Annotated[float, typer.Option(help="End after this many seconds without a request")] = 3600.0,
     detach: Annotated[bool, typer.Option("--detach", help="Start in the background; return once it listens")] = False,
     stop: Annotated[bool, typer.Option("--stop", help="End the running server")] = False,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Requests answered at once, each by a "
+                                                  "process of its own (default: one a core, at most 8)")] = None,
 ) -> None:
     """A warm server for many small calls: msagpu align, msagpu-mafft,
     msagpu-famsa and msagpu-clustalo use it when it runs (same bytes), and
@@ -706,11 +708,11 @@ def serve(
                     raise typer.Exit(1)
                 typer.echo("msagpu: server stopped", err=True)
             elif detach:
-                server.start_detached(socket_path, idle_timeout)
+                server.start_detached(socket_path, idle_timeout, workers=workers)
                 typer.echo(f"msagpu: server listening at {socket_path or server.socket_path()}", err=True)
             else:
                 server.serve(socket_path, idle_timeout, ready=lambda: typer.echo(
-                    f"msagpu: server listening at {socket_path or server.socket_path()}", err=True))
+                    f"msagpu: server listening at {socket_path or server.socket_path()}", err=True), workers=workers)
         except server.ServerError as exc:
             typer.echo(f"msagpu: error: {exc}", err=True)
             raise typer.Exit(1) from None

@@ -185,3 +185,34 @@ def test_the_client_path_imports_only_the_standard_library():
             "print(sorted(m for m in ('numpy', 'numba', 'scipy', 'Bio', 'typer', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_workers_answer_requests_at_once_and_stop_together(tmp_path):
+    """Two workers: two requests held 4 s each (the test delay) are answered
+    together, not one after the other; --stop ends the server and both its
+    workers."""
+    folder = tmp_path / "srv"
+    folder.mkdir(mode=0o700)
+    sock = folder / "s.sock"
+    env = {**os.environ, "MSAGPU_SERVER_TEST_DELAY": "4"}
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--workers", "2"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 120
+    while not (sock.exists() and server.running(str(sock))):
+        assert proc.poll() is None and time.monotonic() < end
+        time.sleep(0.1)
+    client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa", sock=sock)  # both workers warm (one answers this)
+    want = client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa").stdout
+    clock = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda _: client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa", sock=sock), range(2)))
+    took = time.monotonic() - clock
+    assert all(r.returncode == 0 and r.stdout == want for r in runs)
+    assert took < 7.5, took  # one after the other would take more than 8 s
+    workers = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert len(workers) == 2
+    assert server.stop(str(sock))
+    assert proc.wait(30) == 0 and not sock.exists()
+    time.sleep(0.5)
+    assert all(not Path(f"/proc/{w}").exists() or "zombie" in Path(f"/proc/{w}/status").read_text()
+               for w in workers)

@@ -3,9 +3,9 @@ in a folder of mode 0700), the stack and the kernels loaded once, and each
 request run through the front door it names, in this process, as an
 in-process run would: the client's folder, environment and standard input;
 its standard output and error captured and sent back with the exit code. The
-outputs are written here, whole or not at all, as always. Requests are taken
-one at a time, in the order they come; a connection from another user is
-refused (the peer's credentials). It ends on ``msagpu serve --stop``, or
+outputs are written here, whole or not at all, as always. Several worker
+processes (one a core, at most 8) take requests at once, each one at a
+time; a connection from another user is refused (the peer's credentials). It ends on ``msagpu serve --stop``, or
 after ``idle`` seconds without a request.
 """
 
@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import io
 import os
+import signal
 import socket
 import stat
 import sys
@@ -138,17 +139,12 @@ def run_request(request: dict) -> dict:
     return {"rc": code, "stdout": encode(out.getvalue()), "stderr": encode(err.getvalue())}
 
 
-def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None) -> int:
-    """Listen at ``path`` (default `socket_path`) until ``--stop`` or ``idle``
-    seconds without a request; ``ready()`` is called once it listens.
-    Returns the number of requests answered."""
-    path = path or socket_path()
-    if path is None:
-        raise ServerError("MSAGPU_SERVER is off: give --socket a path")
-    _prepare(path)
-    warm_up()
-    _FILTERS[:] = list(warnings.filters)
-    mine = identity()
+def default_workers() -> int:
+    """Requests a server answers at once: one a core, at most 8."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+def _listen(path: str, idle: float) -> socket.socket:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)  # the socket is made 0600: no moment when others may connect
     try:
@@ -158,48 +154,147 @@ def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None) -> in
     os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
     listener.listen(64)
     listener.settimeout(idle if idle > 0 else None)
+    return listener
+
+
+def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None, workers: int | None = None) -> int:
+    """Listen at ``path`` (default `socket_path`) until ``--stop`` or ``idle``
+    seconds without a request; ``ready()`` is called once it listens.
+    ``workers`` (default `default_workers`) processes answer requests at
+    once (`_pool`); one answers them in this process. Returns the number of
+    requests answered."""
+    path = path or socket_path()
+    if path is None:
+        raise ServerError("MSAGPU_SERVER is off: give --socket a path")
+    _prepare(path)
+    workers = max(1, workers or default_workers())
+    mine = identity()
+    if workers > 1 and hasattr(os, "fork"):
+        return _pool(path, idle, ready, workers, mine)
+    warm_up()
+    _FILTERS[:] = list(warnings.filters)
+    listener = _listen(path, idle)
     if ready is not None:
         ready()
-    answered = 0
     try:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except socket.timeout:
-                break
-            with conn:
-                if not allowed(peer_uid(conn)):
-                    continue
-                conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
-                try:
-                    request = receive(conn)
-                except (OSError, ServerGone, ValueError):
-                    continue
-                conn.settimeout(None)
-                if not isinstance(request, dict):
-                    continue
-                if request.get("stop"):
-                    send(conn, {"stopped": True})
-                    break
-                if request.get("identity") != mine or request.get("program") not in PROGRAMS:
-                    with contextlib.suppress(OSError):
-                        send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
-                    continue
-                delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
-                if delay:  # tests: a window in which to kill the server mid-request
-                    time.sleep(delay)
-                try:
-                    answer = run_request(request)
-                except Exception as exc:  # noqa: BLE001 - the server outlives any one request
-                    answer = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
-                with contextlib.suppress(OSError):
-                    send(conn, answer)
-                answered += 1
+        return _answer(listener, mine)
     finally:
         listener.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-    return answered
+
+
+def _answer(listener: socket.socket, mine: dict, on_stop=None) -> int:
+    """Take requests from ``listener`` until a stop request (then
+    ``on_stop()``) or its timeout; the number answered."""
+    answered = 0
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            return answered
+        with conn:
+            if not allowed(peer_uid(conn)):
+                continue
+            conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
+            try:
+                request = receive(conn)
+            except (OSError, ServerGone, ValueError):
+                continue
+            conn.settimeout(None)
+            if not isinstance(request, dict):
+                continue
+            if request.get("stop"):
+                send(conn, {"stopped": True})
+                if on_stop is not None:
+                    on_stop()
+                return answered
+            if request.get("identity") != mine or request.get("program") not in PROGRAMS:
+                with contextlib.suppress(OSError):
+                    send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
+                continue
+            delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
+            if delay:  # tests: a window in which to kill the server mid-request
+                time.sleep(delay)
+            try:
+                answer = run_request(request)
+            except Exception as exc:  # noqa: BLE001 - the server outlives any one request
+                answer = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
+            with contextlib.suppress(OSError):
+                send(conn, answer)
+            answered += 1
+
+
+def _die_with_parent() -> None:
+    """On Linux, this process is killed when its parent dies (a killed
+    server takes its workers with it, so its socket is left to nobody)."""
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
+    """``workers`` processes forked before any of them loads the stack (numba's
+    OpenMP threads and CUDA do not survive a fork), each warmed up on its own
+    and taking requests from the one listening socket: the kernel hands
+    each connection to one waiting worker. Each worker's numba kernels take
+    its share of the cores. A worker ends after ``idle`` seconds without a
+    request of its own; a stop request to any worker ends them all (it
+    signals this process, which ends the others). This process only waits."""
+    listener = _listen(path, idle)
+    counts_r, counts_w = os.pipe()
+    parent = os.getpid()
+    children: set[int] = set()
+    stopping = []
+
+    def end_all(*_):
+        stopping.append(True)
+        for pid in list(children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    old = signal.signal(signal.SIGUSR1, end_all)
+    try:
+        for _ in range(workers):
+            pid = os.fork()
+            if pid == 0:  # a worker
+                answered, code = 0, 0
+                try:
+                    os.close(counts_r)
+                    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    _die_with_parent()
+                    from msa_gpu.backend import set_threads
+
+                    set_threads(max(1, (os.cpu_count() or 1) // workers))
+                    warm_up()
+                    _FILTERS[:] = list(warnings.filters)
+                    answered = _answer(listener, mine, on_stop=lambda: os.kill(parent, signal.SIGUSR1))
+                except BaseException:  # noqa: BLE001 - a worker never returns into the parent's code
+                    code = 1
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.write(counts_w, f"{answered}\n".encode())
+                    os._exit(code)
+            children.add(pid)
+        os.close(counts_w)
+        if ready is not None:
+            ready()
+        while children:
+            try:
+                pid, _ = os.wait()
+            except ChildProcessError:
+                break
+            children.discard(pid)
+    finally:
+        end_all()
+        signal.signal(signal.SIGUSR1, old)
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    with os.fdopen(counts_r) as counts:
+        return sum(int(x) for x in counts.read().split() if x.isdigit())
 
 
 def stop(path: str | None = None) -> bool:
@@ -216,7 +311,7 @@ def stop(path: str | None = None) -> bool:
         return False
 
 
-def start_detached(path: str | None, idle: float, timeout: float = 120.0) -> None:
+def start_detached(path: str | None, idle: float, timeout: float = 120.0, workers: int | None = None) -> None:
     """Start a server in its own session and return once it listens."""
     import subprocess
 
@@ -225,7 +320,7 @@ def start_detached(path: str | None, idle: float, timeout: float = 120.0) -> Non
         raise ServerError("MSAGPU_SERVER is off: give --socket a path")
     if os.path.exists(path) and running(path):
         raise ServerError(f"a server is already running at {path} (msagpu serve --stop ends it)")
-    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu.serving.server", path, str(idle)],
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu.serving.server", path, str(idle), str(workers or 0)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     end = time.monotonic() + timeout
@@ -240,5 +335,5 @@ def start_detached(path: str | None, idle: float, timeout: float = 120.0) -> Non
     raise ServerError(f"the server did not listen at {path} within {timeout:.0f} s")
 
 
-if __name__ == "__main__":  # start_detached's child: python -m msa_gpu.serving.server PATH IDLE
-    serve(sys.argv[1], float(sys.argv[2]))
+if __name__ == "__main__":  # start_detached's child: python -m msa_gpu.serving.server PATH IDLE [WORKERS]
+    serve(sys.argv[1], float(sys.argv[2]), workers=int(sys.argv[3]) if len(sys.argv) > 3 else None)
