@@ -145,6 +145,8 @@ MinConfidence = Annotated[Optional[float], typer.Option("--min-confidence", help
                                                         "confidence is below X (0-1) from the written alignment")]
 KeptColumns = Annotated[Optional[Path], typer.Option("--kept-columns", help="--min-confidence: write the kept "
                                                      "columns' 1-based positions, one a line")]
+ResidueScores = Annotated[Optional[Path], typer.Option("--residue-scores", help="--ensemble: write each residue's "
+                                                       "confidence as a digit (0-9) in an aligned FASTA file")]
 Explain = Annotated[bool, typer.Option("--explain", help="Say each family's recipe on stderr (mode, distances, tree, "
                                        "library, gaps, refinement, backend); a batch otherwise says only how many "
                                        "families take each mode")]
@@ -306,6 +308,7 @@ def align(
     ensemble_out: EnsembleOut = None,
     min_confidence: MinConfidence = None,
     kept_columns: KeptColumns = None,
+    residue_scores: ResidueScores = None,
 ) -> None:
     """Align the sequences of INPUTS and write the alignment(s).
 
@@ -340,16 +343,19 @@ def align(
             raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
         ens = None
-        if ensemble is not None or any(x is not None for x in (replicate, ensemble_out, min_confidence, kept_columns)):
+        if ensemble is not None or any(x is not None for x in (replicate, ensemble_out, min_confidence, kept_columns,
+                                                               residue_scores)):
             from msa_gpu.ensemble_cli import EnsembleOptions, check
 
             if ensemble is None:
-                raise InputError("--replicate, --ensemble-out, --min-confidence and --kept-columns go with --ensemble N")
-            ens = EnsembleOptions(ensemble, perturb, seed, replicate, ensemble_out, min_confidence, kept_columns)
+                raise InputError("--replicate, --ensemble-out, --min-confidence, --kept-columns and --residue-scores go "
+                                 "with --ensemble N")
+            ens = EnsembleOptions(ensemble, perturb, seed, replicate, ensemble_out, min_confidence, kept_columns,
+                                  residue_scores)
             check(ens, batch, bool(dask) or (gpus is not None and gpus.strip() != "1"), tree_in is not None)
             if distmat_out is not None:
                 raise InputError("--ensemble writes no distance matrix: drop --distmat-out")
-        check_outputs(output, tree_out, distmat_out, column_scores, ensemble_out, kept_columns,
+        check_outputs(output, tree_out, distmat_out, column_scores, ensemble_out, kept_columns, residue_scores,
                       outdir=outdir)  # before the work, not after it
         devices = _devices(gpus, backend, dask)
         pool = None

@@ -101,6 +101,30 @@ def agreement(cols: list[np.ndarray], n_cols: list[int]) -> Agreement:
     return Agreement(tuple(column), np.array([c.mean() if len(c) else 0.0 for c in column]), pair, dispersion)
 
 
+def residue_agreement(cols: list[np.ndarray], n_cols: list[int], r: int) -> np.ndarray:
+    """Each residue's confidence in replicate ``r`` (float64, in
+    `residue_columns` order): the fraction of its column-mates that stay in
+    its column in the other replicates, on average (0 for a residue alone in
+    its column).
+
+    >>> from msa_gpu.types import Alignment
+    >>> a = Alignment.from_mask(np.array([[1, 0], [1, 0], [1, 0]], bool))
+    >>> b = Alignment.from_mask(np.array([[1, 0], [1, 0], [0, 1]], bool))
+    >>> residue_agreement([residue_columns(a), residue_columns(b)], [2, 2], 0).tolist()
+    [0.5, 0.5, 0.0]
+    """
+    a = cols[r]
+    mates = np.bincount(a, minlength=int(n_cols[r]))[a] - 1
+    kept = np.zeros(len(a), dtype=np.int64)
+    for s in range(len(cols)):
+        if s == r:
+            continue
+        _, inverse, counts = np.unique(a * (int(n_cols[s]) + 1) + cols[s], return_inverse=True, return_counts=True)
+        kept += counts[inverse] - 1
+    others = max(len(cols) - 1, 1)
+    return np.where(mates > 0, kept / np.maximum(mates, 1) / others, 0.0)
+
+
 @dataclass(frozen=True)
 class Ensemble:
     """An ensemble's replicates (``labels[k]``: what replicate k perturbed,
@@ -124,6 +148,17 @@ class Ensemble:
     @property
     def dispersion(self) -> float:
         return self.support.dispersion
+
+    def residue_confidence(self) -> np.ndarray:
+        """The chosen replicate's residues' confidences (`residue_agreement`),
+        as its alignment's (n_seqs, n_cols) matrix, NaN in gaps."""
+        aln = self.result.alignment
+        cols = [residue_columns(r.alignment) for r in self.replicates]
+        flat = residue_agreement(cols, [r.alignment.n_cols for r in self.replicates], self.chosen)
+        mask = aln.mask()
+        out = np.full(mask.shape, np.nan)
+        out[mask] = flat  # row-major: the residues in `residue_columns` order
+        return out
 
     def pick(self, k: int | None) -> "Ensemble":
         """The same ensemble with replicate ``k`` chosen (None: keep the highest)."""
@@ -200,6 +235,17 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         labels = ("none.0", *(f"{'+'.join(perturb)}.{k}" for k in range(1, n)))
         out.append(Ensemble(tuple(replicates), labels, support, chosen))
     return out
+
+
+def confidence_rows(values: np.ndarray) -> list[bytes]:
+    """Per-residue confidences as alignment rows: a digit a residue (0 for
+    under 0.1 ... 9 for 0.9 and over), ``-`` in gaps.
+
+    >>> confidence_rows(np.array([[1.0, np.nan], [0.35, 0.0]]))
+    [b'9-', b'30']
+    """
+    digits = np.where(np.isnan(values), ord("-"), ord("0") + np.clip(np.nan_to_num(values) * 10, 0, 9).astype(int))
+    return [row.astype(np.uint8).tobytes() for row in digits]
 
 
 def trim(rows: list[bytes], confidence: np.ndarray, minimum: float) -> tuple[list[bytes], np.ndarray]:

@@ -3,7 +3,9 @@
 asked format, optionally without the columns below ``--min-confidence``;
 every replicate as Ensemble FASTA (``--ensemble-out``); the written
 columns' confidences (``--column-scores``, and Stockholm's ``#=GC PP_cons``
-line); the kept columns' map (``--kept-columns``); the dispersion on stderr.
+line); each residue's confidence as a digit in an aligned FASTA file
+(``--residue-scores``); the kept columns' map (``--kept-columns``); the
+dispersion on stderr.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from msa_gpu.config import AlignerConfig
-from msa_gpu.ensemble import align_ensemble, parse_perturb, trim
+from msa_gpu.ensemble import align_ensemble, confidence_rows, parse_perturb, trim
 from msa_gpu.errors import InputError
 from msa_gpu.io import OutFormat, render_alignment, stream_efa, stream_fasta, to_newick, write_output
 from msa_gpu.recipe import describe
@@ -28,6 +30,7 @@ class EnsembleOptions:
     ensemble_out: Path | None = None
     min_confidence: float | None = None
     kept_columns: Path | None = None
+    residue_scores: Path | None = None
 
 
 def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bool) -> None:
@@ -73,6 +76,11 @@ def run(seqs: Sequences, config: AlignerConfig, options: EnsembleOptions, output
     if kept is not None and options.kept_columns is not None:
         lines = "".join(f"{c + 1}\n" for c in kept)
         write_output(options.kept_columns, lambda h: h.write(lines))
+    if options.residue_scores is not None:  # each residue's confidence as a digit, the written columns
+        per_residue = confidence_rows(ens.residue_confidence())
+        if kept is not None:
+            per_residue, _ = trim(per_residue, ens.confidence, options.min_confidence)
+        write_output(options.residue_scores, lambda h: stream_fasta(h, names, per_residue))
     if tree_out is not None:
         newick = to_newick(result.guide_tree, names)
         write_output(tree_out, lambda h: h.write(newick + "\n"))

@@ -153,3 +153,28 @@ def test_families_with_repeats_and_batches_of_families(refs):
         alone = align_ensemble(fam, config, 3, seed=1)
         assert [r.rows() for r in ens.replicates] == [r.rows() for r in alone.replicates]
         assert ens.replicates[0].rows() == Aligner(config).align(fam).rows()
+
+
+def test_residue_confidences_average_to_the_column_confidences(family, tmp_path, refs):
+    """Each column's residues' confidences average to the column's (each
+    kept pair counts for both its residues), and --residue-scores writes them
+    as digits in the written alignment's shape."""
+    ens = align_ensemble(family, AlignerConfig(backend="cpu", mode="fast"), 4, seed=2)
+    per = ens.residue_confidence()
+    mask = ens.result.alignment.mask()
+    assert np.array_equal(~np.isnan(per), mask)
+    for c in range(mask.shape[1]):
+        if mask[:, c].sum() >= 2:
+            assert per[mask[:, c], c].mean() == pytest.approx(ens.confidence[c])
+    out, digits = tmp_path / "o.fa", tmp_path / "res.fa"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB12006.tfa"), "-o", str(out), "--backend", "cpu", "--mode",
+                                 "fast", "--ensemble", "4", "--seed", "2", "--min-confidence", "0.5",
+                                 "--residue-scores", str(digits), "-q"])
+    assert r.exit_code == 0, r.output
+    names, rows = read_aligned(out)
+    dnames, drows = read_aligned(digits)
+    assert dnames == names and len(drows) == len(rows)
+    for row, drow in zip(rows, drows):
+        assert len(row) == len(drow)
+        assert all((a == ord("-")) == (b == ord("-")) for a, b in zip(row, drow))
+        assert set(drow) <= set(b"-0123456789")
