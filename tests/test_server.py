@@ -178,6 +178,11 @@ def test_calls_that_are_not_served_and_the_default_socket(monkeypatch, tmp_path)
     for program, argv in (("msagpu", ["score", "a", "b"]), ("msagpu", ["align", "--help"]),
                           ("msagpu-mafft", ["--version"]), ("msagpu", ["serve"]), ("msagpu-mafft", ["x.fa"])):
         assert protocol.served(program, argv) is None
+    # runs spread over GPUs or Dask workers never reach a server, even one that answers
+    monkeypatch.setattr(protocol, "private", lambda path: True)
+    monkeypatch.setattr(protocol, "connect", lambda *a, **k: pytest.fail("connected"))
+    for argv in (["align", "x.fa", "--gpus", "2"], ["align", "x.fa", "--gpus=all"], ["align", "--dask", "local", "x"]):
+        assert protocol.served("msagpu", argv) is None
 
 
 def test_the_client_path_imports_only_the_standard_library():

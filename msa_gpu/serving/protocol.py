@@ -144,6 +144,8 @@ def served(program: str, argv: list[str]) -> int | None:
         return None
     if any(a in ("-h", "--help", "-help", "--version", "--long-version") for a in argv) or _process_paths(argv):
         return None
+    if any(a.split("=")[0] in ("--gpus", "--dask") for a in argv):
+        return None  # spread over devices or workers: a large run, which forks its workers before CUDA starts
     if not private(path):
         return None  # not this user's, or open to others: never talk to it
     # standard input is read whole before connecting, so that a pipeline of
