@@ -235,3 +235,30 @@ def test_workers_answer_requests_at_once_and_stop_together(tmp_path):
     time.sleep(0.5)
     assert all(not Path(f"/proc/{w}").exists() or "zombie" in Path(f"/proc/{w}/status").read_text()
                for w in workers)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR2"), reason="POSIX signals")
+def test_stop_lets_the_request_in_hand_finish(tmp_path):
+    """--stop while a worker holds a request: the request is answered whole
+    (not cut off), the socket goes at once, and the server ends after it."""
+    folder = tmp_path / "srv"
+    folder.mkdir(mode=0o700)
+    sock = folder / "s.sock"
+    env = {**os.environ, "MSAGPU_SERVER_TEST_DELAY": "4"}
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--workers", "2"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 120
+    while not (sock.exists() and server.running(str(sock))):
+        assert proc.poll() is None and time.monotonic() < end
+        time.sleep(0.1)
+    time.sleep(2)  # both workers warm
+    with ThreadPoolExecutor(1) as pool:
+        job = pool.submit(client, "msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "out.fa", sock=sock)
+        time.sleep(1.5)  # the request is in a worker's hands
+        assert server.stop(str(sock))
+        assert not sock.exists()
+        run = job.result()
+    assert run.returncode == 0 and b"aligning here instead" not in run.stderr
+    alone = client("msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "alone.fa")
+    assert (tmp_path / "out.fa").read_bytes() == (tmp_path / "alone.fa").read_bytes()
+    assert proc.wait(30) == 0

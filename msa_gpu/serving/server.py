@@ -184,54 +184,118 @@ def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None, worke
             os.unlink(path)
 
 
-def _answer(listener: socket.socket, mine: dict, on_stop=None) -> int:
+class _Stop(Exception):
+    """A pool worker told to end while it waits for a request."""
+
+
+def _answer(listener: socket.socket, mine: dict, on_stop=None, state: dict | None = None) -> int:
     """Take requests from ``listener`` until a stop request (then
-    ``on_stop()``) or its timeout; the number answered."""
+    ``on_stop()``) or its timeout; the number answered. A pool worker's
+    ``state``: ``busy`` while it holds a request, and once ``stop`` is set
+    it ends after the request it holds."""
     answered = 0
-    while True:
+    state = state if state is not None else {}
+    while not state.get("stop"):
         try:
             conn, _ = listener.accept()
         except socket.timeout:
             return answered
-        with conn:
-            if not allowed(peer_uid(conn)):
-                continue
-            conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
-            try:
-                request = receive(conn)
-            except (OSError, ServerGone, ValueError):
-                continue
-            conn.settimeout(None)
-            if not isinstance(request, dict):
-                continue
-            if request.get("stop"):
-                send(conn, {"stopped": True})
-                if on_stop is not None:
-                    on_stop()
-                return answered
-            if request.get("identity") != mine or request.get("program") not in PROGRAMS:
-                with contextlib.suppress(OSError):
-                    send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
-                continue
-            delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
-            if delay:  # tests: a window in which to kill the server mid-request
-                time.sleep(delay)
-            try:
-                answer = run_request(request)
-            except Exception as exc:  # noqa: BLE001 - the server outlives any one request
-                answer = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
+        state["busy"] = True
+        try:
+            answered += _one(conn, mine, on_stop)
+        except _Stopped:
+            return answered
+        finally:
+            state["busy"] = False
+    return answered
+
+
+class _Stopped(Exception):
+    """A stop request was answered."""
+
+
+def _one(conn: socket.socket, mine: dict, on_stop) -> int:
+    """Answer one connection: 1 when a request was run, else 0 (`_Stopped`
+    after a stop request)."""
+    with conn:
+        if not allowed(peer_uid(conn)):
+            return 0
+        conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
+        try:
+            request = receive(conn)
+        except (OSError, ServerGone, ValueError):
+            return 0
+        conn.settimeout(None)
+        if not isinstance(request, dict):
+            return 0
+        if request.get("stop"):
+            send(conn, {"stopped": True})
+            if on_stop is not None:
+                on_stop()
+            raise _Stopped
+        if request.get("identity") != mine or request.get("program") not in PROGRAMS:
             with contextlib.suppress(OSError):
-                send(conn, answer)
-            answered += 1
+                send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
+            return 0
+        delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
+        if delay:  # tests: a window in which to kill the server mid-request
+            time.sleep(delay)
+        try:
+            answer = run_request(request)
+        except Exception as exc:  # noqa: BLE001 - the server outlives any one request
+            answer = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
+        with contextlib.suppress(OSError):
+            send(conn, answer)
+        return 1
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """On Linux, this process is killed when its parent dies (a killed
-    server takes its workers with it, so its socket is left to nobody)."""
+    server takes its workers with it, so its socket is left to nobody); a
+    parent already gone ends it now."""
     import ctypes
 
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+def _worker(listener: socket.socket, mine: dict, workers: int, parent: int, counts_w: int) -> None:
+    """A pool worker (`_pool`): never returns. SIGUSR2 tells it to end: at
+    once while it waits, after its request while it holds one."""
+    answered, code = 0, 0
+    state = {"busy": False, "stop": False}
+
+    def on_stop_signal(*_):
+        state["stop"] = True
+        if not state["busy"]:
+            raise _Stop
+
+    try:
+        signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGUSR2, on_stop_signal)
+        _die_with_parent(parent)
+        from msa_gpu.backend import set_threads
+
+        set_threads(max(1, (os.cpu_count() or 1) // workers))
+        warm_up()
+        _FILTERS[:] = list(warnings.filters)
+        answered = _answer(listener, mine, on_stop=lambda: os.kill(parent, signal.SIGUSR1), state=state)
+    except _Stop:
+        pass
+    except BaseException:  # noqa: BLE001 - a worker never returns into the parent's code
+        import traceback
+
+        code = 1
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"msagpu: a server worker failed: {traceback.format_exc()}")
+            sys.stderr.flush()
+    finally:
+        with contextlib.suppress(OSError):
+            os.write(counts_w, f"{answered} {code}\n".encode())
+        os._exit(code)
 
 
 def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
@@ -240,43 +304,32 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
     and taking requests from the one listening socket: the kernel hands
     each connection to one waiting worker. Each worker's numba kernels take
     its share of the cores. A worker ends after ``idle`` seconds without a
-    request of its own; a stop request to any worker ends them all (it
-    signals this process, which ends the others). This process only waits."""
+    request of its own. A stop request to any worker ends them all: it
+    signals this process, which removes the socket (later clients work
+    alone) and tells every worker to end once the request it holds is
+    answered. This process only waits."""
     listener = _listen(path, idle)
     counts_r, counts_w = os.pipe()
     parent = os.getpid()
     children: set[int] = set()
-    stopping = []
+
+    def unlink() -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
     def end_all(*_):
-        stopping.append(True)
+        unlink()
         for pid in list(children):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGUSR2)
 
     old = signal.signal(signal.SIGUSR1, end_all)
     try:
         for _ in range(workers):
             pid = os.fork()
-            if pid == 0:  # a worker
-                answered, code = 0, 0
-                try:
-                    os.close(counts_r)
-                    signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    _die_with_parent()
-                    from msa_gpu.backend import set_threads
-
-                    set_threads(max(1, (os.cpu_count() or 1) // workers))
-                    warm_up()
-                    _FILTERS[:] = list(warnings.filters)
-                    answered = _answer(listener, mine, on_stop=lambda: os.kill(parent, signal.SIGUSR1))
-                except BaseException:  # noqa: BLE001 - a worker never returns into the parent's code
-                    code = 1
-                finally:
-                    with contextlib.suppress(OSError):
-                        os.write(counts_w, f"{answered}\n".encode())
-                    os._exit(code)
+            if pid == 0:
+                os.close(counts_r)
+                _worker(listener, mine, workers, parent, counts_w)
             children.add(pid)
         os.close(counts_w)
         if ready is not None:
@@ -288,13 +341,20 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
                 break
             children.discard(pid)
     finally:
-        end_all()
         signal.signal(signal.SIGUSR1, old)
+        for pid in list(children):  # this process ends abnormally: its workers with it
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in list(children):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
         listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        unlink()
     with os.fdopen(counts_r) as counts:
-        return sum(int(x) for x in counts.read().split() if x.isdigit())
+        ends = [line.split() for line in counts.read().splitlines() if line.strip()]
+    if ends and all(code == "1" for _, code in ends):
+        raise ServerError("every server worker failed to start (their errors are above)")
+    return sum(int(n) for n, _ in ends)
 
 
 def stop(path: str | None = None) -> bool:
