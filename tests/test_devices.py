@@ -174,3 +174,19 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     big = Aligner(AlignerConfig(cpu_max_cells=Aligner().plan([seqs])[0].dp_cells - 1))
     big.align(seqs)
     assert probes == [AlignerConfig().backend] and big.backend.reason == "stub"
+
+
+def test_an_error_ends_the_pool_without_waiting_for_the_other_devices():
+    """One worker's error (or a signal) ends the run at once: the pool kills
+    the others rather than wait for their work."""
+    import time
+    import warnings
+
+    clock = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # pytest's own threads: fork() warns of them
+        with pytest.raises(ZeroDivisionError):
+            with DevicePool([0, 1], start=lambda d: nullcontext()) as pool:
+                pool.submit(time.sleep, 120)
+                pool.submit(divmod, 1, 0).result()
+    assert time.monotonic() - clock < 30

@@ -27,6 +27,7 @@ import os
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from msa_gpu.children import die_with_parent
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import BackendError, InputError
 from msa_gpu.result import AlignResult
@@ -149,18 +150,25 @@ def _use_cupy_device(index: int):
     return device
 
 
-def _worker(conn, device: int, start, threads: int) -> None:
-    """A pool's worker process: its share of the CPU threads for numba
-    (``threads``), ``start(device)`` (a context entered around each task),
-    then tasks ``(fn, args)`` until None or the pipe closes; each answer is
-    ``("ok", value)`` or ``("error", exception)``."""
+def _worker(conn, device: int, start, threads: int, inherited: list, parent: int) -> None:
+    """A pool's worker process: the parent's pipe ends it inherited closed
+    (so that a worker's end closes its pipe), its share of the CPU threads
+    for numba (``threads``), ``start(device)`` (a context entered around each
+    task), then tasks ``(fn, args)`` until None or the pipe closes; each
+    answer is ``("ok", value)`` or ``("error", exception)``, an exception
+    that would not pickle sent as a `BackendError` with its text."""
+    code = 0
     try:
+        for other in inherited:
+            other.close()
+        die_with_parent(parent)
         try:
             from msa_gpu.backend import set_threads
 
             set_threads(threads)
             context = start(device)
         except BaseException as exc:
+            code = 1
             conn.send(("failed", f"{type(exc).__name__}: {exc}"))
             return
         conn.send(("ready", ""))
@@ -176,13 +184,26 @@ def _worker(conn, device: int, start, threads: int) -> None:
                 with context:
                     answer = ("ok", fn(*args))
             except BaseException as exc:
-                answer = ("error", exc)
+                answer = ("error", _sendable(exc, device))
             try:
                 conn.send(answer)
             except Exception as exc:  # an answer that cannot be pickled
                 conn.send(("error", BackendError(f"GPU {device}: the result could not be sent back: {exc}")))
     finally:
-        os._exit(0)  # not the parent's atexit handlers
+        os._exit(code)  # not the parent's atexit handlers
+
+
+def _sendable(exc: BaseException, device: int) -> BaseException:
+    """``exc`` where it survives pickling, else a `BackendError` with its type, text and traceback."""
+    import pickle
+    import traceback
+
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        where = "".join(traceback.format_exception(exc)).strip()
+        return BackendError(f"GPU {device}: {type(exc).__name__}: {exc}\n{where}")
 
 
 class DevicePool:
@@ -203,14 +224,16 @@ class DevicePool:
         threads = threads or max(1, (os.cpu_count() or 1) // len(self.devices))
         for d in self.devices:
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(theirs, d, start or _use_cupy_device, threads), daemon=True,
-                               name=f"msagpu-gpu{d}")
+            proc = ctx.Process(target=_worker, args=(theirs, d, start or _use_cupy_device, threads,
+                                                     [*self._conns, mine], os.getpid()),
+                               daemon=True, name=f"msagpu-gpu{d}")
             proc.start()
             theirs.close()
             self._conns.append(mine)
             self._procs.append(proc)
         self._why: str | None = None
         self._checked = False
+        self._closed = False
         self._threads: list[ThreadPoolExecutor] = []
         self._turn = itertools.count()
 
@@ -247,9 +270,18 @@ class DevicePool:
             raise value
         return value
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
+        """End the workers: each after its task, or with ``abort`` at once
+        (killed first, so that an error or a signal does not wait on the
+        other devices' work). Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if abort:
+            for proc in self._procs:
+                proc.kill()
         for pool in self._threads:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=True, cancel_futures=abort)
         for conn in self._conns:
             try:
                 conn.send(None)
@@ -264,8 +296,8 @@ class DevicePool:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.close(abort=exc_type is not None)
 
 
 def align_many_gpus(families: list[Sequences], config: AlignerConfig, devices: list[int],
@@ -284,6 +316,7 @@ def align_many_gpus(families: list[Sequences], config: AlignerConfig, devices: l
             return align_spread(families, config, len(devices), pool.submit, recipes=recipes, spread_large=False)
         warnings.warn(f"--gpus: one host thread a GPU instead of worker processes ({why})", RuntimeWarning,
                       stacklevel=2)
+        pool.close(abort=True)  # the workers that did start let go of their devices
     runner = DeviceRunner(devices, enter)
     try:
         with runner.enter(devices[0]):  # the merges above a large family's subtrees

@@ -22,6 +22,7 @@ import sys
 import time
 import warnings
 
+from msa_gpu.children import die_with_parent
 from msa_gpu.serving.protocol import (ENV_PREFIXES, PROGRAMS, ServerGone, connect, decode, encode, identity, peer_uid,
                                       receive, send, socket_path)
 
@@ -249,18 +250,6 @@ def _one(conn: socket.socket, mine: dict, on_stop) -> int:
         return 1
 
 
-def _die_with_parent(parent: int) -> None:
-    """On Linux, this process is killed when its parent dies (a killed
-    server takes its workers with it, so its socket is left to nobody); a
-    parent already gone ends it now."""
-    import ctypes
-
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        os._exit(0)
-
-
 def _worker(listener: socket.socket, mine: dict, workers: int, parent: int, counts_w: int) -> None:
     """A pool worker (`_pool`): never returns. SIGUSR2 tells it to end: at
     once while it waits, after its request while it holds one."""
@@ -276,7 +265,7 @@ def _worker(listener: socket.socket, mine: dict, workers: int, parent: int, coun
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGUSR2, on_stop_signal)
-        _die_with_parent(parent)
+        die_with_parent(parent)
         from msa_gpu.backend import set_threads
 
         set_threads(max(1, (os.cpu_count() or 1) // workers))
