@@ -71,4 +71,5 @@ def align_ensemble(records, replicates: int = 16, perturb=("tree", "gaps"), seed
     from msa_gpu.ensemble import align_ensemble as _ensemble
 
     config = AlignerConfig(**options)
-    return _ensemble(as_sequences(records, config.seqtype), config, replicates, tuple(perturb), seed)
+    kinds = tuple(perturb.split(",")) if isinstance(perturb, str) else tuple(perturb)  # "tree,gaps" or a sequence
+    return _ensemble(as_sequences(records, config.seqtype), config, replicates, kinds, seed)

@@ -133,10 +133,10 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stder
 EnsembleN = Annotated[Optional[int], typer.Option("--ensemble", help="Align N replicates under perturbed guide trees "
                                                  "and gap costs (replicate 0: the default alignment) in one batch; "
                                                  "write the one the ensemble agrees with most, say the dispersion")]
-PerturbOpt = Annotated[str, typer.Option("--perturb", help="--ensemble: what replicates vary, a comma list of tree "
-                                         "and gaps")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="--ensemble: the perturbations' seed (the same seed, the same "
-                                      "bytes)")]
+PerturbOpt = Annotated[Optional[str], typer.Option("--perturb", help="--ensemble: what replicates vary, a comma list of tree "
+                                         "and gaps (default both)")]
+SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="--ensemble: the perturbations' seed (the same seed, the same "
+                                      "bytes; default 0)")]
 ReplicateOpt = Annotated[Optional[int], typer.Option("--replicate", help="--ensemble: write replicate K instead of "
                                                      "the most agreed one")]
 EnsembleOut = Annotated[Optional[Path], typer.Option("--ensemble-out", help="--ensemble: every replicate as "
@@ -302,8 +302,8 @@ def align(
     explain: Explain = False,
     quiet: Quiet = False,
     ensemble: EnsembleN = None,
-    perturb: PerturbOpt = "tree,gaps",
-    seed: SeedOpt = 0,
+    perturb: PerturbOpt = None,
+    seed: SeedOpt = None,
     replicate: ReplicateOpt = None,
     ensemble_out: EnsembleOut = None,
     min_confidence: MinConfidence = None,
@@ -324,6 +324,9 @@ def align(
     need: dict = {}
     with _exit_codes(lambda: need.get("plan", "")), contextlib.ExitStack() as stack:
         inputs = list(inputs or []) + list(infile or [])
+        side = (replicate, ensemble_out, min_confidence, kept_columns, residue_scores, perturb, seed)
+        if (add is not None or existing is not None) and (ensemble is not None or any(x is not None for x in side)):
+            raise InputError("--ensemble and its options do not go with --add/--existing")
         if add is not None or existing is not None:
             _add(add, existing, inputs, output, outfmt, seqtype, backend, keeplength, threads, quiet)
             return
@@ -343,16 +346,16 @@ def align(
             raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
         fmt = format_for(output, outfmt)
         ens = None
-        if ensemble is not None or any(x is not None for x in (replicate, ensemble_out, min_confidence, kept_columns,
-                                                               residue_scores)):
+        if ensemble is not None or any(x is not None for x in side):
             from msa_gpu.ensemble_cli import EnsembleOptions, check
 
             if ensemble is None:
-                raise InputError("--replicate, --ensemble-out, --min-confidence, --kept-columns and --residue-scores go "
-                                 "with --ensemble N")
-            ens = EnsembleOptions(ensemble, perturb, seed, replicate, ensemble_out, min_confidence, kept_columns,
-                                  residue_scores)
-            check(ens, batch, bool(dask) or (gpus is not None and gpus.strip() != "1"), tree_in is not None)
+                raise InputError("--perturb, --seed, --replicate, --ensemble-out, --min-confidence, --kept-columns and "
+                                 "--residue-scores go with --ensemble N")
+            ens = EnsembleOptions(ensemble, perturb or "tree,gaps", 0 if seed is None else seed, replicate,
+                                  ensemble_out, min_confidence, kept_columns, residue_scores)
+            check(ens, batch, bool(dask) or (gpus is not None and gpus.strip() != "1"), tree_in is not None,
+                  [output, column_scores, tree_out])
             if distmat_out is not None:
                 raise InputError("--ensemble writes no distance matrix: drop --distmat-out")
         check_outputs(output, tree_out, distmat_out, column_scores, ensemble_out, kept_columns, residue_scores,

@@ -51,6 +51,9 @@ from msa_gpu.types import Alignment, DistanceMatrix, Sequences
 PERTURB_KINDS = ("tree", "gaps")
 #: The spread of the log-normal factors on distances and gap costs.
 SIGMA = 0.1
+#: The most bytes of perturbed distance matrices an ensemble holds (one a
+#: replicate, float64: 16 replicates of 4,000 sequences take 1.9 GB).
+MATRIX_BYTES = 4 << 30
 
 
 def residue_columns(aln: Alignment) -> np.ndarray:
@@ -204,6 +207,10 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
     if n < 1:
         raise InputError(f"--ensemble {n}: give at least one replicate")
     perturb = parse_perturb(",".join(perturb))
+    need = 8 * (n - 1) * sum(len(f) ** 2 for f in families) if "tree" in perturb else 0
+    if need > MATRIX_BYTES:
+        raise InputError(f"--ensemble {n} --perturb tree would hold {need / 2**30:.1f} GB of perturbed distance "
+                         f"matrices (at most {MATRIX_BYTES / 2**30:.0f} GB): use fewer replicates or --perturb gaps")
     first = Aligner(replace(config, keep_distances=True), reporter=reporter)
     bases = first.align_many(families)
     if perturb == ("tree",) and n > 1 and any(b.distances is None for b in bases):

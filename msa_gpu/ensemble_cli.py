@@ -16,7 +16,7 @@ from pathlib import Path
 from msa_gpu.config import AlignerConfig
 from msa_gpu.ensemble import align_ensemble, confidence_rows, parse_perturb, trim
 from msa_gpu.errors import InputError
-from msa_gpu.io import OutFormat, render_alignment, stream_efa, stream_fasta, to_newick, write_output
+from msa_gpu.io import OutFormat, render_alignment, stream_efa, stream_fasta, strict_names, to_newick, write_output
 from msa_gpu.recipe import describe
 from msa_gpu.types import Sequences
 
@@ -33,8 +33,22 @@ class EnsembleOptions:
     residue_scores: Path | None = None
 
 
-def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bool) -> None:
-    """Refuse what an ensemble run does not do, before any work."""
+def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bool, others: list) -> None:
+    """Refuse what an ensemble run does not do, before any work (``others``:
+    the run's other outputs, None where not asked)."""
+    if options.replicates < 1:
+        raise InputError(f"--ensemble {options.replicates}: give at least one replicate")
+    if options.replicate is not None and not 0 <= options.replicate < options.replicates:
+        raise InputError(f"--replicate {options.replicate}: the ensemble has replicates 0 to "
+                         f"{options.replicates - 1}")
+    if options.seed < 0:
+        raise InputError(f"--seed {options.seed}: give a number from 0")
+    sides = [t for t in (options.ensemble_out, options.kept_columns, options.residue_scores) if t is not None]
+    if any(str(t) == "-" for t in sides):
+        raise InputError("--ensemble-out, --kept-columns and --residue-scores write files, not standard output")
+    named = [str(t) for t in [*others, *sides] if t is not None and str(t) != "-"]
+    if len(set(named)) != len(named):
+        raise InputError("two outputs of this run name the same file")
     if batch:
         raise InputError("--ensemble aligns one family: give one input and -o, not --outdir")
     if elsewhere:
@@ -62,6 +76,11 @@ def run(seqs: Sequences, config: AlignerConfig, options: EnsembleOptions, output
         confidence = confidence[kept]
     if fmt is OutFormat.fasta:
         write_output(output, lambda h: stream_fasta(h, names, rows))
+    elif fmt is OutFormat.phylip_strict and output is not None and str(output) != "-":
+        text = render_alignment(names, rows, fmt, seqs.seqtype)
+        write_output(output, lambda h: h.write(text))
+        pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(names), names))  # the short names' map
+        write_output(f"{output}.names", lambda h: h.write(pairs))
     else:
         text = render_alignment(names, rows, fmt, seqs.seqtype, confidence if fmt is OutFormat.stockholm else None,
                                 comment=f"msagpu recipe: {describe(result.recipe)}; ensemble replicate {ens.chosen} "

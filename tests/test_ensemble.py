@@ -121,6 +121,11 @@ def test_stockholm_carries_the_confidences(tmp_path, refs):
     (["--ensemble", "3", "--kept-columns", "k.txt"], "--kept-columns goes with --min-confidence"),
     (["--ensemble", "3", "--replicate", "7"], "replicates 0 to 2"),
     (["--ensemble", "0"], "at least one replicate"),
+    (["--seed", "3"], "go with --ensemble N"),
+    (["--ensemble", "3", "--seed", "-1"], "--seed -1"),
+    (["--ensemble", "3", "--ensemble-out", "-"], "not standard output"),
+    (["--ensemble", "3", "--column-scores", "same.txt", "--ensemble-out", "same.txt"], "name the same file"),
+    (["--ensemble", "3", "--add", "x.fa", "--existing", "y.fa"], "do not go with --add"),
 ])
 def test_cli_refuses_what_an_ensemble_does_not_do(tmp_path, refs, args, said):
     out = tmp_path / "o.fa"
@@ -178,3 +183,12 @@ def test_residue_confidences_average_to_the_column_confidences(family, tmp_path,
         assert len(row) == len(drow)
         assert all((a == ord("-")) == (b == ord("-")) for a, b in zip(row, drow))
         assert set(drow) <= set(b"-0123456789")
+
+
+def test_phylip_strict_ensemble_output_keeps_its_names_map(tmp_path, refs):
+    out = tmp_path / "o.phy"
+    r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "-o", str(out), "--outfmt", "phylip-strict",
+                                 "--backend", "cpu", "--ensemble", "3", "-q"])
+    assert r.exit_code == 0, r.output
+    pairs = [line.split("\t") for line in (tmp_path / "o.phy.names").read_text().splitlines()]
+    assert [b for _, b in pairs] == list(read_sequences(refs / "BB11001.tfa").names)
