@@ -111,7 +111,8 @@ DistmatOut = Annotated[Optional[Path], typer.Option("--distmat-out", help="Write
                                                     "labelled PHYLIP matrix")]
 ColumnScores = Annotated[Optional[Path], typer.Option("--column-scores", help="Write each column's confidence "
                                                       "(0-1, one line a column: the mean pair-HMM posterior of "
-                                                      "the residues it aligns; protein)")]
+                                                      "the residues it aligns, protein; with --ensemble, the "
+                                                      "ensemble's column confidence, any sequences)")]
 AddOpt = Annotated[Optional[Path], typer.Option("--add", help="Sequences to add to the --existing alignment "
                                               "(its columns never change)")]
 ExistingOpt = Annotated[Optional[Path], typer.Option("--existing", help="The existing alignment (aligned FASTA) "

@@ -178,7 +178,7 @@ def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None, worke
     if ready is not None:
         ready()
     try:
-        return _answer(listener, mine)
+        return _answer(listener, mine, on_stop=lambda: _unlink(path))
     finally:
         listener.close()
         with contextlib.suppress(FileNotFoundError):
@@ -230,9 +230,9 @@ def _one(conn: socket.socket, mine: dict, on_stop) -> int:
         if not isinstance(request, dict):
             return 0
         if request.get("stop"):
-            send(conn, {"stopped": True})
-            if on_stop is not None:
+            if on_stop is not None:  # (the socket goes before the answer: a stopped server is not found again)
                 on_stop()
+            send(conn, {"stopped": True})
             raise _Stopped
         if request.get("identity") != mine or request.get("program") not in PROGRAMS:
             with contextlib.suppress(OSError):
@@ -250,7 +250,12 @@ def _one(conn: socket.socket, mine: dict, on_stop) -> int:
         return 1
 
 
-def _worker(listener: socket.socket, mine: dict, workers: int, parent: int, counts_w: int) -> None:
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _worker(listener: socket.socket, path: str, mine: dict, workers: int, parent: int, counts_w: int) -> None:
     """A pool worker (`_pool`): never returns. SIGUSR2 tells it to end: at
     once while it waits, after its request while it holds one."""
     answered, code = 0, 0
@@ -271,7 +276,8 @@ def _worker(listener: socket.socket, mine: dict, workers: int, parent: int, coun
         set_threads(max(1, (os.cpu_count() or 1) // workers))
         warm_up()
         _FILTERS[:] = list(warnings.filters)
-        answered = _answer(listener, mine, on_stop=lambda: os.kill(parent, signal.SIGUSR1), state=state)
+        answered = _answer(listener, mine, on_stop=lambda: (_unlink(path), os.kill(parent, signal.SIGUSR1)),
+                           state=state)
     except _Stop:
         pass
     except BaseException:  # noqa: BLE001 - a worker never returns into the parent's code
@@ -302,12 +308,8 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
     parent = os.getpid()
     children: set[int] = set()
 
-    def unlink() -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-
     def end_all(*_):
-        unlink()
+        _unlink(path)
         for pid in list(children):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGUSR2)
@@ -318,7 +320,7 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
             pid = os.fork()
             if pid == 0:
                 os.close(counts_r)
-                _worker(listener, mine, workers, parent, counts_w)
+                _worker(listener, path, mine, workers, parent, counts_w)
             children.add(pid)
         os.close(counts_w)
         if ready is not None:
@@ -338,7 +340,7 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
         listener.close()
-        unlink()
+        _unlink(path)
     with os.fdopen(counts_r) as counts:
         ends = [line.split() for line in counts.read().splitlines() if line.strip()]
     if ends and all(code == "1" for _, code in ends):
