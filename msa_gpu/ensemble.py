@@ -9,9 +9,10 @@ its perturbation from ``numpy.random.default_rng([seed, k])``:
   recipe's tree built from that (a family without a matrix, on the large
   path, varies its gap costs only);
 - ``gaps``: the recipe's gap open and extend costs each times exp(0.1 z).
-Accurate replicates share replicate 0's consistency library (it does not
-depend on the tree or the gap costs), so a replicate costs its progressive
-stage, not a library. Replicates 1..N-1 are one `Aligner.align_many` call:
+Accurate replicates share one consistency library (replicate 0's, or one
+built once where replicate 0 kept none: a family with repeated sequences),
+since it does not depend on the tree or the gap costs, so a replicate costs
+its progressive stage, not a library. Replicates 1..N-1 are one `Aligner.align_many` call:
 their tree levels are merged in the same device batches.
 
 Confidence is measured on residue pairs. A column's confidence in
@@ -228,10 +229,16 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
             factors.append(np.exp(SIGMA * gap_rng.standard_normal(2)) if "gaps" in perturb else np.ones(2))
     more: list[AlignResult] = []
     if fams:
-        # a family whose library was not kept (its repeats were dropped) builds its own again
+        plan = first.plan(fams, distances=dms, libraries=libs)
+        # a family whose first alignment kept no library (its repeats were dropped) builds one, once, for
+        # all its replicates (as each would build it: over every sequence)
+        missing = [f for f in range(len(families)) if bases[f].library is None and plan[f * (n - 1)].library]
+        for f, lib in zip(missing, first._libraries([families[f] for f in missing],
+                                                    [plan[f * (n - 1)] for f in missing]) if missing else []):
+            libs[f * (n - 1): (f + 1) * (n - 1)] = [lib] * (n - 1)
         libraries = libs if any(lib is not None for lib in libs) else None
         recipes = [replace(r, gap_open=r.gap_open * g[0], gap_extend=r.gap_extend * g[1])
-                   for r, g in zip(first.plan(fams, distances=dms, libraries=libraries), factors)]
+                   for r, g in zip(plan, factors)]
         more = first.align_many(fams, distances=dms, libraries=libraries, recipes=recipes)
     out = []
     for f, base in enumerate(bases):
