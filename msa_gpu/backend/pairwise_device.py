@@ -28,7 +28,7 @@ from msa_gpu.backend.pairwise_plan import (
     _wide_words,
     cost_unit,
 )
-from msa_gpu.kernels import get_function
+from msa_gpu.kernels import get_function, opt_in_shared
 
 MEMORY_FRACTION = 0.6
 
@@ -54,10 +54,7 @@ def table_bytes(ksize: int) -> int:
 
 
 def _with_table(kern, ksize: int) -> int:
-    smem = table_bytes(ksize)
-    if kern.max_dynamic_shared_size_bytes < smem:  # its default: 48 KB less the kernel's static shared memory
-        kern.max_dynamic_shared_size_bytes = smem
-    return smem
+    return opt_in_shared(kern, table_bytes(ksize))
 
 
 @dataclass

@@ -17,7 +17,7 @@ import cupy as cp
 import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
-from msa_gpu.kernels import get_function
+from msa_gpu.kernels import get_function, opt_in_shared
 
 NS = 5
 #: Threads a block: about this many cells of the longest anti-diagonal each,
@@ -135,12 +135,8 @@ def _pow2_at_least(v: np.ndarray) -> np.ndarray:
 
 
 def _launch(kernel, blocks: int, threads: int, shared: int, *args) -> None:
-    """Launch with ``shared`` bytes of dynamic shared memory, opting in past
-    the kernel's default: 48 KB less its static shared memory (a block of
-    48,960 bytes, under 48 KB, failed beside 352 static bytes: BB50002)."""
-    if shared > kernel.max_dynamic_shared_size_bytes:
-        kernel.max_dynamic_shared_size_bytes = shared
-    kernel((blocks,), (threads,), args, shared_mem=shared)
+    """Launch with ``shared`` bytes of dynamic shared memory (`opt_in_shared`: BB50002 alone needed it)."""
+    kernel((blocks,), (threads,), args, shared_mem=opt_in_shared(kernel, shared))
 
 
 def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, cutoff: float,

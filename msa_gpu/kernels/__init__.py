@@ -30,3 +30,21 @@ def get_function(name: str, function: str, defines: dict[str, str] | None = None
 
     key = tuple(sorted((defines or {}).items()))
     return _module(name, cupy.cuda.Device().id, key).get_function(function)
+
+
+def opt_in_shared(kernel, nbytes: int) -> int:
+    """Let ``kernel`` take ``nbytes`` of dynamic shared memory, opting in
+    past its default (48 KB less the kernel's static shared memory: a block
+    of 48,960 bytes, under 48 KB, failed beside 352 static bytes); ``nbytes``.
+
+    >>> class Kernel:
+    ...     max_dynamic_shared_size_bytes = 48800  # 48 KB less 352 static bytes
+    >>> k = Kernel()
+    >>> opt_in_shared(k, 48960), k.max_dynamic_shared_size_bytes
+    (48960, 48960)
+    >>> opt_in_shared(k, 1024), k.max_dynamic_shared_size_bytes  # never lowered
+    (1024, 48960)
+    """
+    if kernel.max_dynamic_shared_size_bytes < nbytes:
+        kernel.max_dynamic_shared_size_bytes = nbytes
+    return nbytes
