@@ -140,13 +140,16 @@ class DeviceRunner:
 
 
 def _use_cupy_device(index: int):
-    """A worker's start: its device made current, a kernel run to prove it."""
+    """A worker's start: its device made current and proved by `probe_gpu`'s kernel."""
     import cupy
+
+    from msa_gpu.backend import probe_gpu
 
     device = cupy.cuda.Device(index)
     device.use()
-    if int(cupy.arange(4, dtype=cupy.int32).sum()) != 6:
-        raise BackendError(f"GPU {index} computed a wrong sum")
+    ok, why = probe_gpu()
+    if not ok:
+        raise BackendError(f"GPU {index}: {why}")
     return device
 
 
