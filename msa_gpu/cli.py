@@ -44,15 +44,15 @@ if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need 
         read_sequences,
         render_alignment,
         stream_fasta,
-        strict_names,
+        write_names_map,
         write_output,
         writing,
     )
 
 #: The names of `msa_gpu.io` that `_load` brings in: the same as an import at the top.
 _IO_NAMES = ("OutFormat", "alignable_inputs", "check_outputs", "format_for", "output_name", "read_aligned",
-             "read_core", "read_guide_tree", "read_sequences", "render_alignment", "stream_fasta", "strict_names",
-             "write_output", "writing")
+             "read_core", "read_guide_tree", "read_sequences", "render_alignment", "stream_fasta",
+             "write_names_map", "write_output", "writing")
 
 
 def _load() -> None:
@@ -470,9 +470,7 @@ def align(
                 del text, result
             if fmt is OutFormat.phylip_strict:  # the short names' map beside each file
                 for seqs, target in zip(families, targets):
-                    if target is not None and str(target) != "-":
-                        pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(seqs.names)), seqs.names))
-                        write_output(f"{target}.names", lambda h, pairs=pairs: h.write(pairs))
+                    write_names_map(target, seqs.names)
         if column_scores is not None:
             if first_scores is None:
                 first_scores = results[0].column_scores()

@@ -240,13 +240,13 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         recipes = [replace(r, gap_open=r.gap_open * g[0], gap_extend=r.gap_extend * g[1])
                    for r, g in zip(plan, factors)]
         more = first.align_many(fams, distances=dms, libraries=libraries, recipes=recipes)
+    labels = ("none.0", *(f"{'+'.join(perturb)}.{k}" for k in range(1, n)))
     out = []
     for f, base in enumerate(bases):
         replicates = [base, *more[f * (n - 1): (f + 1) * (n - 1)]]
         support = agreement([residue_columns(r.alignment) for r in replicates],
                             [r.alignment.n_cols for r in replicates])
         chosen = int(np.argmax(support.mean))  # the first of the highest: the default wins a tie
-        labels = ("none.0", *(f"{'+'.join(perturb)}.{k}" for k in range(1, n)))
         out.append(Ensemble(tuple(replicates), labels, support, chosen))
     return out
 
@@ -270,7 +270,16 @@ def trim(rows: list[bytes], confidence: np.ndarray, minimum: float) -> tuple[lis
     ([b'A', b'A'], array([0]))
     """
     keep = np.flatnonzero(np.asarray(confidence) >= minimum)
+    return take_columns(rows, keep), keep
+
+
+def take_columns(rows: list[bytes], columns: np.ndarray) -> list[bytes]:
+    """The rows of an alignment with only ``columns`` (0-based, in order).
+
+    >>> take_columns([b"AC-", b"A-C"], np.array([0, 2]))
+    [b'A-', b'AC']
+    """
     if not rows:
-        return [], keep
-    table = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), -1)[:, keep]
-    return [r.tobytes() for r in table], keep
+        return []
+    table = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), -1)[:, columns]
+    return [r.tobytes() for r in table]

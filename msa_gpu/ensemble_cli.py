@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from msa_gpu.config import AlignerConfig
-from msa_gpu.ensemble import align_ensemble, confidence_rows, parse_perturb, trim
+from msa_gpu.ensemble import align_ensemble, confidence_rows, parse_perturb, take_columns, trim
 from msa_gpu.errors import InputError
-from msa_gpu.io import OutFormat, render_alignment, stream_efa, stream_fasta, strict_names, to_newick, write_output
+from msa_gpu.io import (OutFormat, render_alignment, stream_efa, stream_fasta, to_newick, write_names_map,
+                        write_output)
 from msa_gpu.recipe import describe
 from msa_gpu.types import Sequences
 
@@ -76,16 +77,13 @@ def run(seqs: Sequences, config: AlignerConfig, options: EnsembleOptions, output
         confidence = confidence[kept]
     if fmt is OutFormat.fasta:
         write_output(output, lambda h: stream_fasta(h, names, rows))
-    elif fmt is OutFormat.phylip_strict and output is not None and str(output) != "-":
-        text = render_alignment(names, rows, fmt, seqs.seqtype)
-        write_output(output, lambda h: h.write(text))
-        pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(names), names))  # the short names' map
-        write_output(f"{output}.names", lambda h: h.write(pairs))
     else:
         text = render_alignment(names, rows, fmt, seqs.seqtype, confidence if fmt is OutFormat.stockholm else None,
                                 comment=f"msagpu recipe: {describe(result.recipe)}; ensemble replicate {ens.chosen} "
                                         f"of {len(ens.replicates)}")
         write_output(output, lambda h: h.write(text))
+        if fmt is OutFormat.phylip_strict:
+            write_names_map(output, names)
     if options.ensemble_out is not None:
         write_output(options.ensemble_out,
                      lambda h: stream_efa(h, list(ens.labels), names, (r.rows() for r in ens.replicates)))
@@ -98,7 +96,7 @@ def run(seqs: Sequences, config: AlignerConfig, options: EnsembleOptions, output
     if options.residue_scores is not None:  # each residue's confidence as a digit, the written columns
         per_residue = confidence_rows(ens.residue_confidence())
         if kept is not None:
-            per_residue, _ = trim(per_residue, ens.confidence, options.min_confidence)
+            per_residue = take_columns(per_residue, kept)
         write_output(options.residue_scores, lambda h: stream_fasta(h, names, per_residue))
     if tree_out is not None:
         newick = to_newick(result.guide_tree, names)

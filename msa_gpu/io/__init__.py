@@ -11,7 +11,7 @@ before the work, failed writes named), ``newick`` (guide trees) and
 from msa_gpu.io.formats import (ENCODING, ERRORS, EXTENSIONS, FASTA_SUFFIXES, NAME_LIMIT, REFERENCE_SUFFIXES, OutFormat,
                                 format_for, is_reference, output_name, parse_format)
 from msa_gpu.io.newick import from_newick, to_mafft_tree, to_newick
-from msa_gpu.io.outputs import check_outputs, write_output, writing
+from msa_gpu.io.outputs import check_outputs, write_names_map, write_output, writing
 from msa_gpu.io.readers import (alignable_inputs, expand_inputs, make_sequences, parse_fasta, read_aligned, read_core, read_guide_tree,
                                 read_new, read_sequences, read_text)
 from msa_gpu.io.tables import write_pairs_tsv, write_phylip_distances
@@ -22,4 +22,4 @@ __all__ = ["ENCODING", "ERRORS", "EXTENSIONS", "FASTA_SUFFIXES", "FASTA_WIDTH", 
            "output_name", "parse_fasta", "parse_format",
            "read_aligned", "read_core", "read_guide_tree", "read_new", "read_sequences", "read_text",
            "posterior_line", "render_alignment", "stream_efa", "stream_fasta", "strict_names", "to_mafft_tree", "to_newick", "write_alignment",
-           "write_output", "write_pairs_tsv", "write_phylip_distances", "write_text", "writing"]
+           "write_names_map", "write_output", "write_pairs_tsv", "write_phylip_distances", "write_text", "writing"]

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from msa_gpu.errors import InputError, OutputError
-from msa_gpu.io.writers import write_text
+from msa_gpu.io.writers import strict_names, write_text
 
 
 @contextmanager
@@ -31,6 +31,16 @@ def write_output(target, emit) -> None:
     """`write_text` to ``target``; a failed write is an `OutputError`."""
     with writing(target):
         write_text(target, emit)
+
+
+def write_names_map(target, names: list[str]) -> None:
+    """Beside a strict PHYLIP file ``target``, ``TARGET.names``: each short
+    name (`strict_names`) and its whole name, tab-separated, a line each.
+    Nothing for standard output."""
+    if target is None or str(target) == "-":
+        return
+    pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(names)), names))
+    write_output(f"{target}.names", lambda h: h.write(pairs))
 
 
 def check_outputs(*targets, outdir: Path | None = None) -> None:
