@@ -27,19 +27,28 @@ def client(prog, *args, sock=None, cwd=None, stdin=None, env=None):
                           env=environ, capture_output=True, input=stdin, timeout=300)
 
 
+def serving(folder: Path, *args, delay: float | None = None):
+    """``msagpu serve --socket FOLDER/s.sock ARGS`` started as a user starts
+    it (``delay``: the test delay that holds each request), once it listens:
+    the socket and the process."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    sock = folder / "s.sock"
+    env = {**os.environ, **({"MSAGPU_SERVER_TEST_DELAY": str(delay)} if delay is not None else {})}
+    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), *map(str, args)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 120
+    while not (sock.exists() and server.running(str(sock))):
+        assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
+        time.sleep(0.1)
+    return sock, proc
+
+
 @pytest.fixture
 def running(tmp_path_factory):
     """A server on a socket of its own, started as `msagpu serve` starts it;
     stopped afterwards."""
-    folder = tmp_path_factory.mktemp("srv")
-    os.chmod(folder, 0o700)
-    path = folder / "s.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(path), "--idle-timeout", "300"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    end = time.monotonic() + 120
-    while not (path.exists() and server.running(str(path))):
-        assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
-        time.sleep(0.1)
+    path, proc = serving(tmp_path_factory.mktemp("srv"), "--idle-timeout", "300")
     yield path, proc
     if proc.poll() is None:
         server.stop(str(path))
@@ -126,16 +135,7 @@ def test_a_killed_server_leaves_the_client_to_work_alone(tmp_path):
     """Killed mid-request (a test delay holds the request), the client says
     so and aligns itself: the output whole, the exit code 0; the stale
     socket left behind is used by nobody and replaced by the next server."""
-    folder = tmp_path / "srv"
-    folder.mkdir(mode=0o700)
-    sock = folder / "s.sock"
-    env = {**os.environ, "MSAGPU_SERVER_TEST_DELAY": "30"}
-    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    end = time.monotonic() + 120
-    while not (sock.exists() and server.running(str(sock))):
-        assert proc.poll() is None and time.monotonic() < end
-        time.sleep(0.1)
+    sock, proc = serving(tmp_path / "srv", delay=30)
     job = subprocess.Popen([sys.executable, "-c", ENTRY.format(fn="msagpu", prog="msagpu"), "align",
                             str(REFS / "BB11001.tfa"), "-o", str(tmp_path / "out.fa")],
                            env={**os.environ, "MSAGPU_SERVER": str(sock)}, stdout=subprocess.PIPE,
@@ -210,16 +210,7 @@ def test_workers_answer_requests_at_once_and_stop_together(tmp_path):
     """Two workers: two requests held 6 s each (the test delay) are answered
     together, not one after the other; --stop ends the server and both its
     workers."""
-    folder = tmp_path / "srv"
-    folder.mkdir(mode=0o700)
-    sock = folder / "s.sock"
-    env = {**os.environ, "MSAGPU_SERVER_TEST_DELAY": "6"}
-    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--workers", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    end = time.monotonic() + 120
-    while not (sock.exists() and server.running(str(sock))):
-        assert proc.poll() is None and time.monotonic() < end
-        time.sleep(0.1)
+    sock, proc = serving(tmp_path / "srv", "--workers", "2", delay=6)
     client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa", sock=sock)  # both workers warm (one answers this)
     want = client("msagpu-mafft", "--quiet", REFS / "BB11001.tfa").stdout
     clock = time.monotonic()
@@ -241,16 +232,7 @@ def test_workers_answer_requests_at_once_and_stop_together(tmp_path):
 def test_stop_lets_the_request_in_hand_finish(tmp_path):
     """--stop while a worker holds a request: the request is answered whole
     (not cut off), the socket goes at once, and the server ends after it."""
-    folder = tmp_path / "srv"
-    folder.mkdir(mode=0o700)
-    sock = folder / "s.sock"
-    env = {**os.environ, "MSAGPU_SERVER_TEST_DELAY": "6"}
-    proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--workers", "2"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    end = time.monotonic() + 120
-    while not (sock.exists() and server.running(str(sock))):
-        assert proc.poll() is None and time.monotonic() < end
-        time.sleep(0.1)
+    sock, proc = serving(tmp_path / "srv", "--workers", "2", delay=6)
     time.sleep(2)  # both workers warm
     with ThreadPoolExecutor(1) as pool:
         job = pool.submit(client, "msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "out.fa", sock=sock)
