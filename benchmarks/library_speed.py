@@ -151,6 +151,7 @@ def run(args) -> dict:
     if base_mod is not None:
         oldc = base_mod.get_function("consistency_pairs")
         d_csr = [cp.asarray(a) for a in csr]
+        d_csr[2] = d_csr[2].astype(cp.float64)  # the baseline reads doubles: the stored floats, widened
         t, want = _timed(lambda: _baseline_consistency(oldc, *d_csr, group.lengths, nq, bq, lq, ps, pt, pr.CUTOFF,
                                                        batch), min(args.repeat, 1))
         cons["baseline"] = {"seconds": t}

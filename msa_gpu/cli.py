@@ -134,8 +134,9 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stder
 EnsembleN = Annotated[Optional[int], typer.Option("--ensemble", help="Align N replicates under perturbed guide trees "
                                                  "and gap costs (replicate 0: the default alignment) in one batch; "
                                                  "write the one the ensemble agrees with most, say the dispersion")]
-PerturbOpt = Annotated[Optional[str], typer.Option("--perturb", help="--ensemble: what replicates vary, a comma list of tree "
-                                         "and gaps (default both)")]
+PerturbOpt = Annotated[Optional[str], typer.Option("--perturb", help="--ensemble: what replicates vary, a comma list of tree, "
+                                         "gaps and model (the pair-HMM's gap probabilities: a library a "
+                                         "replicate); default tree,gaps")]
 SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="--ensemble: the perturbations' seed (the same seed, the same "
                                       "bytes; default 0)")]
 ReplicateOpt = Annotated[Optional[int], typer.Option("--replicate", help="--ensemble: write replicate K instead of "
@@ -424,6 +425,14 @@ def align(
             staged = _stage_plan(config, [(s, r) for s, r in zip(families, recipes) if r.mode != "large"], fmt)
             if staged is not None:
                 typer.echo(f"msagpu: {staged.line()}", err=True)
+            posterior = [s for s, r in zip(families, recipes) if r.library == "posterior"]
+            if posterior:  # accurate mode's library: said where it may hold much (issue 43)
+                from msa_gpu.consistency import library_memory
+
+                gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
+                lib = library_memory(posterior, gpu, threads or 1)
+                if (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
+                    typer.echo(f"msagpu: {lib.line(gpu)}", err=True)
         if dask:
             from msa_gpu.distributed import align_many_dask
 

@@ -231,8 +231,8 @@ def test_column_scores_file_and_stockholm_pp_line(tmp_path):
 def test_the_cpu_engine_reuses_dirty_work_space_to_the_bit():
     """The numba engine's work space is reused between pairs (issue 43): a
     pair computed in work space full of another pair's values (or NaN) gives
-    `pair_posteriors`' cells to the bit, as its cut at the cutoff, row-major;
-    and powers of two taken as a product are ldexp to the bit, subnormal
+    `pair_posteriors`' cells to the bit, as its cut at the cutoff, row-major
+    (stored in single precision, as ProbCons stores them); and powers of two taken as a product are ldexp to the bit, subnormal
     results and out-of-range exponents included."""
     from msa_gpu.backend.posterior_cpu import _pow2, _times_pow2, sparse_posteriors
 
@@ -248,7 +248,7 @@ def test_the_cpu_engine_reuses_dirty_work_space_to_the_bit():
         rows, cols, vals = sparse_posteriors(x, y, model.init, model.trans, model.pair, model.single, 0.01, F, B)
         want = np.nonzero(dense >= 0.01)
         assert np.array_equal(rows, want[0]) and np.array_equal(cols, want[1])
-        assert np.array_equal(vals, dense[want])
+        assert vals.dtype == np.float32 and np.array_equal(vals, dense[want].astype(np.float32))
 
     with np.errstate(over="ignore"):
         for v in (1.0, 0.7312, 3.3e-300, 5e-320, 1.7e308):
@@ -304,8 +304,9 @@ def test_expected_identity_is_over_the_shorter_sequence():
     identical residue pairs (cut at 0.01) over the SHORTER length. A
     sequence and its 6-residue prefix share every residue of the prefix:
     by hand that is about 6 / 6 = 1 (over the longer, 6 / 14 < 0.5); and the
-    value is the dense posteriors' identical mass / 6 exactly, for every pair
-    of a three-sequence family of lengths 14, 6 and 10."""
+    value is the dense posteriors' identical mass (each value in single
+    precision, as stored) / 6 exactly, for every pair of a three-sequence
+    family of lengths 14, 6 and 10."""
     from msa_gpu.consistency import posterior_library
     from msa_gpu.consistency.library import library_distance
 
@@ -314,7 +315,7 @@ def test_expected_identity_is_over_the_shorter_sequence():
     lib = posterior_library(seqs)
     assert lib.identity[0, 1] > 0.9 and lib.identity[1, 0] == lib.identity[0, 1]
     for s, t in ((0, 1), (0, 2), (1, 2)):
-        p = _cut(pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL))
+        p = _cut(pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL)).astype(np.float32).astype(np.float64)
         same = seqs.codes[s][:, None] == seqs.codes[t][None, :]
         want = p[same].sum() / min(len(raw[s]), len(raw[t]))
         assert lib.identity[s, t] == pytest.approx(want, rel=1e-9), (s, t)
@@ -334,7 +335,7 @@ def test_column_confidence_averages_over_the_pairs_that_both_have_a_residue():
     posterior alone (dividing by the 3 pairs where either has a residue
     would give a third of it); column 2: no pair, 0; columns 0 and 4: the
     mean of all three pairs' posteriors (each from the dense forward-backward,
-    cut at 0.01)."""
+    cut at 0.01, in single precision as stored)."""
     from msa_gpu.consistency.confidence import column_confidence
     from msa_gpu.types import Alignment
 
@@ -342,7 +343,8 @@ def test_column_confidence_averages_over_the_pairs_that_both_have_a_residue():
     mask = np.array([[1, 1, 1, 1, 1], [1, 1, 0, 1, 1], [1, 0, 0, 0, 1]], bool)
     aln = Alignment.from_mask(mask)
     aln.check(seqs)
-    P = {(s, t): _cut(pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL)) for s, t in ((0, 1), (0, 2), (1, 2))}
+    P = {(s, t): _cut(pair_posteriors(seqs.codes[s], seqs.codes[t], MODEL)).astype(np.float32).astype(np.float64)
+         for s, t in ((0, 1), (0, 2), (1, 2))}
     want = [(P[0, 1][0, 0] + P[0, 2][0, 0] + P[1, 2][0, 0]) / 3,
             P[0, 1][1, 1],
             0.0,
@@ -373,3 +375,40 @@ def test_one_family_reports_its_library_as_it_goes():
     assert len(seen) >= 1 + PASSES * 2 and seen[-1] == (pairs * (1 + PASSES), pairs * (1 + PASSES))
     assert all(b[0] > a[0] for a, b in zip(seen, seen[1:]))
     assert lib.n_entries > 0
+
+
+def test_the_library_stays_within_its_memory_plan(refs):
+    """Issue 43: the plan's entries a pass (`ROW_ENTRIES` a residue row of a
+    pair) bound what each phase of the library holds, on the bundled
+    references; the planned bytes grow with the entries, and a family past
+    the plan is said in a warning. The CSR built around the flat's room
+    equals the one built from a copy."""
+    import warnings
+
+    from msa_gpu.consistency import probabilistic as pr
+    from msa_gpu.io import read_sequences
+    from msa_gpu.consistency.memory import ROW_ENTRIES, library_plan
+
+    for name in ("BB11001.tfa", "BB12006.tfa"):
+        seqs = read_sequences(refs / name)
+        group = pr._Group([seqs])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            group.libraries(probcons_model(seqs.alphabet.size), pr.CUTOFF, pr.PASSES, np)
+        plan = library_plan([[seqs.lengths]])
+        rows = (len(seqs) - 1) * int(seqs.lengths.sum())
+        assert plan.entries == ROW_ENTRIES * rows // 2 and max(group.entries) <= plan.entries
+        assert min(group.entries) > plan.entries / 50  # the plan is not empty words
+        flat = group.posteriors(probcons_model(seqs.alphabet.size), pr.CUTOFF, np, room=True)
+        copied = tuple(np.array(a) for a in flat)
+        for a, b in zip(group.ordered_csr(flat, np), group.ordered_csr(copied, np)):
+            assert np.array_equal(a, b)
+    assert library_plan([[np.full(40, 300)]]).host_gb < library_plan([[np.full(80, 300)]]).host_gb
+    seqs = read_sequences(refs / "BB11001.tfa")
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(pr, "library_plan", lambda groups, threads=1: pr.LibraryPlan(1, 0.0, 0.0))
+    try:
+        with pytest.warns(UserWarning, match="more than its memory plan"):
+            pr.posterior_library(seqs)
+    finally:
+        monkeypatch.undo()

@@ -170,7 +170,8 @@ def sparse_posteriors(x, y, init, trans, pair, single, cutoff, F, B):
 @numba.njit(cache=True, nogil=True)
 def _at_least(a, cutoff, nonzero):
     """The cells of the 2-D ``a`` of at least ``cutoff`` (and, with
-    ``nonzero``, not 0) as row-major (rows, cols, values)."""
+    ``nonzero``, not 0) as row-major (rows, cols, values), the values
+    rounded to single precision (`probabilistic`: ProbCons stores floats)."""
     count = 0
     for x in range(a.shape[0]):
         for y in range(a.shape[1]):
@@ -178,7 +179,7 @@ def _at_least(a, cutoff, nonzero):
                 count += 1
     rows = np.empty(count, np.int32)
     cols = np.empty(count, np.int32)
-    vals = np.empty(count, np.float64)
+    vals = np.empty(count, np.float32)
     k = 0
     for x in range(a.shape[0]):
         for y in range(a.shape[1]):
@@ -198,7 +199,8 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
     ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``), summed in
     the work space ``out`` (at least L_s x L_t, reused between pairs); its
     entries of at least ``cutoff`` after division by n are returned
-    row-major as (rows, cols, values)."""
+    row-major as (rows, cols, values). ``data`` is single precision; each
+    product of two is exact in double precision, and the sums are double."""
     Ls, Lt = lengths[s], lengths[t]
     for x in range(Ls):
         for y in range(Lt):
@@ -208,14 +210,14 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
             b = base[s * n + t]
             for x in range(Ls):
                 for k in range(indptr[b + x], indptr[b + x + 1]):
-                    out[x, indices[k]] += data[k]
+                    out[x, indices[k]] += np.float64(data[k])
             continue
         a, c = base[s * n + u], base[u * n + t]
         for x in range(Ls):
             for k in range(indptr[a + x], indptr[a + x + 1]):
-                z, p = indices[k], data[k]
+                z, p = indices[k], np.float64(data[k])
                 for m in range(indptr[c + z], indptr[c + z + 1]):
-                    out[x, indices[m]] += p * data[m]
+                    out[x, indices[m]] += p * np.float64(data[m])
     for x in range(Ls):
         for y in range(Lt):
             out[x, y] /= n
@@ -223,28 +225,29 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
 
 
 @numba.njit(cache=True, nogil=True)
-def ordered_csr_rows(q, x, y, p, first_st, first_ts, n_rows):
+def ordered_csr_rows(q, x, y, p, first_st, first_ts, indptr, indices, data):
     """The CSR of every ordered pair from flat (q, x, y, p) sorted by pair,
     then row-major (probabilistic._Group.ordered_csr): pair q's entry (x, y,
     v) is column y of row ``first_st[q] + x`` and column x of row
     ``first_ts[q] + y``. A counting sort: the entries arrive by x, then y,
     so each row's columns come out ascending, as the device's sort leaves
-    them. Returns (indptr (n_rows + 1), indices int32, data)."""
-    indptr = np.zeros(n_rows + 1, np.int64)
+    them. Fills ``indptr`` (zeros, one more than the rows), ``indices`` and
+    ``data`` (2 entries each) and returns them. Where the rows (s, t) come
+    first in the flat's order, entry e of the flat is entry e of the CSR, so
+    ``y`` and ``p`` may be the first halves of ``indices`` and ``data``."""
     for e in range(q.shape[0]):
         indptr[first_st[q[e]] + x[e] + 1] += 1
         indptr[first_ts[q[e]] + y[e] + 1] += 1
-    for r in range(n_rows):
+    for r in range(indptr.shape[0] - 1):
         indptr[r + 1] += indptr[r]
     fill = indptr[:-1].copy()
-    indices = np.empty(2 * q.shape[0], np.int32)
-    data = np.empty(2 * q.shape[0], np.float64)
     for e in range(q.shape[0]):
         r = first_st[q[e]] + x[e]
         k = fill[r]
         indices[k] = y[e]
         data[k] = p[e]
         fill[r] = k + 1
+    for e in range(q.shape[0]):  # the transposed half, once every (s, t) entry has been read
         r = first_ts[q[e]] + y[e]
         k = fill[r]
         indices[k] = x[e]

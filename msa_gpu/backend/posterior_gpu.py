@@ -83,17 +83,18 @@ def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pai
 def _kept(values, keep, off: np.ndarray, cols: np.ndarray, ids: np.ndarray):
     """The kept entries of flat device matrices ``values`` (matrix i's
     ``off[i + 1] - off[i]`` cells, ``cols[i]`` to a row, pair id ``ids[i]``)
-    where the device mask ``keep`` holds: device (q, x, y, value), row-major."""
+    where the device mask ``keep`` holds: device (q, x, y, value), row-major,
+    the values rounded to single precision as the CPU twin's `_at_least`."""
     idx = cp.flatnonzero(keep)
     owner = cp.searchsorted(cp.asarray(off[1:]), idx, side="right")
     local = idx - cp.asarray(off)[owner]
     width = cp.asarray(np.asarray(cols, np.int64))[owner]
-    return cp.asarray(np.asarray(ids, np.int64))[owner], local // width, local % width, values[idx]
+    return cp.asarray(np.asarray(ids, np.int64))[owner], local // width, local % width, values[idx].astype(cp.float32)
 
 
 def _concat(parts: list):
     if not parts:
-        return tuple(cp.zeros(0, dt) for dt in (cp.int64, cp.int64, cp.int64, cp.float64))
+        return tuple(cp.zeros(0, dt) for dt in (cp.int64, cp.int64, cp.int64, cp.float32))
     return tuple(cp.concatenate([p[i] for p in parts]) for i in range(4))
 
 

@@ -97,3 +97,28 @@ def pair_posteriors(x: np.ndarray, y: np.ndarray, model: PairHMM) -> np.ndarray:
     return posteriors(np.asarray(x, np.int64), np.asarray(y, np.int64), model.init, model.trans, model.pair,
                       model.single)
 
+
+
+def perturbed_model(model: PairHMM, rng, sigma: float) -> PairHMM:
+    """``model`` with its gap opening and extension probabilities each times
+    exp(sigma z), z standard normal (one factor for a state pair's x and y
+    states, so the model stays symmetric; MUSCLE 5's ensembles perturb their
+    HMM's parameters likewise), the match state's self-transition taking up
+    the rest; start probabilities and emissions unchanged.
+
+    >>> m = probcons_model()
+    >>> p = perturbed_model(m, np.random.default_rng(1), 0.1)
+    >>> bool(np.allclose(p.trans.sum(axis=1), 1.0)) and bool((p.trans != m.trans).any())
+    True
+    >>> bool(p.trans[0, 1] == p.trans[0, 2] and p.trans[3, 3] == p.trans[4, 4])
+    True
+    """
+    trans = np.array(model.trans, dtype=np.float64)
+    f_open, f_extend = np.exp(sigma * rng.standard_normal(2)), np.exp(sigma * rng.standard_normal(2))
+    for pair, k in ((0, (1, 2)), (1, (3, 4))):
+        for s in k:
+            trans[0, s] = trans[0, s] * f_open[pair]
+            trans[s, s] = min(trans[s, s] * f_extend[pair], 0.99)
+            trans[s, 0] = 1.0 - trans[s, s]
+    trans[0, 0] = 1.0 - trans[0, 1:].sum()
+    return PairHMM(model.init.copy(), trans, model.pair, model.single)

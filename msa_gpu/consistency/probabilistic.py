@@ -14,11 +14,14 @@ length).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend import to_host
 from msa_gpu.consistency.pairhmm import PairHMM, probcons_model
+from msa_gpu.consistency.memory import LibraryPlan, library_plan
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
 #: ProbCons drops posteriors below this, and applies the transformation twice.
@@ -28,8 +31,11 @@ PASSES = 2
 
 #: Posterior cells (pairs x L^2) of the families whose libraries are built
 #: together: their sparse posteriors (~2% of the cells) and the CSR of
-#: their ordered pairs (twice as many) stay on the device at once.
+#: their ordered pairs (twice as many) stay on the device at once. On the
+#: CPU a group only spreads small families' pairs over the threads, so it
+#: is smaller there and the host holds less (`memory.library_plan`).
 GROUP_CELLS = 2 << 30
+CPU_GROUP_CELLS = 1 << 27
 
 
 def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
@@ -39,14 +45,14 @@ def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: flo
 
 
 def posterior_libraries(families: list[Sequences], model: PairHMM | None = None, cutoff: float = CUTOFF,
-                        passes: int = PASSES, xp=np, group_cells: int = GROUP_CELLS,
+                        passes: int = PASSES, xp=np, group_cells: int | None = None,
                         on_progress=None) -> list[ConsistencyLibrary]:
     """Each family's library (see the module): posteriors cut at ``cutoff``
     and ``passes`` consistency transformations (ProbCons: 2), on ``xp``'s
     device: the same bits on either. Families go together, in groups of
-    about ``group_cells`` posterior cells with one alphabet, so that small
-    families fill the device: one posterior launch and one launch a pass for
-    all of a group's pairs. Every pair's matrix is held sparse, all pairs in
+    about ``group_cells`` posterior cells with one alphabet
+    (`library_groups`), so that small families fill the device: one
+    posterior launch and one launch a pass for all of a group's pairs. Every pair's matrix is held sparse, all pairs in
     flat arrays (q, x, y, p) that stay on the device between the passes
     (dense, a family of 142 sequences of ~400 residues would hold 13 GB), and
     so do the libraries' entry arrays. ``on_progress(done, total)`` counts
@@ -55,7 +61,6 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
     1% of a group's pairs, so that one family reports too; on the GPU after
     each launch)."""
     out: list = [None] * len(families)
-    cells = [_cells(f) for f in families]
     total, done = sum(len(f) * (len(f) - 1) // 2 for f in families) * (1 + passes), 0
 
     def tick(k: int) -> None:
@@ -64,15 +69,33 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
         if on_progress is not None:
             on_progress(done, total)
 
+    for group in library_groups(families, xp, group_cells):
+        size = families[group[0]].alphabet.size
+        libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp, tick)
+        for i, lib in zip(group, libs):
+            out[i] = lib
+    return out
+
+
+def library_groups(families: list[Sequences], xp=np, group_cells: int | None = None) -> list[list[int]]:
+    """The families whose libraries `posterior_libraries` builds together
+    (indices): one alphabet a group, in order, about ``group_cells``
+    posterior cells each (default `GROUP_CELLS` on the GPU,
+    `CPU_GROUP_CELLS` on the CPU)."""
+    budget = group_cells or (CPU_GROUP_CELLS if xp is np else GROUP_CELLS)
+    cells = [_cells(f) for f in families]
+    out = []
     for size in sorted({f.alphabet.size for f in families}):
         todo = [i for i, f in enumerate(families) if f.alphabet.size == size]
-        for chunk in budget_chunks([cells[i] for i in todo], group_cells):
-            group = [todo[int(k)] for k in chunk]
-            libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp,
-                                                                  tick)
-            for i, lib in zip(group, libs):
-                out[i] = lib
+        out += [[todo[int(k)] for k in chunk] for chunk in budget_chunks([cells[i] for i in todo], budget)]
     return out
+
+
+def library_memory(families: list[Sequences], gpu: bool, threads: int = 1) -> LibraryPlan:
+    """The memory plan of ``families``' libraries, built in `library_groups`
+    on the GPU or the CPU (`memory.library_plan`)."""
+    groups = library_groups(families, None if gpu else np)
+    return library_plan([[families[i].lengths for i in g] for g in groups], threads)
 
 
 def _cells(seqs: Sequences) -> int:
@@ -99,30 +122,38 @@ class _Group:
         self.ord0 = offsets(self.n * self.n)  # each family's first ordered pair (a, b), a n + b after it
 
     def libraries(self, model: PairHMM, cutoff: float, passes: int, xp, tick=None) -> list[ConsistencyLibrary]:
-        """The group's libraries; ``tick(k)`` is called as k more pair steps end."""
-        flat = self.posteriors(model, cutoff, xp, tick)
+        """The group's libraries; ``tick(k)`` is called as k more pair steps
+        end. ``entries`` then holds each phase's count, which the memory plan
+        bounds (`memory.ROW_ENTRIES`; a warning says where not)."""
+        planned = library_plan([[f.lengths for f in self.families]]).entries
+        flat = self.posteriors(model, cutoff, xp, tick, room=passes > 0)
+        self.entries = [len(flat[0])]
         identity = self.expected_identity(flat, xp)
-        for _ in range(passes):  # each pass's input is let go as soon as its CSR holds it
+        for k in range(passes):  # each pass's input is let go as soon as its CSR holds it
             csr = self.ordered_csr(flat, xp)
             del flat
-            flat = self.transformed(csr, cutoff, xp, tick)
+            flat = self.transformed(csr, cutoff, xp, tick, room=k + 1 < passes)
+            self.entries.append(len(flat[0]))
             del csr
+        if max(self.entries) > planned:
+            warnings.warn(f"the pair-HMM library held {max(self.entries):,} entries in a pass, more than its memory "
+                          f"plan's {planned:,}", stacklevel=2)
         q, x, y, p = flat
         counts = to_host(xp.bincount(q, minlength=len(self.local))) if len(self.local) else np.zeros(0, np.int64)
         ends = offsets(counts)
         out = []
         for f, seqs in enumerate(self.families):
             n, a, b = len(seqs), int(ends[self.pair0[f]]), int(ends[self.pair0[f + 1]])
-            w = p[a:b] * float(n * LIBRARY_ONE * LIBRARY_ONE)
+            w = p[a:b].astype(xp.float64) * float(n * LIBRARY_ONE * LIBRARY_ONE)
             w = xp.rint(w, out=w).astype(xp.int32)
             out.append(ConsistencyLibrary(n, seqs.lengths.astype(np.int64), ends[self.pair0[f]: self.pair0[f + 1] + 1] - a,
                                           x[a:b].astype(xp.int32, copy=False), y[a:b].astype(xp.int32, copy=False), w,
                                           identity[f]))
         return out
 
-    def posteriors(self, model: PairHMM, cutoff: float, xp, tick=None):
+    def posteriors(self, model: PairHMM, cutoff: float, xp, tick=None, room: bool = False):
         codes = [c for f in self.families for c in f.codes]
-        return flat_posteriors_of(codes, self.glob, model, cutoff, xp, tick)
+        return flat_posteriors_of(codes, self.glob, model, cutoff, xp, tick, room)
 
     def expected_identity(self, flat, xp) -> list[np.ndarray]:
         """Each family's expected identities: posterior mass on identical
@@ -137,7 +168,7 @@ class _Group:
         start = xp.asarray(offsets(self.lengths)[:-1])
         gs, gt = xp.asarray(self.glob[:, 0]), xp.asarray(self.glob[:, 1])
         same = codes[start[gs[q]] + x] == codes[start[gt[q]] + y]
-        mass = xp.where(same, xp.rint(p * IDENTITY_ONE), 0).astype(xp.int64)
+        mass = xp.where(same, xp.rint(p.astype(xp.float64) * IDENTITY_ONE), 0).astype(xp.int64)
         ends = xp.searchsorted(q, xp.arange(len(self.local) + 1))
         csum = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(mass)])
         total = to_host(csum[ends[1:]] - csum[ends[:-1]]).astype(np.float64) / IDENTITY_ONE
@@ -154,40 +185,41 @@ class _Group:
         pairs s < t's flat (q, x, y, p): (indptr, indices, data, base) on
         ``xp``'s device, family f's pair (a, b) from row ``base[ord0[f] +
         a n + b]``, each row's entries by column ((b, a) is (a, b) transposed;
-        the keys are distinct, so any sort gives the same arrays)."""
+        the keys are distinct, so any sort gives the same arrays). The pairs
+        s < t come first, in the flat's order, so that their entries are the
+        flat's own (y, p) in its order: on the CPU, where `_flat` leaves room
+        behind them, they stay in place and only the transposed half is
+        written."""
         q, x, y, p = flat
-        rows_of = [np.zeros(0, np.int64)]  # each ordered pair (a, b)'s rows: a's length, none for (a, a)
-        for f, k in enumerate(self.n.tolist()):
-            r = np.repeat(self.lengths[self.seq0[f]: self.seq0[f] + k], k)
-            r[:: k + 1] = 0
-            rows_of.append(r)
-        base = offsets(np.concatenate(rows_of))
-        # each pair's first CSR row in either direction, then every entry's row (g): per pair, not per
-        # entry, so that the temporaries are a few arrays of the entries' size (a library of 142
-        # sequences of ~400 residues holds ~15 million entries a direction)
+        n_fwd = self.lengths[self.glob[:, 0]]  # rows of (s, t), then of (t, s), pair after pair
+        first = offsets(np.concatenate([n_fwd, self.lengths[self.glob[:, 1]]]))
         n_q = self.n[self.fam]
-        o_st = self.ord0[self.fam] + self.local[:, 0] * n_q + self.local[:, 1]
-        o_ts = self.ord0[self.fam] + self.local[:, 1] * n_q + self.local[:, 0]
+        base = np.zeros(int(self.ord0[-1]), np.int64)  # (a, a) has no rows
+        base[self.ord0[self.fam] + self.local[:, 0] * n_q + self.local[:, 1]] = first[: len(self.local)]
+        base[self.ord0[self.fam] + self.local[:, 1] * n_q + self.local[:, 0]] = first[len(self.local): -1]
+        n_rows, n_pairs = int(first[-1]), len(self.local)
         if xp is np:  # a counting sort in place of the device's: no temporaries of the entries' size
             from msa_gpu.backend.posterior_cpu import ordered_csr_rows
 
-            return (*ordered_csr_rows(q, x, y, p, base[:-1][o_st], base[:-1][o_ts], int(base[-1])), base[:-1])
-        first = xp.asarray(np.concatenate([base[:-1][o_st], base[:-1][o_ts]]))
-        nq_pairs = len(self.local)
-        g = xp.concatenate([first[:nq_pairs][q] + x, first[nq_pairs:][q] + y])
-        del first
+            indices, data = _room_behind(y, 2 * len(q)), _room_behind(p, 2 * len(q))
+            wide = 2 * len(q) > np.iinfo(np.int32).max
+            indptr = np.zeros(n_rows + 1, np.int64 if wide else np.int32)
+            return (*ordered_csr_rows(q, x, y, p, first[:n_pairs], first[n_pairs:-1], indptr, indices, data), base)
+        d_first = xp.asarray(first[:-1])
+        g = xp.concatenate([d_first[:n_pairs][q] + x, d_first[n_pairs:][q] + y])
+        del d_first
         col = xp.concatenate([y, x]).astype(xp.int32)
         order = xp.argsort(g * int(max(self.lengths.max(initial=0), 1)) + col)
-        indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(xp.bincount(g, minlength=int(base[-1])))])
+        indptr = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(xp.bincount(g, minlength=n_rows))])
         del g
         col = col[order]
         val = xp.concatenate([p, p])[order]
-        return indptr, col, val, base[:-1]
+        return indptr, col, val, base
 
-    def transformed(self, csr, cutoff: float, xp, tick=None):
+    def transformed(self, csr, cutoff: float, xp, tick=None, room: bool = False):
         """One consistency transformation of every pair's sparse matrix (its
         `ordered_csr`), on ``xp``'s device (the same bits on either): flat
-        (q, x, y, p)."""
+        (q, x, y, p), on the CPU with ``room`` for the next CSR (`_flat`)."""
         indptr, indices, data, base = csr
         nq, bq, lq = self.n[self.fam], self.ord0[self.fam], self.seq0[self.fam]
         if xp is not np:
@@ -208,7 +240,7 @@ class _Group:
             return consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
                                     base[bq[q]: bq[q] + n * n], cutoff, work)
 
-        return _flat(_threaded(one, list(range(len(self.local))), lambda: np.empty((longest, longest)), tick))
+        return _flat(_threaded(one, list(range(len(self.local))), lambda: np.empty((longest, longest)), tick), room)
 
 
 #: Fixed point of the expected identities' sums (integer sums have the same
@@ -217,12 +249,13 @@ IDENTITY_ONE = float(1 << 40)
 
 
 def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHMM, cutoff: float, xp=np,
-                       tick=None):
+                       tick=None, room: bool = False):
     """The posteriors of at least ``cutoff`` of ``pairs`` (P, 2) of ``codes``
     as flat arrays (q, x, y, p) on ``xp``'s device, by pair index q, then
     row-major: on the GPU in batches (backend/posterior_gpu.py), on the CPU
     a pair per host thread (the numba twin releases the GIL). The same bits
-    either way. ``tick(k)`` is called as k more pairs are done."""
+    either way. ``tick(k)`` is called as k more pairs are done; ``room``:
+    see `_flat`."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if xp is not np:
         from msa_gpu.backend.posterior_gpu import flat_posteriors
@@ -242,7 +275,7 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
                                  model.single, cutoff, *work)
 
     return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()],
-                           lambda: (np.empty((longest, longest, 5)), np.empty((longest, longest, 5))), tick))
+                           lambda: (np.empty((longest, longest, 5)), np.empty((longest, longest, 5))), tick), room)
 
 
 def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
@@ -255,15 +288,21 @@ def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model:
     return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _flat(rows: list):
-    """Per-pair (x, y, p) host arrays as flat (q, x, y, p): int32 indices
-    (20 bytes an entry instead of 32: a library of 142 sequences of 400
-    residues holds tens of millions) and float64 values. Each pair's arrays
-    are let go (``rows[i] = None``) once copied, so the pairs and the flat
-    arrays are not held whole at once."""
+def _flat(rows: list, room: bool = False):
+    """Per-pair (x, y, p) host arrays as flat (q, x, y, p): int32 pair
+    indices, residue indices int16 where every sequence is shorter than
+    2^15 (`index_dtype`), and single-precision values: 12 bytes an entry
+    (a library of 142 sequences of 400 residues holds tens of millions).
+    With ``room``, y and p are the first halves of arrays twice as long
+    (`_room_behind`; pages not yet written take no memory), so that the
+    ordered CSR is built around them. Each pair's arrays are let go
+    (``rows[i] = None``) once copied, so the pairs and the flat arrays are
+    not held whole at once."""
     counts = np.array([len(r[0]) for r in rows], np.int64)
     q = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
-    out = (np.empty(len(q), np.int32), np.empty(len(q), np.int32), np.empty(len(q), np.float64))
+    longest = max((int(max(r[0].max(initial=0), r[1].max(initial=0))) + 1 for r in rows if len(r[0])), default=0)
+    idx, size, n = index_dtype(longest), (2 if room else 1) * len(q), len(q)
+    out = (np.empty(n, idx), np.empty(size, idx)[:n], np.empty(size, np.float32)[:n])
     start = 0
     for i, k in enumerate(counts.tolist()):
         for a, part in zip(out, rows[i]):
@@ -271,6 +310,24 @@ def _flat(rows: list):
         rows[i] = None
         start += k
     return (q, *out)
+
+
+def _room_behind(a: np.ndarray, size: int) -> np.ndarray:
+    """The array of ``size`` whose first part ``a`` is (`_flat`'s room), or
+    a new one with ``a`` copied in."""
+    whole = a.base
+    if isinstance(whole, np.ndarray) and whole.ndim == 1 and len(whole) == size and whole.dtype == a.dtype \
+            and whole.ctypes.data == a.ctypes.data:
+        return whole
+    out = np.empty(size, a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def index_dtype(longest: int):
+    """The residue indices' dtype of a library whose sequences are at most
+    ``longest`` long: int16 where they fit, else int32."""
+    return np.int16 if longest <= np.iinfo(np.int16).max else np.int32
 
 
 def _threaded(fn, items: list, work, tick=None) -> list:

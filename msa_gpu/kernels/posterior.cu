@@ -282,7 +282,8 @@ extern "C" __global__ void POST_BOUNDS pair_posteriors_global(POSTERIOR_KERNEL_A
 // (sum over u of P_su P_ut) / n, P_ss the identity, kept where at least
 // `cutoff`. Pair q's family has n = nq[q] sequences, their lengths at
 // lengths[lq[q]..], and the sparse posteriors of its ordered pairs (a, b)
-// are rows of a in CSR at base[bq[q] + a n + b]. One block a pair
+// are rows of a in CSR at base[bq[q] + a n + b], their values single
+// precision (each product of two is exact in double). One block a pair
 // (`which[blockIdx.x]`), CONS_LANES lanes of a warp an output row x. For
 // each u the lanes load the first CONS_LANES entries (z, p) of x's row of
 // P_su and the bounds of row z of P_ut together, one u ahead; then each
@@ -309,7 +310,7 @@ struct ConsRun {  // one u's first CONS_LANES entries of row x of P_su, this lan
 };
 
 __device__ __forceinline__ ConsRun cons_fetch(const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                              const double* __restrict__ data, const long long* __restrict__ B,
+                                              const float* __restrict__ data, const long long* __restrict__ B,
                                               int s, int t, int n, int u, long long x, int lane)
 {
     ConsRun r = {0.0, 0, 0, 0, 0, 0};
@@ -320,7 +321,7 @@ __device__ __forceinline__ ConsRun cons_fetch(const long long* __restrict__ indp
     r.k1 = indptr[a + x + 1];
     if (r.k0 + lane < r.k1) {
         const long long z = indices[r.k0 + lane];
-        r.p = data[r.k0 + lane];
+        r.p = (double)data[r.k0 + lane];
         r.m0 = indptr[r.c + z];
         r.m1 = indptr[r.c + z + 1];
     }
@@ -331,7 +332,7 @@ __device__ __forceinline__ ConsRun cons_fetch(const long long* __restrict__ indp
 // of them) to `row`, in order.
 template <typename Row>
 __device__ __forceinline__ void cons_add_run(Row row, double pk, long long mb, long long me, int count,
-                                             const int* __restrict__ indices, const double* __restrict__ data,
+                                             const int* __restrict__ indices, const float* __restrict__ data,
                                              unsigned mask, int lane)
 {
     const int G = CONS_LANES;
@@ -348,14 +349,14 @@ __device__ __forceinline__ void cons_add_run(Row row, double pk, long long mb, l
             const long long m = m0[q] + lane;
             const bool ok = r0 + q < count && m < m1[q];
             col[q] = ok ? indices[m] : -1;
-            val[q] = ok ? data[m] : 0.0;
+            val[q] = ok ? (double)data[m] : 0.0;
         }
 #pragma unroll
         for (int q = 0; q < CONS_AHEAD; ++q) {
             if (r0 + q < count) {
                 if (col[q] >= 0) row[col[q]] = ADD(row[col[q]], MUL(pr[q], val[q]));
                 for (long long m = m0[q] + lane + G; m < m1[q]; m += G)  // a row z longer than the lanes
-                    row[indices[m]] = ADD(row[indices[m]], MUL(pr[q], data[m]));
+                    row[indices[m]] = ADD(row[indices[m]], MUL(pr[q], (double)data[m]));
                 __syncwarp(mask);
             }
         }
@@ -365,7 +366,7 @@ __device__ __forceinline__ void cons_add_run(Row row, double pk, long long mb, l
 template <typename Row>
 __device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int n, long long direct,
                                          const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                         const double* __restrict__ data, const long long* __restrict__ B,
+                                         const float* __restrict__ data, const long long* __restrict__ B,
                                          unsigned mask, int lane)
 {
     const int G = CONS_LANES;
@@ -374,7 +375,7 @@ __device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int
         const ConsRun next = cons_fetch(indptr, indices, data, B, s, t, n, u + 1, x, lane);  // one u ahead
         if (u == s || u == t) {  // P_ss P_st and P_st P_tt: the direct posteriors, once each
             for (long long k = indptr[direct + x] + lane; k < indptr[direct + x + 1]; k += G)
-                row[indices[k]] = ADD(row[indices[k]], data[k]);
+                row[indices[k]] = ADD(row[indices[k]], (double)data[k]);
             __syncwarp(mask);
         } else {
             cons_add_run(row, cur.p, cur.m0, cur.m1, (int)min((long long)G, cur.k1 - cur.k0), indices, data, mask,
@@ -384,7 +385,7 @@ __device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int
                 long long mb = 0, me = 0;
                 if (kb + lane < cur.k1) {
                     const long long z = indices[kb + lane];
-                    pk = data[kb + lane];
+                    pk = (double)data[kb + lane];
                     mb = indptr[cur.c + z];
                     me = indptr[cur.c + z + 1];
                 }
@@ -400,7 +401,7 @@ __device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int
 template <typename Row>
 __device__ __forceinline__ void cons_output_row(Row sum, double* row, long long x, int s, int t, int n, long long Lt,
                                                 long long direct, double cutoff, const long long* __restrict__ indptr,
-                                                const int* __restrict__ indices, const double* __restrict__ data,
+                                                const int* __restrict__ indices, const float* __restrict__ data,
                                                 const long long* __restrict__ B, unsigned mask, int lane)
 {
     const int G = CONS_LANES;
@@ -421,7 +422,7 @@ __device__ __forceinline__ void cons_output_row(Row sum, double* row, long long 
 
 extern "C" __global__ void CONS_BOUNDS consistency_pairs(
     const long long* __restrict__ indptr, const int* __restrict__ indices,
-    const double* __restrict__ data, const long long* __restrict__ base, const long long* __restrict__ lengths,
+    const float* __restrict__ data, const long long* __restrict__ base, const long long* __restrict__ lengths,
     const int* __restrict__ nq, const long long* __restrict__ bq, const long long* __restrict__ lq,
     const int* __restrict__ ps, const int* __restrict__ pt, double* __restrict__ out,
     const long long* __restrict__ out_off, double cutoff, const int* __restrict__ which, int shared_cols)
