@@ -8,8 +8,12 @@ its perturbation from ``numpy.random.default_rng([seed, k])``:
   came from) times exp(0.1 z), z standard normal and symmetric, and the
   recipe's tree built from that (a family without a matrix, on the large
   path, varies its gap costs only);
-- ``gaps``: the recipe's gap open and extend costs each times exp(0.1 z).
-Accurate replicates share one consistency library (replicate 0's, or one
+- ``gaps``: the recipe's gap open and extend costs each times exp(0.1 z);
+- ``model`` (accurate mode's pair-HMM library only; not by default): the
+  pair-HMM's gap probabilities each times exp(0.1 z)
+  (`pairhmm.perturbed_model`), so each replicate builds its own library
+  from its own posteriors (a library's cost a replicate).
+Otherwise accurate replicates share one consistency library (replicate 0's, or one
 built once where replicate 0 kept none: a family with repeated sequences),
 since it does not depend on the tree or the gap costs, so a replicate costs
 its progressive stage, not a library. Replicates 1..N-1 are one `Aligner.align_many` call:
@@ -48,8 +52,9 @@ from msa_gpu.errors import InputError
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Alignment, DistanceMatrix, Sequences
 
-#: What a replicate may perturb (``--perturb``).
-PERTURB_KINDS = ("tree", "gaps")
+#: What a replicate may perturb (``--perturb``), and what it does by default.
+PERTURB_KINDS = ("tree", "gaps", "model")
+DEFAULT_PERTURB = ("tree", "gaps")
 #: The spread of the log-normal factors on distances and gap costs.
 SIGMA = 0.1
 #: The most bytes of perturbed distance matrices an ensemble holds (one a
@@ -194,7 +199,7 @@ def _noisy(dm: DistanceMatrix, rng) -> DistanceMatrix:
     return DistanceMatrix(dm.values * factor, dm.method)
 
 
-def align_ensemble(seqs: Sequences, config: AlignerConfig, n: int, perturb: tuple[str, ...] = PERTURB_KINDS,
+def align_ensemble(seqs: Sequences, config: AlignerConfig, n: int, perturb: tuple[str, ...] = DEFAULT_PERTURB,
                    seed: int = 0, reporter=None) -> Ensemble:
     """``n`` replicates of ``seqs`` (see the module), the highest mean
     column confidence chosen."""
@@ -202,7 +207,7 @@ def align_ensemble(seqs: Sequences, config: AlignerConfig, n: int, perturb: tupl
 
 
 def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
-                    perturb: tuple[str, ...] = PERTURB_KINDS, seed: int = 0, reporter=None) -> list[Ensemble]:
+                    perturb: tuple[str, ...] = DEFAULT_PERTURB, seed: int = 0, reporter=None) -> list[Ensemble]:
     """Each family's ensemble of ``n`` (`align_ensemble`), every family's
     replicate 0 in one batch and all their other replicates in a second."""
     if n < 1:
@@ -217,10 +222,12 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
     if perturb == ("tree",) and n > 1 and any(b.distances is None for b in bases):
         raise InputError("--perturb tree: a family's guide tree comes without a distance matrix (the large "
                          "path); add gaps to --perturb")
-    fams, dms, libs, factors = [], [], [], []
+    fams, dms, libs, factors, models = [], [], [], [], {}  # replicates 1..n-1 of each family, in order
     for seqs, base in zip(families, bases):
         for k in range(1, n):
-            tree_rng, gap_rng = np.random.default_rng([seed, k]).spawn(2)
+            tree_rng, gap_rng, model_rng = np.random.default_rng([seed, k]).spawn(3)
+            if "model" in perturb and k not in models:
+                models[k] = model_rng
             fams.append(seqs)
             # (a family without a matrix, the large path's, varies its gap costs only)
             dms.append(_noisy(base.distances, tree_rng) if "tree" in perturb and base.distances is not None
@@ -236,6 +243,8 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         for f, lib in zip(missing, first._libraries([families[f] for f in missing],
                                                     [plan[f * (n - 1)] for f in missing]) if missing else []):
             libs[f * (n - 1): (f + 1) * (n - 1)] = [lib] * (n - 1)
+        if "model" in perturb:  # each replicate's own library, from its own pair-HMM
+            _model_libraries(first, families, plan, libs, models, n)
         libraries = libs if any(lib is not None for lib in libs) else None
         recipes = [replace(r, gap_open=r.gap_open * g[0], gap_extend=r.gap_extend * g[1])
                    for r, g in zip(plan, factors)]
@@ -249,6 +258,28 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         chosen = int(np.argmax(support.mean))  # the first of the highest: the default wins a tie
         out.append(Ensemble(tuple(replicates), labels, support, chosen))
     return out
+
+
+def _model_libraries(aligner: Aligner, families: list[Sequences], plan: list, libs: list, models: dict,
+                     n: int) -> None:
+    """Replace each replicate k's library (``libs[f (n - 1) + k - 1]``) by
+    one built from the pair-HMM perturbed by ``models[k]``'s generator, for
+    every family whose recipe takes the posterior library (all of replicate
+    k's families in one `posterior_libraries` call)."""
+    from msa_gpu.consistency import on_backend, perturbed_model, posterior_libraries, probcons_model
+
+    posterior = [f for f in range(len(families)) if plan[f * (n - 1)].library == "posterior"]
+    if not posterior:
+        raise InputError("--perturb model: no family here takes the pair-HMM library (protein, accurate mode)")
+    xp = aligner.backend.xp
+    for k, rng in sorted(models.items()):
+        by_size: dict[int, list[int]] = {}
+        for f in posterior:
+            by_size.setdefault(families[f].alphabet.size, []).append(f)
+        for size, group in sorted(by_size.items()):
+            model = perturbed_model(probcons_model(size), np.random.default_rng(rng.integers(1 << 62)), SIGMA)
+            for f, lib in zip(group, posterior_libraries([families[f] for f in group], model=model, xp=xp)):
+                libs[f * (n - 1) + k - 1] = on_backend(lib, xp)
 
 
 def confidence_rows(values: np.ndarray) -> list[bytes]:

@@ -192,3 +192,22 @@ def test_phylip_strict_ensemble_output_keeps_its_names_map(tmp_path, refs):
     assert r.exit_code == 0, r.output
     pairs = [line.split("\t") for line in (tmp_path / "o.phy.names").read_text().splitlines()]
     assert [b for _, b in pairs] == list(read_sequences(refs / "BB11001.tfa").names)
+
+
+def test_model_perturbation_builds_each_replicate_its_own_library(family):
+    """``--perturb model``: each replicate's library comes from a perturbed
+    pair-HMM (so it differs from replicate 0's), the same for the same seed;
+    replicate 0 stays the default; a run with no pair-HMM library is refused."""
+    from msa_gpu.errors import InputError
+
+    config = AlignerConfig(backend="cpu", mode="accurate")
+    one = align_ensemble(family, config, 3, perturb=("model",), seed=2)
+    again = align_ensemble(family, config, 3, perturb=("model",), seed=2)
+    assert one.replicates[0].rows() == Aligner(config).align(family).rows()
+    libs = [r.library for r in one.replicates]
+    for lib in libs[1:]:
+        assert lib is not None and not (len(lib.w) == len(libs[0].w) and np.array_equal(lib.w, libs[0].w))
+    assert not np.array_equal(libs[1].w, libs[2].w) or len(libs[1].w) != len(libs[2].w)
+    assert [r.rows() for r in one.replicates] == [r.rows() for r in again.replicates]
+    with pytest.raises(InputError, match="pair-HMM library"):
+        align_ensemble(family, AlignerConfig(backend="cpu", mode="fast"), 2, perturb=("model",))
