@@ -8,7 +8,9 @@ and launches one kernel for a whole tree level.
 from __future__ import annotations
 
 import cupy as cp
+import numpy as np
 
+from msa_gpu.arrays import offsets, upload
 from msa_gpu.kernels import get_function
 
 THREADS = 256
@@ -22,13 +24,14 @@ VEC = 24
 def align_batch(batch):
     """Align every pair of a `PairBatch`; returns device (path, path_len, score)."""
     npairs = int(batch.dims.shape[0])
-    path = cp.empty(max(int(batch.path_off[-1]), 1), dtype=cp.uint8)
+    known = batch.n_path >= 0  # the host's totals, else read from the device
+    path = cp.empty(max(batch.n_path if known else int(batch.path_off[-1]), 1), dtype=cp.uint8)
     path_len = cp.empty(npairs, dtype=cp.int32)
     score = cp.empty(npairs, dtype=cp.int32)
-    dirs = cp.empty(max(int(batch.dir_off[-1]), 1), dtype=cp.uint8)
+    dirs = cp.empty(max(batch.n_dir if known else int(batch.dir_off[-1]), 1), dtype=cp.uint8)
     scratch = cp.empty(DIAG_INTS * max(int(batch.rowp.shape[0]), 1), dtype=cp.int32)
     # wavefront state in shared memory for pairs whose DIAG_INTS (m+1) ints fit
-    max_m = int(batch.dims[:, 0].max()) if npairs else 0
+    max_m = batch.max_m if known else int(batch.dims[:, 0].max()) if npairs else 0
     smem_ints = min(DIAG_INTS * (max_m + 1), SMEM_BYTES // 4)
     get_function("profile", "profile_dp")(
         (npairs,), (THREADS,),
@@ -88,11 +91,12 @@ STAT_COLS, STAT_LANES = 32, 8  # kernels/profile.cu: columns and row lanes per p
 MERGE_CHUNK = 8192  # kernels/profile.cu: merged codes per merge_profiles block
 
 
-def _tiles(per_item) -> tuple[object, int]:
-    """Exclusive prefix sums of each item's blocks (device int64, n + 1) and
-    their total: the blocks of a tiled launch (see ``tile_owner``)."""
-    off = cp.concatenate([cp.zeros(1, dtype=cp.int64), cp.cumsum(per_item.astype(cp.int64))])
-    return off, int(off[-1])
+def _tiles(per_item: np.ndarray) -> tuple[object, int]:
+    """Exclusive prefix sums of each item's blocks (host counts; device
+    int64, n + 1) and their total: the blocks of a tiled launch (see
+    ``tile_owner``)."""
+    off = offsets(per_item)
+    return cp.asarray(off), int(off[-1])
 
 
 def profile_stats(lv, codes, weights, mats):
@@ -107,7 +111,8 @@ def profile_stats(lv, codes, weights, mats):
         get_function("profile", "row_span")((grid_size(n_rows),), (THREADS,),
                                             (codes, lv.code_off, lv.L, lv.w_off, lv.gap, cp.int32(n_prof),
                                              cp.int64(n_rows), first, last))
-    tile_off, blocks = _tiles((lv.L + STAT_COLS) // STAT_COLS)  # boundary columns 0..L
+    L = lv.host_L if lv.host_L is not None else cp.asnumpy(lv.L)
+    tile_off, blocks = _tiles((L.astype(np.int64) + STAT_COLS) // STAT_COLS)  # boundary columns 0..L
     if blocks:
         get_function("profile", "profile_stats")(
             (blocks,), (STAT_COLS * STAT_LANES,),
@@ -128,6 +133,8 @@ def column_scores(lv, vec, resid):
 
 
 def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
+    """The merged profiles' codes; ``out_off`` (host int64, pairs + 1): where
+    each pair's merged rows go."""
     out = cp.empty(max(n_out, 1), dtype=cp.uint8)
     cols = cp.empty(2 * max(int(path.shape[0]), 1), dtype=cp.int32)
     n_pairs = int(path_len.shape[0])
@@ -135,7 +142,10 @@ def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
         return out
     get_function("profile", "merge_columns")((grid_size(n_pairs),), (THREADS,),
                                              (path, path_off, path_len, cols, cp.int32(n_pairs)))
-    tile_off, blocks = _tiles((cp.diff(out_off) + MERGE_CHUNK - 1) // MERGE_CHUNK)
+    out_off = np.asarray(out_off, dtype=np.int64)
+    tiles = offsets((np.diff(out_off) + MERGE_CHUNK - 1) // MERGE_CHUNK)
+    dev = upload(dict(out_off=out_off, tile_off=tiles), cp)
+    out_off, tile_off, blocks = dev["out_off"], dev["tile_off"], int(tiles[-1])
     if blocks:
         get_function("profile", "merge_profiles")(
             (blocks,), (THREADS,),

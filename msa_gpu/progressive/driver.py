@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from msa_gpu.alphabet import SeqType
-from msa_gpu.arrays import offsets
+from msa_gpu.arrays import offsets, upload
 from msa_gpu.errors import ResourceError
 from msa_gpu.progressive.anchors import ANCHOR_CELLS, anchored_level
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays
@@ -35,6 +35,9 @@ class PairBatch:
     dims: object
     dir_off: object
     path_off: object
+    n_dir: int = -1  # host totals of dir_off and path_off, and the longest A side (-1: read them from the device)
+    n_path: int = -1
+    max_m: int = -1
 
 
 @dataclass(frozen=True)
@@ -310,8 +313,7 @@ def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> M
     lens = backend.to_host(path_len).astype(np.int64)
     rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
     out_off = offsets(rows * lens)
-    out = backend.ops.merge_profiles(sb.lv, sb.codes, path, sb.batch.path_off, path_len, xp.asarray(out_off),
-                                     int(out_off[-1]))
+    out = backend.ops.merge_profiles(sb.lv, sb.codes, path, sb.batch.path_off, path_len, out_off, int(out_off[-1]))
     merged = [Profile(np.concatenate([a.members, b.members]),
                       out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p])),
                       np.concatenate([a.weights, b.weights])) for p, (a, b) in enumerate(pairs)]
@@ -326,11 +328,10 @@ def _pair_batch(dims, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
     dims = np.asarray(dims, dtype=np.int32).reshape(-1, 3)
     m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
     bnd = offsets(np.stack([m + 1, n + 1], axis=1).ravel())[:-1]
-    return PairBatch(
-        S=S, s_off=lv.s_off, rowp=rowp, row_off=xp.asarray(bnd[0::2].copy()), colp=rowp,
-        col_off=xp.asarray(bnd[1::2].copy()), dims=xp.asarray(dims),
-        dir_off=xp.asarray(offsets((m + 1) * (n + 1) * ~long_mask)), path_off=xp.asarray(offsets(m + n)),
-    )
+    dir_off, path_off = offsets((m + 1) * (n + 1) * ~long_mask), offsets(m + n)
+    dev = upload(dict(row_off=bnd[0::2], col_off=bnd[1::2], dims=dims, dir_off=dir_off, path_off=path_off), xp)
+    return PairBatch(S=S, s_off=lv.s_off, rowp=rowp, colp=rowp, **dev, n_dir=int(dir_off[-1]),
+                     n_path=int(path_off[-1]), max_m=int(m.max(initial=0)))
 
 
 def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:

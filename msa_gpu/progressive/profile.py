@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.arrays import offsets, upload
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class LevelMeta:
     n_bnd: int
     n_cells: int
     max_cells: int
+    host_L: np.ndarray | None = None  # L on the host, for launch sizes without a device read
 
 
 def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], long_mask: np.ndarray,
@@ -83,6 +84,5 @@ def level_meta_arrays(k: np.ndarray, L: np.ndarray, W: np.ndarray, scorings: lis
         gap_pair=np.array([sc.gap_pair for sc in scorings], dtype=np.int32),
         s_off=offsets(cells),
     )
-    return LevelMeta(**{key: xp.asarray(v) for key, v in host.items()},
-                     n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(k),
-                     n_cells=int(cells.sum()), max_cells=int(cells.max(initial=0)))
+    return LevelMeta(**upload(host, xp), n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(k),
+                     n_cells=int(cells.sum()), max_cells=int(cells.max(initial=0)), host_L=L)
