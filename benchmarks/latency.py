@@ -133,7 +133,7 @@ def run(args, on_entry=None) -> dict:
             if name not in COMMANDS:
                 raise SystemExit(f"unknown aligner {name!r} (known: {', '.join(COMMANDS)})")
             if name == "msagpu-served":
-                _start_server(work)
+                _start_server(work, getattr(args, "server_workers", None))
             out = work / f"{name}.fa"
             made = _argv(name, Path(single.input_path), out, args.backend, prefix)
             if made is None:
@@ -167,14 +167,15 @@ def run(args, on_entry=None) -> dict:
     return doc
 
 
-def _start_server(work: Path) -> None:
-    """A warm server for the msagpu-served entry, on a socket in ``work``."""
+def _start_server(work: Path, workers: int | None = None) -> None:
+    """A warm server for the msagpu-served entry, on a socket in ``work``
+    (``workers``: its worker processes; default the server's)."""
     from msa_gpu.serving import server
 
     folder = work / "server"
     folder.mkdir(mode=0o700, exist_ok=True)
     SOCKET[0] = str(folder / "s.sock")
-    server.start_detached(SOCKET[0], 3600.0)
+    server.start_detached(SOCKET[0], 3600.0, workers=workers)
 
 
 def _stop_server() -> None:
@@ -226,6 +227,8 @@ def register(sub) -> None:
     b.add_argument("--workdir", default="/tmp/msagpu-latency")
     b.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     b.add_argument("--tag", default=None)
+    b.add_argument("--server-workers", type=int, default=None,
+                   help="msagpu-served: the server's worker processes (default one a core, at most 8)")
     b.set_defaults(func=cmd_latency)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
 
@@ -39,6 +40,12 @@ from msa_gpu.result import AlignResult
 from msa_gpu.tree import (DENSE_MAX, fragments_last, lcs_single_linkage_many, mixed_linkage, nj, partition_tree,
                           sequence_weights, single_linkage, upgma)
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
+
+
+#: Per thread: the `msa_gpu.serving.gather.Gathering` (and the request's
+#: index) that a served request's `Aligner.align_many` hands its families
+#: to, so that requests that arrive together are aligned in one batch.
+gathering = threading.local()
 
 
 class Aligner:
@@ -233,6 +240,9 @@ class Aligner:
         library were injected; an injected tree is cut down to the distinct
         sequences). Each family's `Recipe` is decided here, once, before any
         stage runs (or given: ``recipes``, from `plan`); every result carries its own."""
+        hook = getattr(gathering, "value", None)  # a served request among several (msa_gpu.serving.gather)
+        if hook is not None and distances is None and guide_trees is None and libraries is None:
+            return hook[0].park(hook[1], self, families, recipes)
         n = len(families)
         dms, trees, libs = (list(x or [None] * n) for x in (distances, guide_trees, libraries))
         may = [dms[f] is None and libs[f] is None for f in range(n)]

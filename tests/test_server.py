@@ -244,3 +244,76 @@ def test_stop_lets_the_request_in_hand_finish(tmp_path):
     alone = client("msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "alone.fa")
     assert (tmp_path / "out.fa").read_bytes() == (tmp_path / "alone.fa").read_bytes()
     assert proc.wait(30) == 0
+
+
+def _request(cwd: Path, *argv: str, program: str = "msagpu") -> dict:
+    return {"program": program, "argv": ["align", *argv], "cwd": str(cwd), "env": {}, "umask": 0o022, "stdin": None}
+
+
+def test_requests_taken_together_are_aligned_in_one_batch(refs, tmp_path, monkeypatch):
+    """Issue 45, capability 3: requests a worker finds queued run as one
+    batch: the four good ones' families (a quiet one among them: the same
+    settings) go through one `align_many` call, each request writes its own
+    output, byte for byte the in-process one, and gets its own messages; a
+    bad input fails its own call alone, with its own message and code."""
+    from msa_gpu import aligner as aligner_mod
+    from msa_gpu.serving import gather
+
+    calls = []
+    real = aligner_mod.Aligner.align_many
+
+    def spy(self, families, *args, **kwargs):
+        if getattr(aligner_mod.gathering, "value", None) is None:  # the call that does the work
+            calls.append(len(families))
+        return real(self, families, *args, **kwargs)
+
+    monkeypatch.setattr(aligner_mod.Aligner, "align_many", spy)
+    names = ["BB11001", "BB12006", "BB20001"]
+    (tmp_path / "bad.fa").write_text(">x\nMKV1L\n")
+    requests = [_request(tmp_path, str(refs / f"{n}.tfa"), "-o", f"{n}.fa", "--backend", "cpu") for n in names]
+    requests.insert(1, _request(tmp_path, "bad.fa", "-o", "bad.out", "--backend", "cpu"))
+    requests.append(_request(tmp_path, str(refs / "BB11001.tfa"), "-o", "quiet.fa", "--backend", "cpu", "-q"))
+    answers = gather.run_together(requests, server.run_request)
+    assert calls == [4]
+    assert [a["rc"] for a in answers] == [0, 2, 0, 0, 0]
+    assert protocol.decode(answers[1]["stderr"]) == (b"msagpu: error: bad.fa: sequence 'x': invalid protein character "
+                                                     b"'1' at position 4\n")
+    assert not (tmp_path / "bad.out").exists()
+    calls.clear()
+    for n, a in zip(names, [answers[0], answers[2], answers[3]]):
+        alone = server.run_request(_request(tmp_path, str(refs / f"{n}.tfa"), "-o", f"{n}-alone.fa", "--backend",
+                                            "cpu"))
+        assert alone["rc"] == 0 and (tmp_path / f"{n}.fa").read_bytes() == (tmp_path / f"{n}-alone.fa").read_bytes()
+        said, said_alone = (protocol.decode(x["stderr"]).decode().splitlines() for x in (a, alone))
+        assert said[0] == said_alone[0] and said[0].startswith("msagpu: recipe:")  # its own recipe line
+        assert all(" done in " in line for line in said[1:] + said_alone[1:])  # then stages (as long as they took)
+    assert calls == [1, 1, 1]  # alone, each its own call
+    assert (tmp_path / "quiet.fa").read_bytes() == (tmp_path / "BB11001.fa").read_bytes()
+    assert protocol.decode(answers[4]["stderr"]) == b""
+
+
+def test_a_queued_batch_through_the_socket(tmp_path, monkeypatch):
+    """Clients that connect while the one worker holds a request (held 3 s by
+    the test delay) are taken together by it next (`server._queued`), and
+    each gets its own output, the in-process bytes."""
+    log = tmp_path / "batches.txt"
+    monkeypatch.setenv("MSAGPU_SERVER_TEST_LOG", str(log))
+    sock, proc = serving(tmp_path / "srv", "--workers", "1", "--idle-timeout", "120", delay=3)
+    try:
+        src = REFS / "BB11001.tfa"
+        alone = client("msagpu", "align", src, "-o", tmp_path / "alone.fa")
+        assert alone.returncode == 0
+
+        def one(k: int):
+            time.sleep(0 if k == 0 else 1.0)  # the first is taken alone; the others queue behind it
+            return client("msagpu", "align", src, "-o", tmp_path / f"out{k}.fa", sock=sock)
+
+        with ThreadPoolExecutor(4) as pool:
+            runs = list(pool.map(one, range(4)))
+        assert [r.returncode for r in runs] == [0] * 4, [r.stderr for r in runs]
+        for k in range(4):
+            assert (tmp_path / f"out{k}.fa").read_bytes() == (tmp_path / "alone.fa").read_bytes()
+        assert sorted(int(x) for x in log.read_text().split()) == [1, 3]
+    finally:
+        server.stop(str(sock))
+        proc.wait(30)

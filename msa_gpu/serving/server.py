@@ -4,9 +4,11 @@ request run through the front door it names, in this process, as an
 in-process run would: the client's folder, environment and standard input;
 its standard output and error captured and sent back with the exit code. The
 outputs are written here, whole or not at all, as always. Several worker
-processes (one a core, at most 8) take requests at once, each one at a
-time; a connection from another user is refused (the peer's credentials). It ends on ``msagpu serve --stop``, or
-after ``idle`` seconds without a request.
+processes (one a core, at most 8) take requests at once; a worker that
+finds requests queued takes them together, and those with the same
+settings are aligned in one batch (`gather`). A connection from another
+user is refused (the peer's credentials). It ends on ``msagpu serve
+--stop``, or after ``idle`` seconds without a request.
 """
 
 from __future__ import annotations
@@ -203,7 +205,7 @@ def _answer(listener: socket.socket, mine: dict, on_stop=None, state: dict | Non
             return answered
         state["busy"] = True
         try:
-            answered += _one(conn, mine, on_stop)
+            answered += _batch([conn, *_queued(listener)], mine, on_stop)
         except _Stopped:
             return answered
         finally:
@@ -211,43 +213,93 @@ def _answer(listener: socket.socket, mine: dict, on_stop=None, state: dict | Non
     return answered
 
 
+#: The most queued requests one worker takes into one batch.
+GATHER_MAX = 32
+
+
+def _queued(listener: socket.socket) -> list[socket.socket]:
+    """The connections already waiting on ``listener`` (at most
+    `GATHER_MAX` - 1 more), taken without waiting."""
+    out = []
+    timeout = listener.gettimeout()
+    listener.setblocking(False)
+    try:
+        while len(out) < GATHER_MAX - 1:
+            try:
+                out.append(listener.accept()[0])
+            except (BlockingIOError, InterruptedError):
+                break
+    finally:
+        listener.settimeout(timeout)
+    for conn in out:
+        conn.setblocking(True)
+    return out
+
+
 class _Stopped(Exception):
     """A stop request was answered."""
 
 
-def _one(conn: socket.socket, mine: dict, on_stop) -> int:
-    """Answer one connection: 1 when a request was run, else 0 (`_Stopped`
-    after a stop request)."""
-    with conn:
-        if not allowed(peer_uid(conn)):
-            return 0
-        conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
-        try:
-            request = receive(conn)
-        except (OSError, ServerGone, ValueError):
-            return 0
-        conn.settimeout(None)
-        if not isinstance(request, dict):
-            return 0
-        if request.get("stop"):
-            if on_stop is not None:  # (the socket goes before the answer: a stopped server is not found again)
-                on_stop()
-            send(conn, {"stopped": True})
-            raise _Stopped
-        if request.get("identity") != mine or request.get("program") not in PROGRAMS:
-            with contextlib.suppress(OSError):
-                send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
-            return 0
+def _batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
+    """Answer connections taken together: their requests run as one batch
+    (`gather.run_together`); the number of requests run. A stop request
+    among them is answered after the others (`_Stopped`)."""
+    taken, stop = [], None
+    for conn in conns:
+        kind, request = _take(conn, mine)
+        if kind == "run":
+            taken.append((conn, request))
+        elif kind == "stop" and stop is None:
+            stop = conn
+        else:
+            conn.close()
+    if taken:
         delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
         if delay:  # tests: a window in which to kill the server mid-request
             time.sleep(delay)
         try:
-            answer = run_request(request)
-        except Exception as exc:  # noqa: BLE001 - the server outlives any one request
-            answer = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
+            from msa_gpu.serving.gather import run_together  # (the stack: loaded after the workers' fork)
+
+            answers = run_together([r for _, r in taken], run_request)
+        except Exception as exc:  # noqa: BLE001 - the server outlives any one batch
+            answers = [{"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}] * len(taken)
+        for (conn, _), answer in zip(taken, answers):
+            with conn, contextlib.suppress(OSError):
+                send(conn, answer)
+        log = os.environ.get("MSAGPU_SERVER_TEST_LOG")
+        if log:  # tests: each batch's size, a line a batch
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{len(taken)}\n")
+    if stop is not None:
+        with stop:
+            if on_stop is not None:  # (the socket goes before the answer: a stopped server is not found again)
+                on_stop()
+            send(stop, {"stopped": True})
+        raise _Stopped
+    return len(taken)
+
+
+def _take(conn: socket.socket, mine: dict) -> tuple[str, dict | None]:
+    """A connection's request: ("run", request), ("stop", None), or
+    ("skip", None) for one not taken (another user, nothing said in time,
+    another msagpu: told to work alone)."""
+    if not allowed(peer_uid(conn)):
+        return "skip", None
+    conn.settimeout(30.0)  # a client that connects and says nothing is dropped, not waited on
+    try:
+        request = receive(conn)
+    except (OSError, ServerGone, ValueError):
+        return "skip", None
+    conn.settimeout(None)
+    if not isinstance(request, dict):
+        return "skip", None
+    if request.get("stop"):
+        return "stop", None
+    if request.get("identity") != mine or request.get("program") not in PROGRAMS:
         with contextlib.suppress(OSError):
-            send(conn, answer)
-        return 1
+            send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
+        return "skip", None
+    return "run", request
 
 
 def _unlink(path: str) -> None:

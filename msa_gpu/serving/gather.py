@@ -1,0 +1,179 @@
+"""Requests that arrive together, aligned together (issue 45, capability 3).
+
+A server worker that finds several requests queued runs them as one batch:
+each request runs in its own thread through its front door, as
+`server.run_request` runs it alone, but one thread at a time (a baton), so
+that the process-wide state a request sets (folder, standard streams,
+arguments, environment, umask) is its own while it runs. When a request
+reaches `Aligner.align_many` it parks there, its state put aside; once every
+request has parked or ended, the parked ones that share their settings and
+backend are aligned in one `align_many` call (the batch mode that exists:
+each family's alignment does not depend on its batch), and each request
+resumes with its own families' results to write its own outputs. Each
+request's progress lines go to its own standard error. A batch that fails
+is run again request by request, so that a bad input fails its own call
+alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+from msa_gpu.aligner import Aligner, gathering
+
+
+class _Job:
+    """One parked `align_many` call and, once made, its results (or error)."""
+
+    def __init__(self, aligner: Aligner, families: list, recipes):
+        self.aligner, self.families, self.recipes = aligner, families, recipes
+        self.results, self.error = None, None
+
+
+class Fanout:
+    """A progress reporter that reports to each parked request's reporter."""
+
+    def __init__(self, reporters: list):
+        self.reporters = reporters
+
+    @contextlib.contextmanager
+    def stage(self, name: str):
+        with contextlib.ExitStack() as stack:
+            for r in self.reporters:
+                stack.enter_context(r.stage(name))
+            yield
+
+    def note(self, text: str) -> None:
+        for r in self.reporters:
+            r.note(text)
+
+    def progress(self, *args, **kwargs) -> None:
+        for r in self.reporters:
+            r.progress(*args, **kwargs)
+
+
+def _state() -> tuple:
+    umask = os.umask(0)
+    os.umask(umask)
+    return sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask
+
+
+def _set_state(state: tuple) -> None:
+    sys.stdin, sys.stdout, sys.stderr, sys.argv[:], cwd, env, umask = state
+    os.chdir(cwd)
+    if dict(os.environ) != env:
+        os.environ.clear()
+        os.environ.update(env)
+    os.umask(umask)
+
+
+class Gathering:
+    """The baton and the parked calls of one batch of requests (see the module)."""
+
+    def __init__(self, run_request):
+        self.run_request = run_request
+        self.cond = threading.Condition()
+        self.turn: int | None = None  # the request whose thread may run
+        self.parked: dict[int, _Job] = {}
+        self.done: set[int] = set()
+        self.answers: dict[int, dict] = {}
+        self.home = _state()  # the server's own state, between requests
+
+    def _wait_turn(self, i: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.turn == i)
+
+    def _yield(self) -> None:
+        with self.cond:
+            self.turn = None
+            self.cond.notify_all()
+
+    def _thread(self, i: int, request: dict) -> None:
+        self._wait_turn(i)
+        gathering.value = (self, i)
+        try:
+            self.answers[i] = self.run_request(request)  # (which answers for its own failures)
+        finally:
+            gathering.value = None
+            self.done.add(i)
+            self._yield()
+
+    def park(self, i: int, aligner: Aligner, families: list, recipes) -> list:
+        """Request ``i``'s `align_many`: parked until the batch is aligned."""
+        job = _Job(aligner, families, recipes)
+        mine = _state()
+        _set_state(self.home)
+        self.parked[i] = job
+        self._yield()
+        self._wait_turn(i)
+        _set_state(mine)
+        if job.error is not None:
+            raise job.error
+        return job.results
+
+    def run(self, requests: list[dict]) -> list[dict]:
+        """Every request's answer, in order."""
+        threads = [threading.Thread(target=self._thread, args=(i, r), daemon=True) for i, r in enumerate(requests)]
+        for t in threads:
+            t.start()
+        while len(self.done) < len(requests):
+            ready = [i for i in range(len(requests)) if i not in self.done and i not in self.parked]
+            for i in ready or self._align_parked():  # each in turn, until it parks or ends
+                with self.cond:
+                    self.turn = i
+                    self.cond.notify_all()
+                    self.cond.wait_for(lambda: self.turn is None)
+        for t in threads:
+            t.join()
+        return [self.answers[i] for i in range(len(requests))]
+
+    def _align_parked(self) -> list[int]:
+        """Align the parked calls, grouped by settings and backend; their
+        requests, to resume in order."""
+        import numba
+
+        jobs = dict(sorted(self.parked.items()))
+        groups: dict = {}
+        for i, job in jobs.items():  # the backend each would take alone (align_many's own choice)
+            backend = job.aligner.choose_backend(job.recipes) if job.recipes is not None else job.aligner.backend
+            groups.setdefault((job.aligner.config, backend.name), []).append(i)
+        threads = numba.get_num_threads()  # (an aligner sets this thread's count from its settings)
+        for members in groups.values():
+            batch = [jobs[i] for i in members]
+            try:
+                if len(batch) == 1:
+                    raise _Alone
+                first = batch[0].aligner
+                reporters = [j.aligner.reporter for j in batch if j.aligner.reporter is not None]
+                together = Aligner(first.config, backend=first.backend, reporter=Fanout(reporters) if reporters
+                                   else None)
+                recipes = None if any(j.recipes is None for j in batch) else [r for j in batch for r in j.recipes]
+                results = together.align_many([f for j in batch for f in j.families], recipes=recipes)
+                start = 0
+                for j in batch:
+                    j.results, start = results[start: start + len(j.families)], start + len(j.families)
+            except Exception:  # noqa: BLE001 - one by one, so that each call gets its own outcome
+                for j in batch:
+                    try:
+                        j.results = j.aligner.align_many(j.families, recipes=j.recipes)
+                    except Exception as exc:  # noqa: BLE001 - raised again in the request's own thread
+                        j.error = exc
+            finally:
+                numba.set_num_threads(threads)
+        self.parked = {}
+        return list(jobs)
+
+
+class _Alone(Exception):
+    """A group of one: aligned by its own aligner."""
+
+
+def run_together(requests: list[dict], run_request) -> list[dict]:
+    """The answers of ``requests`` (see the module); one request runs as it
+    would alone."""
+    if len(requests) == 1:
+        return [run_request(requests[0])]
+    return Gathering(run_request).run(requests)
