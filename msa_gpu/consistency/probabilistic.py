@@ -21,7 +21,7 @@ import numpy as np
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend import to_host
 from msa_gpu.consistency.pairhmm import PairHMM, probcons_model
-from msa_gpu.consistency.memory import LibraryPlan, library_plan
+from msa_gpu.consistency.memory import ROW_ENTRIES, LibraryPlan, library_plan
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
 #: ProbCons drops posteriors below this, and applies the transformation twice.
@@ -187,7 +187,7 @@ class _Group:
         a n + b]``, each row's entries by column ((b, a) is (a, b) transposed;
         the keys are distinct, so any sort gives the same arrays). The pairs
         s < t come first, in the flat's order, so that their entries are the
-        flat's own (y, p) in its order: on the CPU, where `_flat` leaves room
+        flat's own (y, p) in its order: on the CPU, where `_FlatWriter` leaves room
         behind them, they stay in place and only the transposed half is
         written."""
         q, x, y, p = flat
@@ -219,7 +219,7 @@ class _Group:
     def transformed(self, csr, cutoff: float, xp, tick=None, room: bool = False):
         """One consistency transformation of every pair's sparse matrix (its
         `ordered_csr`), on ``xp``'s device (the same bits on either): flat
-        (q, x, y, p), on the CPU with ``room`` for the next CSR (`_flat`)."""
+        (q, x, y, p), on the CPU with ``room`` for the next CSR (`_FlatWriter`)."""
         indptr, indices, data, base = csr
         nq, bq, lq = self.n[self.fam], self.ord0[self.fam], self.seq0[self.fam]
         if xp is not np:
@@ -240,7 +240,9 @@ class _Group:
             return consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
                                     base[bq[q]: bq[q] + n * n], cutoff, work)
 
-        return _flat(_threaded(one, list(range(len(self.local))), lambda: np.empty((longest, longest)), tick), room)
+        planned = _planned(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]])
+        return _flat_of(one, list(range(len(self.local))), lambda: np.empty((longest, longest)), planned, longest,
+                        room, tick)
 
 
 #: Fixed point of the expected identities' sums (integer sums have the same
@@ -255,7 +257,7 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
     row-major: on the GPU in batches (backend/posterior_gpu.py), on the CPU
     a pair per host thread (the numba twin releases the GIL). The same bits
     either way. ``tick(k)`` is called as k more pairs are done; ``room``:
-    see `_flat`."""
+    see `_FlatWriter`."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if xp is not np:
         from msa_gpu.backend.posterior_gpu import flat_posteriors
@@ -274,8 +276,10 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
         return sparse_posteriors(cells[pair[0]], cells[pair[1]], model.init, model.trans, model.pair,
                                  model.single, cutoff, *work)
 
-    return _flat(_threaded(one, [tuple(pr) for pr in pairs.tolist()],
-                           lambda: (np.empty((longest, longest, 5)), np.empty((longest, longest, 5))), tick), room)
+    lens = np.array([len(c) for c in codes], np.int64)
+    return _flat_of(one, [tuple(pr) for pr in pairs.tolist()],
+                    lambda: (np.empty((longest, longest, 5)), np.empty((longest, longest, 5))),
+                    _planned(lens[pairs[:, 0]], lens[pairs[:, 1]]) if len(pairs) else 0, longest, room, tick)
 
 
 def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
@@ -288,37 +292,69 @@ def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model:
     return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _flat(rows: list, room: bool = False):
-    """Per-pair (x, y, p) host arrays as flat (q, x, y, p): int32 pair
-    indices, residue indices int16 where every sequence is shorter than
-    2^15 (`index_dtype`), and single-precision values: 12 bytes an entry
-    (a library of 142 sequences of 400 residues holds tens of millions).
-    With ``room``, y and p are the first halves of arrays twice as long
-    (`_room_behind`; pages not yet written take no memory), so that the
-    ordered CSR is built around them. Each pair's arrays are let go
-    (``rows[i] = None``) once copied, so the pairs and the flat arrays are
-    not held whole at once."""
-    counts = np.array([len(r[0]) for r in rows], np.int64)
-    q = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
-    longest = max((int(max(r[0].max(initial=0), r[1].max(initial=0))) + 1 for r in rows if len(r[0])), default=0)
-    idx, size, n = index_dtype(longest), (2 if room else 1) * len(q), len(q)
-    out = (np.empty(n, idx), np.empty(size, idx)[:n], np.empty(size, np.float32)[:n])
-    start = 0
-    for i, k in enumerate(counts.tolist()):
-        for a, part in zip(out, rows[i]):
-            a[start: start + k] = part
-        rows[i] = None
-        start += k
-    return (q, *out)
+class _FlatWriter:
+    """Per-pair (x, y, p) host arrays written into flat (q, x, y, p) as they
+    come, pair after pair: int32 pair indices, residue indices int16 where
+    every sequence is shorter than 2^15 (`index_dtype`), single-precision
+    values: 12 bytes an entry (a library of 142 sequences of 400 residues
+    holds tens of millions). The arrays are made for ``capacity`` entries
+    (the memory plan's bound: pages not written take no memory) and grow by
+    half where a pass holds more. With ``room``, y and p have twice the
+    room, so that the ordered CSR is built around them (`_room_behind`).
+    Only a step's pairs are held at once beside the flat arrays."""
+
+    def __init__(self, capacity: int, longest: int, room: bool = False):
+        self.idx, self.room, self.n = index_dtype(longest), room, 0
+        self.arrays = self._made(max(int(capacity), 1))
+
+    def _made(self, cap: int) -> tuple:
+        self.cap = cap
+        size = 2 * cap if self.room else cap
+        return (np.empty(cap, np.int32), np.empty(cap, self.idx), np.empty(size, self.idx),
+                np.empty(size, np.float32))
+
+    def add(self, rows: list, first: int) -> None:
+        """The arrays of pairs ``first``, ``first + 1``, ... (in order)."""
+        k = sum(len(r[0]) for r in rows)
+        if self.n + k > self.cap:  # more than planned: grown (`memory.ROW_ENTRIES` says how rare)
+            old, self.arrays = self.arrays, self._made(max(self.cap + self.cap // 2, self.n + k))
+            for a, b in zip(self.arrays, old):
+                a[: self.n] = b[: self.n]
+            del old
+        q, x, y, p = self.arrays
+        at = self.n
+        for i, r in enumerate(rows):
+            m = len(r[0])
+            q[at: at + m] = first + i
+            x[at: at + m], y[at: at + m], p[at: at + m] = r
+            at += m
+        self.n = at
+
+    def flat(self) -> tuple:
+        return tuple(a[: self.n] for a in self.arrays)
+
+
+def _flat_of(one, items: list, work, capacity: int, longest: int, room: bool, tick=None) -> tuple:
+    """`_threaded` ``one`` over ``items``, each step's pairs written into a
+    `_FlatWriter` as the step ends (flat (q, x, y, p))."""
+    writer = _FlatWriter(capacity, longest, room)
+    _threaded(one, items, work, tick, sink=writer.add)
+    return writer.flat()
+
+
+def _planned(lengths_s: np.ndarray, lengths_t: np.ndarray) -> int:
+    """Entries the memory plan allows pairs of these lengths in a phase
+    (`memory.ROW_ENTRIES` a row, rows counted both ways and halved)."""
+    return int(ROW_ENTRIES * (np.sum(lengths_s, dtype=np.int64) + np.sum(lengths_t, dtype=np.int64)) // 2)
 
 
 def _room_behind(a: np.ndarray, size: int) -> np.ndarray:
-    """The array of ``size`` whose first part ``a`` is (`_flat`'s room), or
-    a new one with ``a`` copied in."""
+    """The array of ``size`` whose first part ``a`` is (`_FlatWriter`'s
+    room), or a new one with ``a`` copied in."""
     whole = a.base
-    if isinstance(whole, np.ndarray) and whole.ndim == 1 and len(whole) == size and whole.dtype == a.dtype \
+    if isinstance(whole, np.ndarray) and whole.ndim == 1 and len(whole) >= size and whole.dtype == a.dtype \
             and whole.ctypes.data == a.ctypes.data:
-        return whole
+        return whole[:size]
     out = np.empty(size, a.dtype)
     out[: len(a)] = a
     return out
@@ -330,12 +366,14 @@ def index_dtype(longest: int):
     return np.int16 if longest <= np.iinfo(np.int16).max else np.int32
 
 
-def _threaded(fn, items: list, work, tick=None) -> list:
+def _threaded(fn, items: list, work, tick=None, sink=None) -> list:
     """``fn(item, space)`` of each item on host threads (numba kernels that
     release the GIL; as many as numba may use, which ``threads`` caps),
     results in order; ``space`` is the thread's own ``work()``, made once and
     reused between its items; ``tick(k)`` after each hundredth of the items
-    (at least 16 a step)."""
+    (at least 16 a step); with ``sink``, each step's results go to
+    ``sink(results, first)`` as it ends instead (none returned), so that only
+    a step's are held at once."""
     import threading
 
     import numba
@@ -359,7 +397,12 @@ def _threaded(fn, items: list, work, tick=None) -> list:
     try:
         for start in range(0, len(items), step):
             part = items[start: start + step]
-            out += list(pool.map(run, part)) if pool is not None else [run(i) for i in part]
+            done = list(pool.map(run, part)) if pool is not None else [run(i) for i in part]
+            if sink is not None:
+                sink(done, start)
+            else:
+                out += done
+            del done
             if tick is not None:
                 tick(len(part))
     finally:

@@ -262,7 +262,8 @@ def _batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
 
             answers = run_together([r for _, r in taken], run_request)
         except Exception as exc:  # noqa: BLE001 - the server outlives any one batch
-            answers = [{"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}] * len(taken)
+            failed = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
+            answers = [failed] * len(taken)
         for (conn, _), answer in zip(taken, answers):
             with conn, contextlib.suppress(OSError):
                 send(conn, answer)
