@@ -241,7 +241,8 @@ class Aligner:
         sequences). Each family's `Recipe` is decided here, once, before any
         stage runs (or given: ``recipes``, from `plan`); every result carries its own."""
         hook = getattr(gathering, "value", None)  # a served request among several (msa_gpu.serving.gather)
-        if hook is not None and distances is None and guide_trees is None and libraries is None:
+        plain = all(v is None or all(x is None for x in v) for v in (distances, guide_trees, libraries))
+        if hook is not None and plain:
             return hook[0].park(hook[1], self, families, recipes)
         n = len(families)
         dms, trees, libs = (list(x or [None] * n) for x in (distances, guide_trees, libraries))

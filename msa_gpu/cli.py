@@ -430,7 +430,9 @@ def align(
                 from msa_gpu.consistency import library_memory
 
                 gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
-                lib = library_memory(posterior, gpu, threads or 1)
+                import numba  # (loaded by now: the library's host threads are numba's count)
+
+                lib = library_memory(posterior, gpu, threads or numba.get_num_threads())
                 if (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
                     typer.echo(f"msagpu: {lib.line(gpu)}", err=True)
         if dask:

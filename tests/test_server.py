@@ -317,3 +317,29 @@ def test_a_queued_batch_through_the_socket(tmp_path, monkeypatch):
     finally:
         server.stop(str(sock))
         proc.wait(30)
+
+
+def test_a_gathered_batch_keeps_each_requests_own_failures_and_warnings(refs, tmp_path, monkeypatch):
+    """What goes wrong for one request stays its own when requests are
+    gathered: a backend that cannot start gives each request the exit code
+    it gets alone, and the batch returns (it does not wait on parked
+    requests); a request whose folder is gone fails alone; a warning raised
+    while the batch is aligned reaches each request's own stderr."""
+    from msa_gpu.consistency import probabilistic
+    from msa_gpu.serving import gather
+
+    src = str(refs / "BB11001.tfa")
+    gpu = [_request(tmp_path, src, "-o", f"g{k}.fa", "--backend", "gpu", "-q") for k in range(2)]
+    alone = server.run_request(_request(tmp_path, src, "-o", "g.fa", "--backend", "gpu", "-q"))
+    assert [a["rc"] for a in gather.run_together(gpu, server.run_request)] == [alone["rc"]] * 2
+
+    gone = _request(tmp_path / "gone", src, "-o", "x.fa", "--backend", "cpu")
+    fine = _request(tmp_path, src, "-o", "fine.fa", "--backend", "cpu")
+    answers = gather.run_together([gone, fine], server.run_request)
+    assert answers[0]["rc"] == 1 and b"server error" in protocol.decode(answers[0]["stderr"])
+    assert answers[1]["rc"] == 0 and (tmp_path / "fine.fa").exists()
+
+    monkeypatch.setattr(probabilistic, "library_plan", lambda groups, threads=1: probabilistic.LibraryPlan(1, 0.0, 0.0))
+    two = [_request(tmp_path, src, "-o", f"w{k}.fa", "--backend", "cpu", "--mode", "accurate") for k in range(2)]
+    for a in gather.run_together(two, server.run_request):
+        assert a["rc"] == 0 and b"more than its memory plan" in protocol.decode(a["stderr"])

@@ -36,9 +36,10 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1) -> LibraryPla
     has (n - 1) * sum(L) rows over its ordered pairs and at most
     `ROW_ENTRIES` entries a row of an unordered pair. On the CPU a phase
     holds its input as CSR (both directions: 2 x (index + 4 bytes value)),
-    the next phase's per-pair pieces (12 bytes) and its flat output (pair 4,
-    two indices, value 4 bytes), the row pointers (4 bytes a row; 8 past
-    2^31 entries) and each thread's work space; on the GPU the flat arrays
+    its flat output (pair 4, two indices, value 4 bytes), the per-pair
+    pieces of the step being written (12 bytes an entry; counted as if
+    whole, which keeps the plan above the peak), the row pointers (4 bytes
+    a row; 8 past 2^31 entries) and each thread's work space; on the GPU the flat arrays
     (28 bytes an entry) and the device sort's keys, order, columns and values
     (64 bytes), besides the dense batches (`posterior_gpu.block_bytes`, a
     quarter of the free memory at most).

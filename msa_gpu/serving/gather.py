@@ -21,16 +21,18 @@ import contextlib
 import os
 import sys
 import threading
+import warnings
 
 from msa_gpu.aligner import Aligner, gathering
 
 
 class _Job:
-    """One parked `align_many` call and, once made, its results (or error)."""
+    """One parked `align_many` call and, once made, its results (or error)
+    and the warnings its alignment raised (said again in its own thread)."""
 
     def __init__(self, aligner: Aligner, families: list, recipes):
         self.aligner, self.families, self.recipes = aligner, families, recipes
-        self.results, self.error = None, None
+        self.results, self.error, self.warned = None, None, []
 
 
 class Fanout:
@@ -58,22 +60,34 @@ class Fanout:
 def _state() -> tuple:
     umask = os.umask(0)
     os.umask(umask)
-    return sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask
+    return (sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask,
+            list(warnings.filters), warnings.showwarning)
 
 
 def _set_state(state: tuple) -> None:
-    sys.stdin, sys.stdout, sys.stderr, sys.argv[:], cwd, env, umask = state
+    sys.stdin, sys.stdout, sys.stderr, sys.argv[:], cwd, env, umask, filters, show = state
     os.chdir(cwd)
     if dict(os.environ) != env:
         os.environ.clear()
         os.environ.update(env)
     os.umask(umask)
+    warnings.filters[:] = filters
+    warnings._filters_mutated()  # (each request's "once" registries start afresh, as in a fresh process)
+    warnings.showwarning = show
+
+
+def _share(threads: int | None) -> None:
+    from msa_gpu.backend import set_threads
+
+    set_threads(threads)
 
 
 class Gathering:
     """The baton and the parked calls of one batch of requests (see the module)."""
 
     def __init__(self, run_request):
+        import numba
+
         self.run_request = run_request
         self.cond = threading.Condition()
         self.turn: int | None = None  # the request whose thread may run
@@ -81,6 +95,7 @@ class Gathering:
         self.done: set[int] = set()
         self.answers: dict[int, dict] = {}
         self.home = _state()  # the server's own state, between requests
+        self.threads = numba.get_num_threads()  # this worker's share of the cores (numba's count is per thread)
 
     def _wait_turn(self, i: int) -> None:
         with self.cond:
@@ -95,7 +110,10 @@ class Gathering:
         self._wait_turn(i)
         gathering.value = (self, i)
         try:
-            self.answers[i] = self.run_request(request)  # (which answers for its own failures)
+            _share(self.threads)
+            self.answers[i] = self.run_request(request)  # (which answers for the request's own failures)
+        except Exception as exc:  # noqa: BLE001 - a request that cannot even start fails alone
+            self.answers[i] = {"rc": 1, "stdout": "", "stderr": _encoded(f"msagpu: server error: {exc}\n")}
         finally:
             gathering.value = None
             self.done.add(i)
@@ -110,6 +128,8 @@ class Gathering:
         self._yield()
         self._wait_turn(i)
         _set_state(mine)
+        for w in job.warned:  # said here, on this request's own stderr, as alone
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if job.error is not None:
             raise job.error
         return job.results
@@ -121,7 +141,11 @@ class Gathering:
             t.start()
         while len(self.done) < len(requests):
             ready = [i for i in range(len(requests)) if i not in self.done and i not in self.parked]
-            for i in ready or self._align_parked():  # each in turn, until it parks or ends
+            try:
+                turns = ready or self._align_parked()
+            except BaseException as exc:  # noqa: BLE001 - every parked request is let go with it
+                turns = self._release(exc)
+            for i in turns:  # each in turn, until it parks or ends
                 with self.cond:
                     self.turn = i
                     self.cond.notify_all()
@@ -129,6 +153,15 @@ class Gathering:
         for t in threads:
             t.join()
         return [self.answers[i] for i in range(len(requests))]
+
+    def _release(self, exc: BaseException) -> list[int]:
+        """The parked requests, each failing with ``exc`` where it has no outcome."""
+        jobs = dict(sorted(self.parked.items()))
+        self.parked = {}
+        for job in jobs.values():
+            if job.results is None and job.error is None:
+                job.error = exc if isinstance(exc, Exception) else RuntimeError(f"interrupted: {exc!r}")
+        return list(jobs)
 
     def _align_parked(self) -> list[int]:
         """Align the parked calls, grouped by settings and backend; their
@@ -138,37 +171,66 @@ class Gathering:
         jobs = dict(sorted(self.parked.items()))
         groups: dict = {}
         for i, job in jobs.items():  # the backend each would take alone (align_many's own choice)
-            backend = job.aligner.choose_backend(job.recipes) if job.recipes is not None else job.aligner.backend
+            try:
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    if job.recipes is None:
+                        job.recipes = job.aligner.plan(job.families)
+                    backend = job.aligner.choose_backend(job.recipes)
+                job.warned += said
+            except Exception as exc:  # noqa: BLE001 - this request's own failure
+                job.error = exc
+                continue
             groups.setdefault((job.aligner.config, backend.name), []).append(i)
         threads = numba.get_num_threads()  # (an aligner sets this thread's count from its settings)
-        for members in groups.values():
-            batch = [jobs[i] for i in members]
-            try:
-                if len(batch) == 1:
-                    raise _Alone
-                first = batch[0].aligner
-                reporters = [j.aligner.reporter for j in batch if j.aligner.reporter is not None]
-                together = Aligner(first.config, backend=first.backend, reporter=Fanout(reporters) if reporters
-                                   else None)
-                recipes = None if any(j.recipes is None for j in batch) else [r for j in batch for r in j.recipes]
-                results = together.align_many([f for j in batch for f in j.families], recipes=recipes)
-                start = 0
-                for j in batch:
-                    j.results, start = results[start: start + len(j.families)], start + len(j.families)
-            except Exception:  # noqa: BLE001 - one by one, so that each call gets its own outcome
-                for j in batch:
-                    try:
-                        j.results = j.aligner.align_many(j.families, recipes=j.recipes)
-                    except Exception as exc:  # noqa: BLE001 - raised again in the request's own thread
-                        j.error = exc
-            finally:
-                numba.set_num_threads(threads)
+        try:
+            for members in groups.values():
+                self._align_group([jobs[i] for i in members], threads)
+        finally:
+            numba.set_num_threads(threads)
         self.parked = {}
         return list(jobs)
 
+    @staticmethod
+    def _align_group(batch: list[_Job], threads: int) -> None:
+        """One group's families in one `align_many` call; where that fails
+        (or the group is one call), each call alone, with its own outcome
+        and its own ``--threads`` (else the worker's ``threads``)."""
+        import numba
 
-class _Alone(Exception):
-    """A group of one: aligned by its own aligner."""
+        if len(batch) > 1:
+            first = batch[0].aligner
+            reporters = [j.aligner.reporter for j in batch if j.aligner.reporter is not None]
+            try:
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    together = Aligner(first.config, backend=first.backend,
+                                       reporter=Fanout(reporters) if reporters else None)
+                    results = together.align_many([f for j in batch for f in j.families],
+                                                  recipes=[r for j in batch for r in j.recipes])
+                start = 0
+                for j in batch:
+                    j.results, start = results[start: start + len(j.families)], start + len(j.families)
+                    j.warned += said
+                return
+            except Exception:  # noqa: BLE001 - one by one, so that each call gets its own outcome
+                pass
+        for j in batch:
+            try:
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    numba.set_num_threads(threads)
+                    _share(j.aligner.config.threads)
+                    j.results = j.aligner.align_many(j.families, recipes=j.recipes)
+                j.warned += said
+            except Exception as exc:  # noqa: BLE001 - raised again in the request's own thread
+                j.error = exc
+
+
+def _encoded(text: str) -> str:
+    from msa_gpu.serving.protocol import encode
+
+    return encode(text.encode())
 
 
 def run_together(requests: list[dict], run_request) -> list[dict]:

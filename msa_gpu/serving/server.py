@@ -203,6 +203,9 @@ def _answer(listener: socket.socket, mine: dict, on_stop=None, state: dict | Non
             conn, _ = listener.accept()
         except socket.timeout:
             return answered
+        except (BlockingIOError, InterruptedError):  # another worker polled the shared socket just then
+            time.sleep(0.001)
+            continue
         state["busy"] = True
         try:
             answered += _batch([conn, *_queued(listener)], mine, on_stop)
