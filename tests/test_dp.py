@@ -27,7 +27,8 @@ def random_batch(rng, sizes, rnd=0, credits=None):
     dims = np.array([(m, n, rnd) for m, n in sizes], dtype=np.int32).reshape(-1, 3)
     m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
     return PairBatch(np.concatenate(S), _offsets(m * n), np.concatenate(R), _offsets(m + 1),
-                     np.concatenate(C), _offsets(n + 1), dims, _offsets((m + 1) * (n + 1)), _offsets(m + n))
+                     np.concatenate(C), _offsets(n + 1), dims, _offsets((m + 1) * (n + 1)), _offsets(m + n),
+                     int(((m + 1) * (n + 1)).sum()), int((m + n).sum()), int(m.max(initial=0)))
 
 
 def unpack(batch, p):

@@ -24,15 +24,13 @@ VEC = 24
 def align_batch(batch):
     """Align every pair of a `PairBatch`; returns device (path, path_len, score)."""
     npairs = int(batch.dims.shape[0])
-    known = batch.n_path >= 0  # the host's totals, else read from the device
-    path = cp.empty(max(batch.n_path if known else int(batch.path_off[-1]), 1), dtype=cp.uint8)
+    path = cp.empty(max(batch.n_path, 1), dtype=cp.uint8)
     path_len = cp.empty(npairs, dtype=cp.int32)
     score = cp.empty(npairs, dtype=cp.int32)
-    dirs = cp.empty(max(batch.n_dir if known else int(batch.dir_off[-1]), 1), dtype=cp.uint8)
+    dirs = cp.empty(max(batch.n_dir, 1), dtype=cp.uint8)
     scratch = cp.empty(DIAG_INTS * max(int(batch.rowp.shape[0]), 1), dtype=cp.int32)
     # wavefront state in shared memory for pairs whose DIAG_INTS (m+1) ints fit
-    max_m = batch.max_m if known else int(batch.dims[:, 0].max()) if npairs else 0
-    smem_ints = min(DIAG_INTS * (max_m + 1), SMEM_BYTES // 4)
+    smem_ints = min(DIAG_INTS * (batch.max_m + 1), SMEM_BYTES // 4)
     get_function("profile", "profile_dp")(
         (npairs,), (THREADS,),
         (batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off,
@@ -111,8 +109,7 @@ def profile_stats(lv, codes, weights, mats):
         get_function("profile", "row_span")((grid_size(n_rows),), (THREADS,),
                                             (codes, lv.code_off, lv.L, lv.w_off, lv.gap, cp.int32(n_prof),
                                              cp.int64(n_rows), first, last))
-    L = lv.host_L if lv.host_L is not None else cp.asnumpy(lv.L)
-    tile_off, blocks = _tiles((L.astype(np.int64) + STAT_COLS) // STAT_COLS)  # boundary columns 0..L
+    tile_off, blocks = _tiles((lv.host_L.astype(np.int64) + STAT_COLS) // STAT_COLS)  # boundary columns 0..L
     if blocks:
         get_function("profile", "profile_stats")(
             (blocks,), (STAT_COLS * STAT_LANES,),

@@ -35,9 +35,9 @@ class PairBatch:
     dims: object
     dir_off: object
     path_off: object
-    n_dir: int = -1  # host totals of dir_off and path_off, and the longest A side (-1: read them from the device)
-    n_path: int = -1
-    max_m: int = -1
+    n_dir: int  # host totals of dir_off and path_off, and the longest A side: launch sizes without device reads
+    n_path: int
+    max_m: int
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class LevelMeta:
     n_bnd: int
     n_cells: int
     max_cells: int
-    host_L: np.ndarray | None = None  # L on the host, for launch sizes without a device read
+    host_L: np.ndarray  # L on the host, for launch sizes without a device read
 
 
 def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], long_mask: np.ndarray,
