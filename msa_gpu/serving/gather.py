@@ -18,12 +18,13 @@ alone.
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 import threading
 import warnings
 
 from msa_gpu.aligner import Aligner, gathering
+from msa_gpu.backend import set_threads
+from msa_gpu.serving.protocol import encode
+from msa_gpu.serving.server import process_state, restore_state
 
 
 class _Job:
@@ -57,31 +58,6 @@ class Fanout:
             r.progress(*args, **kwargs)
 
 
-def _state() -> tuple:
-    umask = os.umask(0)
-    os.umask(umask)
-    return (sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask,
-            list(warnings.filters), warnings.showwarning)
-
-
-def _set_state(state: tuple) -> None:
-    sys.stdin, sys.stdout, sys.stderr, sys.argv[:], cwd, env, umask, filters, show = state
-    os.chdir(cwd)
-    if dict(os.environ) != env:
-        os.environ.clear()
-        os.environ.update(env)
-    os.umask(umask)
-    warnings.filters[:] = filters
-    warnings._filters_mutated()  # (each request's "once" registries start afresh, as in a fresh process)
-    warnings.showwarning = show
-
-
-def _share(threads: int | None) -> None:
-    from msa_gpu.backend import set_threads
-
-    set_threads(threads)
-
-
 class Gathering:
     """The baton and the parked calls of one batch of requests (see the module)."""
 
@@ -94,7 +70,7 @@ class Gathering:
         self.parked: dict[int, _Job] = {}
         self.done: set[int] = set()
         self.answers: dict[int, dict] = {}
-        self.home = _state()  # the server's own state, between requests
+        self.home = process_state()  # the server's own state, between requests
         self.threads = numba.get_num_threads()  # this worker's share of the cores (numba's count is per thread)
 
     def _wait_turn(self, i: int) -> None:
@@ -110,10 +86,10 @@ class Gathering:
         self._wait_turn(i)
         gathering.value = (self, i)
         try:
-            _share(self.threads)
+            set_threads(self.threads)
             self.answers[i] = self.run_request(request)  # (which answers for the request's own failures)
         except Exception as exc:  # noqa: BLE001 - a request that cannot even start fails alone
-            self.answers[i] = {"rc": 1, "stdout": "", "stderr": _encoded(f"msagpu: server error: {exc}\n")}
+            self.answers[i] = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
         finally:
             gathering.value = None
             self.done.add(i)
@@ -122,12 +98,12 @@ class Gathering:
     def park(self, i: int, aligner: Aligner, families: list, recipes) -> list:
         """Request ``i``'s `align_many`: parked until the batch is aligned."""
         job = _Job(aligner, families, recipes)
-        mine = _state()
-        _set_state(self.home)
+        mine = process_state()
+        restore_state(self.home)
         self.parked[i] = job
         self._yield()
         self._wait_turn(i)
-        _set_state(mine)
+        restore_state(mine)
         for w in job.warned:  # said here, on this request's own stderr, as alone
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if job.error is not None:
@@ -220,17 +196,11 @@ class Gathering:
                 with warnings.catch_warnings(record=True) as said:
                     warnings.simplefilter("always")
                     numba.set_num_threads(threads)
-                    _share(j.aligner.config.threads)
+                    set_threads(j.aligner.config.threads)
                     j.results = j.aligner.align_many(j.families, recipes=j.recipes)
                 j.warned += said
             except Exception as exc:  # noqa: BLE001 - raised again in the request's own thread
                 j.error = exc
-
-
-def _encoded(text: str) -> str:
-    from msa_gpu.serving.protocol import encode
-
-    return encode(text.encode())
 
 
 def run_together(requests: list[dict], run_request) -> list[dict]:

@@ -89,6 +89,30 @@ def warm_up() -> None:
 _FILTERS: list = []
 
 
+def process_state() -> tuple:
+    """What a request may change in this process: the standard streams, the
+    arguments, the folder, the environment, the umask and the warnings'
+    filters and printer (`restore_state` gives them back)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return (sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask,
+            list(warnings.filters), warnings.showwarning)
+
+
+def restore_state(state: tuple) -> None:
+    """Put back a `process_state`."""
+    sys.stdin, sys.stdout, sys.stderr, argv, cwd, env, umask, filters, show = state
+    sys.argv = list(argv)
+    os.chdir(cwd)
+    if dict(os.environ) != env:
+        os.environ.clear()
+        os.environ.update(env)
+    os.umask(umask)
+    warnings.filters[:] = filters
+    warnings._filters_mutated()  # (each request's "once" registries start afresh, as in a fresh process)
+    warnings.showwarning = show
+
+
 def run_request(request: dict) -> dict:
     """One request run as a fresh process would run it: its exit code and
     what it wrote to standard output and error."""
@@ -97,9 +121,9 @@ def run_request(request: dict) -> dict:
     module, function = PROGRAMS[request["program"]]
     entry = getattr(importlib.import_module(module), function)
     out, err = io.BytesIO(), io.BytesIO()
-    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv, os.getcwd(), dict(os.environ))
+    saved = process_state()
     threads = numba.get_num_threads()
-    umask = os.umask(int(request.get("umask", 0o022)))
+    os.umask(int(request.get("umask", 0o022)))
     stdin = decode(request["stdin"]) if request.get("stdin") is not None else b""
     code = 0
     streams = []
@@ -128,16 +152,12 @@ def run_request(request: dict) -> dict:
         sys.stdout.flush()
         sys.stderr.flush()
     finally:
-        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved[:4]
+        restore_state(saved)
         for stream in streams:  # the buffers outlive their text layers (a dropped layer closes its buffer)
             with contextlib.suppress(ValueError):
                 stream.flush()
             with contextlib.suppress(ValueError):
                 stream.detach()
-        os.chdir(saved[4])
-        os.environ.clear()
-        os.environ.update(saved[5])
-        os.umask(umask)
         numba.set_num_threads(threads)  # one request's --threads is not the next one's
     return {"rc": code, "stdout": encode(out.getvalue()), "stderr": encode(err.getvalue())}
 
