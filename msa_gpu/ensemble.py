@@ -238,8 +238,10 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
     if fams:
         plan = first.plan(fams, distances=dms, libraries=libs)
         # a family whose first alignment kept no library (its repeats were dropped) builds one, once, for
-        # all its replicates (as each would build it: over every sequence)
-        missing = [f for f in range(len(families)) if bases[f].library is None and plan[f * (n - 1)].library]
+        # all its replicates (as each would build it: over every sequence), unless --perturb model builds
+        # each replicate its own
+        missing = [f for f in range(len(families)) if bases[f].library is None and plan[f * (n - 1)].library
+                   and not ("model" in perturb and plan[f * (n - 1)].library == "posterior")]
         for f, lib in zip(missing, first._libraries([families[f] for f in missing],
                                                     [plan[f * (n - 1)] for f in missing]) if missing else []):
             libs[f * (n - 1): (f + 1) * (n - 1)] = [lib] * (n - 1)
@@ -272,10 +274,10 @@ def _model_libraries(aligner: Aligner, families: list[Sequences], plan: list, li
     if not posterior:
         raise InputError("--perturb model: no family here takes the pair-HMM library (protein, accurate mode)")
     xp = aligner.backend.xp
+    by_size: dict[int, list[int]] = {}
+    for f in posterior:
+        by_size.setdefault(families[f].alphabet.size, []).append(f)
     for k, rng in sorted(models.items()):
-        by_size: dict[int, list[int]] = {}
-        for f in posterior:
-            by_size.setdefault(families[f].alphabet.size, []).append(f)
         for size, group in sorted(by_size.items()):
             model = perturbed_model(probcons_model(size), np.random.default_rng(rng.integers(1 << 62)), SIGMA)
             for f, lib in zip(group, posterior_libraries([families[f] for f in group], model=model, xp=xp)):
