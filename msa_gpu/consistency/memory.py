@@ -15,6 +15,12 @@ from dataclasses import dataclass
 ROW_ENTRIES = 12
 
 
+def planned_entries(rows: int) -> int:
+    """Entries a phase may hold over pairs whose residue rows, counted in
+    both directions, are ``rows``: `ROW_ENTRIES` a row of an unordered pair."""
+    return ROW_ENTRIES * rows // 2
+
+
 @dataclass(frozen=True)
 class LibraryPlan:
     """What accurate mode's pair-HMM library holds at most (the largest group
@@ -51,7 +57,7 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1) -> LibraryPla
     best = LibraryPlan(0, 0.0, 0.0)
     for group in groups:
         rows = sum((len(L) - 1) * int(sum(int(v) for v in L)) for L in group)
-        entries = ROW_ENTRIES * rows // 2
+        entries = planned_entries(rows)
         longest = max((int(max(L)) for L in group if len(L)), default=0)
         index = 2 if longest < (1 << 15) else 4
         wide = 2 * entries > (1 << 31) - 1

@@ -21,7 +21,7 @@ import numpy as np
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend import to_host
 from msa_gpu.consistency.pairhmm import PairHMM, probcons_model
-from msa_gpu.consistency.memory import ROW_ENTRIES, LibraryPlan, library_plan
+from msa_gpu.consistency.memory import LibraryPlan, library_plan, planned_entries
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
 #: ProbCons drops posteriors below this, and applies the transformation twice.
@@ -343,9 +343,8 @@ def _flat_of(one, items: list, work, capacity: int, longest: int, room: bool, ti
 
 
 def _planned(lengths_s: np.ndarray, lengths_t: np.ndarray) -> int:
-    """Entries the memory plan allows pairs of these lengths in a phase
-    (`memory.ROW_ENTRIES` a row, rows counted both ways and halved)."""
-    return int(ROW_ENTRIES * (np.sum(lengths_s, dtype=np.int64) + np.sum(lengths_t, dtype=np.int64)) // 2)
+    """Entries the memory plan allows pairs of these lengths in a phase."""
+    return planned_entries(int(np.sum(lengths_s, dtype=np.int64) + np.sum(lengths_t, dtype=np.int64)))
 
 
 def _room_behind(a: np.ndarray, size: int) -> np.ndarray:
