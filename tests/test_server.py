@@ -267,6 +267,9 @@ def test_requests_taken_together_are_aligned_in_one_batch(refs, tmp_path, monkey
             calls.append(len(families))
         return real(self, families, *args, **kwargs)
 
+    # kernels compiled first (a cold machine's first run says so on stderr; the runs compared here are warm)
+    assert server.run_request(_request(tmp_path, str(refs / "BB11001.tfa"), "-o", "warm.fa", "--backend", "cpu",
+                                       "--mode", "accurate"))["rc"] == 0
     monkeypatch.setattr(aligner_mod.Aligner, "align_many", spy)
     names = ["BB11001", "BB12006", "BB20001"]
     (tmp_path / "bad.fa").write_text(">x\nMKV1L\n")
@@ -286,7 +289,8 @@ def test_requests_taken_together_are_aligned_in_one_batch(refs, tmp_path, monkey
         assert alone["rc"] == 0 and (tmp_path / f"{n}.fa").read_bytes() == (tmp_path / f"{n}-alone.fa").read_bytes()
         said, said_alone = (protocol.decode(x["stderr"]).decode().splitlines() for x in (a, alone))
         assert said[0] == said_alone[0] and said[0].startswith("msagpu: recipe:")  # its own recipe line
-        assert all(" done in " in line for line in said[1:] + said_alone[1:])  # then stages (as long as they took)
+        # and its own other lines (a memory plan where it is large), stages aside: said as they took long enough
+        assert [x for x in said if " done in " not in x] == [x for x in said_alone if " done in " not in x]
     assert calls == [1, 1, 1]  # alone, each its own call
     assert (tmp_path / "quiet.fa").read_bytes() == (tmp_path / "BB11001.fa").read_bytes()
     assert protocol.decode(answers[4]["stderr"]) == b""
