@@ -24,7 +24,7 @@ import warnings
 from msa_gpu.aligner import Aligner, gathering
 from msa_gpu.backend import set_threads
 from msa_gpu.serving.protocol import encode
-from msa_gpu.serving.server import process_state, restore_state
+from msa_gpu.serving.state import process_state, restore_state
 
 
 class _Job:

@@ -25,6 +25,7 @@ import time
 import warnings
 
 from msa_gpu.children import die_with_parent
+from msa_gpu.serving.state import process_state, restore_state
 from msa_gpu.serving.protocol import (ENV_PREFIXES, PROGRAMS, ServerGone, connect, decode, encode, identity, peer_uid,
                                       receive, send, socket_path)
 
@@ -87,30 +88,6 @@ def warm_up() -> None:
 #: The warning filters as the stack left them once loaded (`serve`), given
 #: back to every request.
 _FILTERS: list = []
-
-
-def process_state() -> tuple:
-    """What a request may change in this process: the standard streams, the
-    arguments, the folder, the environment, the umask and the warnings'
-    filters and printer (`restore_state` gives them back)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return (sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask,
-            list(warnings.filters), warnings.showwarning)
-
-
-def restore_state(state: tuple) -> None:
-    """Put back a `process_state`."""
-    sys.stdin, sys.stdout, sys.stderr, argv, cwd, env, umask, filters, show = state
-    sys.argv = list(argv)
-    os.chdir(cwd)
-    if dict(os.environ) != env:
-        os.environ.clear()
-        os.environ.update(env)
-    os.umask(umask)
-    warnings.filters[:] = filters
-    warnings._filters_mutated()  # (each request's "once" registries start afresh, as in a fresh process)
-    warnings.showwarning = show
 
 
 def run_request(request: dict) -> dict:
