@@ -266,9 +266,9 @@ def test_the_consistency_transformation_reuses_its_dense_work_space():
     flat = group.posteriors(probcons_model(20), CUTOFF, np)
     indptr, indices, data, base = group.ordered_csr(flat, np)
     lengths = seqs.lengths
-    dirty = np.full((12, 12), 9.0)
+    dirty = np.full((12, 12), 9, np.int64)
     for s, t in ((0, 1), (2, 4), (1, 3)):
-        fresh = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, np.zeros((12, 12)))
+        fresh = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, np.zeros((12, 12), np.int64))
         again = consistency_pair(s, t, 5, lengths, indptr, indices, data, base, CUTOFF, dirty)
         assert all(np.array_equal(a, b) for a, b in zip(fresh, again)) and len(fresh[0]) > 0
 

@@ -307,7 +307,9 @@ def test_pair_hmm_posteriors_identical_on_the_gpu(in_shared, monkeypatch):
     for w, g in zip(flat_posteriors_of(list(seqs.codes), np.array(pairs), model, 0.01, np), small):
         assert np.array_equal(w, cupy.asnumpy(g))
     fam = make_sequences([f"s{i}" for i in range(8)], random_family(rng, 8, 60, 120, "ACDEFGHIKLMNPQRSTVWY"), "protein")
-    fams = [fam, seqs, make_sequences(["a"], [b"MKV"], "protein")]
+    many = make_sequences([f"m{i}" for i in range(40)], random_family(rng, 40, 15, 30, "ACDEFGHIKLMNPQRSTVWY"),
+                          "protein")  # over 32 sequences: a warp's lanes take u and u + 32
+    fams = [fam, seqs, make_sequences(["a"], [b"MKV"], "protein"), many]
     for group_cells in (1, 1 << 40):  # a launch a family, or one for all
         for a, b in zip(posterior_libraries(fams, xp=np), posterior_libraries(fams, xp=cupy, group_cells=group_cells)):
             for name in ("w", "x", "y", "pair_off", "identity"):  # the GPU library's entries stay on the device
@@ -320,8 +322,7 @@ def test_pair_hmm_posteriors_identical_on_the_gpu(in_shared, monkeypatch):
 def test_posteriors_with_just_under_48_kb_of_shared_memory():
     """Blocks whose dynamic shared memory is under 48 KB but not under 48 KB
     less the kernel's static bytes (rows of 678-682: BB50002 alone failed
-    with CUDA_ERROR_INVALID_VALUE) opt in like larger ones; the columns of
-    the transformation's shared sums likewise (about 383)."""
+    with CUDA_ERROR_INVALID_VALUE) opt in like larger ones."""
     _gpu()
     import cupy
 

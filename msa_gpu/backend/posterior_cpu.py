@@ -164,18 +164,17 @@ def sparse_posteriors(x, y, init, trans, pair, single, cutoff, F, B):
         for j in range(1, L2 + 1):
             d = i + j
             F[i, j, M] = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
-    return _at_least(F[1: L1 + 1, 1: L2 + 1, M], cutoff, False)
+    return _at_least(F[1: L1 + 1, 1: L2 + 1, M], cutoff)
 
 
 @numba.njit(cache=True, nogil=True)
-def _at_least(a, cutoff, nonzero):
-    """The cells of the 2-D ``a`` of at least ``cutoff`` (and, with
-    ``nonzero``, not 0) as row-major (rows, cols, values), the values
+def _at_least(a, cutoff):
+    """The cells of the 2-D ``a`` of at least ``cutoff`` as row-major (rows, cols, values), the values
     rounded to single precision (`probabilistic`: ProbCons stores floats)."""
     count = 0
     for x in range(a.shape[0]):
         for y in range(a.shape[1]):
-            if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
+            if a[x, y] >= cutoff:
                 count += 1
     rows = np.empty(count, np.int32)
     cols = np.empty(count, np.int32)
@@ -183,7 +182,7 @@ def _at_least(a, cutoff, nonzero):
     k = 0
     for x in range(a.shape[0]):
         for y in range(a.shape[1]):
-            if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
+            if a[x, y] >= cutoff:
                 rows[k] = x
                 cols[k] = y
                 vals[k] = a[x, y]
@@ -192,36 +191,78 @@ def _at_least(a, cutoff, nonzero):
 
 
 @numba.njit(cache=True, nogil=True)
+def fixed_point_bits(n):
+    """F of the transformation's fixed point for a family of ``n``
+    sequences: 61 less n's bit length, so that n terms of at most 2^F each
+    sum below 2^63 (kernels/posterior.cu: cons_frac_bits)."""
+    b = 0
+    while (n >> b) > 0:
+        b += 1
+    return 61 - b
+
+
+@numba.njit(cache=True, nogil=True)
 def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out):
     """ProbCons' consistency transformation of one pair s < t: the (L_s, L_t)
     matrix of sum over u of P_su P_ut (P_ss the identity), where the sparse
     posteriors of the ordered pair (a, b) are rows of a in CSR at
     ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``), summed in
-    the work space ``out`` (at least L_s x L_t, reused between pairs); its
-    entries of at least ``cutoff`` after division by n are returned
-    row-major as (rows, cols, values). ``data`` is single precision; each
-    product of two is exact in double precision, and the sums are double."""
+    the int64 work space ``out`` (at least L_s x L_t, reused between pairs);
+    its entries of at least ``cutoff`` after division by n are returned
+    row-major as (rows, cols, values). ``data`` is single precision, so each
+    product of two is exact in double precision; each term is that product
+    times 2^F (`fixed_point_bits`) truncated to an integer, and the integer
+    sums do not depend on their order (the device adds them with atomics)."""
     Ls, Lt = lengths[s], lengths[t]
+    F = fixed_point_bits(n)
+    one, inv_one = np.float64(1 << F), 1.0 / np.float64(1 << F)
     for x in range(Ls):
         for y in range(Lt):
-            out[x, y] = 0.0
+            out[x, y] = 0
     for u in range(n):
         if u == s or u == t:  # P_ss P_st and P_st P_tt: the direct posteriors, once each
             b = base[s * n + t]
             for x in range(Ls):
                 for k in range(indptr[b + x], indptr[b + x + 1]):
-                    out[x, indices[k]] += np.float64(data[k])
+                    out[x, indices[k]] += np.int64(np.float64(data[k]) * one)
             continue
         a, c = base[s * n + u], base[u * n + t]
         for x in range(Ls):
             for k in range(indptr[a + x], indptr[a + x + 1]):
-                z, p = indices[k], np.float64(data[k])
+                z, p = indices[k], np.float64(data[k]) * one
                 for m in range(indptr[c + z], indptr[c + z + 1]):
-                    out[x, indices[m]] += p * np.float64(data[m])
+                    out[x, indices[m]] += np.int64(p * np.float64(data[m]))
+    return _fixed_at_least(out, Ls, Lt, inv_one, n, cutoff)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fixed_value(acc, inv_one, n):
+    return np.float64(acc) * inv_one / n
+
+
+@numba.njit(cache=True, nogil=True)
+def _fixed_at_least(acc, Ls, Lt, inv_one, n, cutoff):
+    """`_at_least` of the (Ls, Lt) fixed-point sums ``acc`` divided by n
+    (the integer to the nearest double, times 2^-F, over n)."""
+    count = 0
     for x in range(Ls):
         for y in range(Lt):
-            out[x, y] /= n
-    return _at_least(out[:Ls, :Lt], cutoff, True)
+            if acc[x, y] != 0 and _fixed_value(acc[x, y], inv_one, n) >= cutoff:
+                count += 1
+    rows = np.empty(count, np.int32)
+    cols = np.empty(count, np.int32)
+    vals = np.empty(count, np.float32)
+    k = 0
+    for x in range(Ls):
+        for y in range(Lt):
+            if acc[x, y] != 0:
+                v = _fixed_value(acc[x, y], inv_one, n)
+                if v >= cutoff:
+                    rows[k] = x
+                    cols[k] = y
+                    vals[k] = v
+                    k += 1
+    return rows, cols, vals
 
 
 @numba.njit(cache=True, nogil=True)

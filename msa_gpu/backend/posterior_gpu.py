@@ -1,7 +1,7 @@
 """GPU runtime of kernels/posterior.cu (twin: posterior_cpu): pair-HMM
 posteriors of many pairs, one block a pair, kept where at least a cutoff
 (sparse, row-major like ``np.nonzero``) before they leave the device; and
-the consistency transformation of many pairs, one block a pair.
+the consistency transformation of many pairs, a block a tile of a pair's rows.
 
 A batch's pairs go in launches of one size class each (threads by the
 longest anti-diagonal, shared memory by the longest row of the class),
@@ -16,7 +16,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from msa_gpu.arrays import budget_chunks, offsets
+from msa_gpu.arrays import budget_chunks, offsets, upload
 from msa_gpu.kernels import get_function, opt_in_shared
 
 NS = 5
@@ -30,14 +30,11 @@ MAX_THREADS = 256
 SHARED_ROWS = 1024
 #: Compile-time settings of pair_posteriors (e.g. {"POST_MIN_BLOCKS": "2"}).
 POST_DEFINES: dict = {}
-#: The transformation: lanes an output row (kernels/posterior.cu:
-#: CONS_LANES), threads a block, and the longest row summed in shared memory.
-CONS_LANES = 16
-CONS_THREADS = 256
-#: Further compile-time settings of consistency_pairs (e.g. {"CONS_AHEAD": "4"}:
-#: four rows' entries loaded before the first is added; slower on an H200,
-#: 128 registers against 72).
-CONS_DEFINES: dict = {}
+#: The transformation (kernels/posterior.cu): warps a block (a warp an
+#: output row at a time), rows a block, and the longest row summed in
+#: shared memory (8 bytes a column a warp).
+CONS_WARPS = 4
+CONS_TILE = 8
 SHARED_COLS = 1536
 #: Device bytes of the dense matrices of one launch's pairs: a quarter of
 #: the free device memory, at most this (`block_bytes`).
@@ -147,15 +144,18 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
     sequences whose lengths start at ``lengths[lq[q]]`` and whose ordered
     pairs' CSR rows start at ``base[bq[q] + a n + b]``; `probabilistic`
     builds it on the device; the per-pair arrays are host): the transformed
-    entries as flat device arrays (q, x, y, p), by pair, then row-major."""
-    kernel = get_function("posterior", "consistency_pairs", {"CONS_LANES": str(CONS_LANES), **CONS_DEFINES})
+    entries as flat device arrays (q, x, y, p), by pair, then row-major.
+    A block takes `CONS_TILE` rows of a pair; a launch takes the pairs of
+    one class of row length, costliest first."""
+    kernel = get_function("posterior", "consistency_pairs", {"CONS_WARPS": str(CONS_WARPS),
+                                                             "CONS_TILE": str(CONS_TILE)})
     lengths = np.asarray(lengths, dtype=np.int64)
     d = [cp.asarray(a) for a in (indptr, indices, data, base, lengths)]
     ps, pt = np.asarray(ps, np.int64), np.asarray(pt, np.int64)
     lq = np.asarray(lq, np.int64)
     ls, lt = lengths[lq + ps], lengths[lq + pt]
     cells = ls * lt
-    groups = CONS_THREADS // CONS_LANES
+    cap = min(SHARED_COLS, shared_limit() // (8 * CONS_WARPS))
     parts = []
     for c in budget_chunks(8 * cells, batch_bytes or block_bytes()):
         off = offsets(cells[c])
@@ -163,14 +163,17 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
         per_pair = [cp.asarray(np.ascontiguousarray(a[c]).astype(dt)) for a, dt in
                     ((np.asarray(nq), np.int32), (np.asarray(bq), np.int64), (lq, np.int64), (ps, np.int32), (pt, np.int32))]
         d_off = cp.asarray(off[:-1].copy())
-        cap = min(SHARED_COLS, shared_limit() // (8 * groups))
         bucket = np.where(lt[c] <= cap, _pow2_at_least(lt[c]), 0)  # shared columns a launch (0: none)
         for key in sorted(set(bucket.tolist())):
             sel = np.flatnonzero(bucket == key)
             sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first
             cols = int(lt[c][sel].max()) if key else 0
-            _launch(kernel, len(sel), CONS_THREADS, 8 * groups * cols, *d, *per_pair, dense, d_off,
-                    np.float64(cutoff), cp.asarray(sel.astype(np.int32)), np.int32(cols))
+            tiles = -(-ls[c][sel] // CONS_TILE)
+            blk_q = np.repeat(sel, tiles)
+            blk_x = (np.arange(len(blk_q)) - np.repeat(offsets(tiles)[:-1], tiles)) * CONS_TILE
+            _launch(kernel, len(blk_q), CONS_WARPS * 32, 8 * CONS_WARPS * cols, *d, *per_pair, dense, d_off,
+                    np.float64(cutoff), *upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp).values(),
+                    np.int32(cols))
         dense = dense[: int(off[-1])]
         parts.append(_kept(dense, dense != 0, off, lt[c], c))
     return _concat(parts)

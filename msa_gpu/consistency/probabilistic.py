@@ -241,7 +241,7 @@ class _Group:
                                     base[bq[q]: bq[q] + n * n], cutoff, work)
 
         planned = _planned(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]])
-        return _flat_of(one, list(range(len(self.local))), lambda: np.empty((longest, longest)), planned, longest,
+        return _flat_of(one, list(range(len(self.local))), lambda: np.empty((longest, longest), np.int64), planned, longest,
                         room, tick)
 
 

@@ -283,168 +283,176 @@ extern "C" __global__ void POST_BOUNDS pair_posteriors_global(POSTERIOR_KERNEL_A
 // `cutoff`. Pair q's family has n = nq[q] sequences, their lengths at
 // lengths[lq[q]..], and the sparse posteriors of its ordered pairs (a, b)
 // are rows of a in CSR at base[bq[q] + a n + b], their values single
-// precision (each product of two is exact in double). One block a pair
-// (`which[blockIdx.x]`), CONS_LANES lanes of a warp an output row x. For
-// each u the lanes load the first CONS_LANES entries (z, p) of x's row of
-// P_su and the bounds of row z of P_ut together, one u ahead; then each
-// entry's row z is taken with its entries side by side (their columns
-// differ, so no two lanes add to one cell at once), four rows' entries
-// loaded before the first is added, and a barrier of the lanes after each
-// row; so every cell adds its terms in the twin's order (u, then the
-// entries of x's row, then theirs) and the sums have the same bits. The row
-// is summed in shared memory when Lt <= shared_cols (the launch's dynamic
-// shared memory holds a row a lane group), else in place in `out`; `out`
-// gets each pair's Ls x Lt matrix, dense.
-#ifndef CONS_LANES
-#define CONS_LANES 16
+// precision. The sums are fixed point: each term p * p' (exact in double,
+// both being floats) times 2^F, F = 61 - bit_length(n), truncated to an
+// integer, so a sum of n terms of at most 1 fits in 63 bits and does not
+// depend on its order; the twin adds the same integers. A block takes
+// CONS_TILE rows x of one pair (`blk_q`, `blk_x`), a warp one row at a time
+// (`cons_terms`): its lanes add the terms with atomics into the row's
+// integer sums (shared memory when Lt <= shared_cols, else the output row
+// itself), then the row is divided by n and cut into `out` (each pair's
+// Ls x Lt matrix, dense).
+#ifndef CONS_WARPS
+#define CONS_WARPS 4
 #endif
-#ifndef CONS_AHEAD
-#define CONS_AHEAD 1
+#ifndef CONS_TILE
+#define CONS_TILE 8
 #endif
 
-struct ConsRun {  // one u's first CONS_LANES entries of row x of P_su, this lane's
+typedef unsigned long long cons_acc;
+
+__device__ __forceinline__ int cons_frac_bits(int n) { return 61 - (32 - __clz(n)); }
+
+__device__ __forceinline__ double cons_pow2(int k) { return __longlong_as_double((long long)(k + 1023) << 52); }
+
+// One term's fixed point: v * 2^F (v * one exact), truncated.
+__device__ __forceinline__ cons_acc cons_fix(double scaled) { return (cons_acc)__double2ll_rz(scaled); }
+
+// One sequence u's share of row x, as the warp's lanes hold it: lane l has
+// entry l of x's row of P_su (its value times 2^F, and the bounds of row z
+// of P_ut), and the inclusive sum of those rows' lengths over lanes <= l.
+struct ConsRun {
     double p;
-    long long m0, m1;  // row z of P_ut (empty past the run)
-    long long k0, k1;  // row x of P_su
-    long long c;       // P_ut's first CSR row
+    long long m0;
+    int len, incl;
 };
 
 __device__ __forceinline__ ConsRun cons_fetch(const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                              const float* __restrict__ data, const long long* __restrict__ B,
-                                              int s, int t, int n, int u, long long x, int lane)
+                                              const float* __restrict__ data, long long c, long long k, long long k1,
+                                              double one, int lane)
 {
-    ConsRun r = {0.0, 0, 0, 0, 0, 0};
-    if (u >= n || u == s || u == t) return r;
-    const long long a = B[(long long)s * n + u];
-    r.c = B[(long long)u * n + t];
-    r.k0 = indptr[a + x];
-    r.k1 = indptr[a + x + 1];
-    if (r.k0 + lane < r.k1) {
-        const long long z = indices[r.k0 + lane];
-        r.p = (double)data[r.k0 + lane];
-        r.m0 = indptr[r.c + z];
-        r.m1 = indptr[r.c + z + 1];
+    ConsRun r = {0.0, 0, 0, 0};
+    if (k + lane < k1) {
+        const long long z = indices[k + lane];
+        r.p = __dmul_rn((double)data[k + lane], one);
+        r.m0 = indptr[c + z];
+        r.len = (int)(indptr[c + z + 1] - r.m0);
     }
     return r;
 }
 
-// Adds the rows z of a run (each lane holds one entry's p, m0, m1; `count`
-// of them) to `row`, in order.
-template <typename Row>
-__device__ __forceinline__ void cons_add_run(Row row, double pk, long long mb, long long me, int count,
-                                             const int* __restrict__ indices, const float* __restrict__ data,
-                                             unsigned mask, int lane)
+// Adds a run's terms: its rows z's entries, all of them spread over the
+// warp's lanes at once (item i of the run is entry i - (its row's start) of
+// the row r whose inclusive length first passes i).
+__device__ __forceinline__ void cons_add(cons_acc* acc, ConsRun run, const int* __restrict__ indices,
+                                         const float* __restrict__ data, int lane)
 {
-    const int G = CONS_LANES;
-    for (int r0 = 0; r0 < count; r0 += CONS_AHEAD) {
-        double pr[CONS_AHEAD], val[CONS_AHEAD];
-        long long m0[CONS_AHEAD], m1[CONS_AHEAD];
-        int col[CONS_AHEAD];
+    int incl = run.len;
 #pragma unroll
-        for (int q = 0; q < CONS_AHEAD; ++q) {
-            const int r = min(r0 + q, count - 1);
-            pr[q] = __shfl_sync(mask, pk, r, G);
-            m0[q] = __shfl_sync(mask, mb, r, G);
-            m1[q] = __shfl_sync(mask, me, r, G);
-            const long long m = m0[q] + lane;
-            const bool ok = r0 + q < count && m < m1[q];
-            col[q] = ok ? indices[m] : -1;
-            val[q] = ok ? (double)data[m] : 0.0;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += v;
+    }
+    const int total = __shfl_sync(0xffffffffu, incl, 31);
+    for (int i0 = 0; i0 < total; i0 += 32) {
+        const int i = i0 + lane;
+        int r = 0;  // the first lane whose inclusive length passes i
+#pragma unroll
+        for (int step = 16; step > 0; step >>= 1) {
+            const int v = __shfl_sync(0xffffffffu, incl, r + step - 1);
+            if (v <= i) r += step;
         }
-#pragma unroll
-        for (int q = 0; q < CONS_AHEAD; ++q) {
-            if (r0 + q < count) {
-                if (col[q] >= 0) row[col[q]] = ADD(row[col[q]], MUL(pr[q], val[q]));
-                for (long long m = m0[q] + lane + G; m < m1[q]; m += G)  // a row z longer than the lanes
-                    row[indices[m]] = ADD(row[indices[m]], MUL(pr[q], (double)data[m]));
-                __syncwarp(mask);
-            }
+        const int before = __shfl_sync(0xffffffffu, incl - run.len, r);
+        const long long m0 = __shfl_sync(0xffffffffu, run.m0, r);
+        const double p = __shfl_sync(0xffffffffu, run.p, r);
+        if (i < total) {
+            const long long m = m0 + (i - before);
+            atomicAdd(acc + indices[m], cons_fix(__dmul_rn(p, (double)data[m])));
         }
     }
 }
 
-template <typename Row>
-__device__ __forceinline__ void cons_row(Row row, long long x, int s, int t, int n, long long direct,
-                                         const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                         const float* __restrict__ data, const long long* __restrict__ B,
-                                         unsigned mask, int lane)
+// Adds every term of row x to `acc` (Lt integer sums): a sequence u at a
+// time, the next u's entries loaded while this one's terms are added.
+__device__ __forceinline__ void cons_terms(cons_acc* acc, long long x, int s, int t, int n, long long direct,
+                                           double one, const long long* __restrict__ indptr,
+                                           const int* __restrict__ indices, const float* __restrict__ data,
+                                           const long long* __restrict__ B, int lane)
 {
-    const int G = CONS_LANES;
-    ConsRun cur = cons_fetch(indptr, indices, data, B, s, t, n, 0, x, lane);
-    for (int u = 0; u < n; ++u) {
-        const ConsRun next = cons_fetch(indptr, indices, data, B, s, t, n, u + 1, x, lane);  // one u ahead
-        if (u == s || u == t) {  // P_ss P_st and P_st P_tt: the direct posteriors, once each
-            for (long long k = indptr[direct + x] + lane; k < indptr[direct + x + 1]; k += G)
-                row[indices[k]] = ADD(row[indices[k]], (double)data[k]);
-            __syncwarp(mask);
-        } else {
-            cons_add_run(row, cur.p, cur.m0, cur.m1, (int)min((long long)G, cur.k1 - cur.k0), indices, data, mask,
-                         lane);
-            for (long long kb = cur.k0 + G; kb < cur.k1; kb += G) {  // a row x longer than the lanes
-                double pk = 0.0;
-                long long mb = 0, me = 0;
-                if (kb + lane < cur.k1) {
-                    const long long z = indices[kb + lane];
-                    pk = (double)data[kb + lane];
-                    mb = indptr[cur.c + z];
-                    me = indptr[cur.c + z + 1];
-                }
-                cons_add_run(row, pk, mb, me, (int)min((long long)G, cur.k1 - kb), indices, data, mask, lane);
+    {  // P_ss P_st and P_st P_tt: the direct posteriors, twice
+        const long long k1 = indptr[direct + x + 1];
+        for (long long k = indptr[direct + x] + lane; k < k1; k += 32)
+            atomicAdd(acc + indices[k], 2 * cons_fix(__dmul_rn((double)data[k], one)));
+    }
+    int u = 0;
+    while (u < n && (u == s || u == t)) ++u;
+    long long c = 0, k = 0, k1 = 0;
+    if (u < n) {
+        const long long a = B[(long long)s * n + u];
+        c = B[(long long)u * n + t];
+        k = indptr[a + x];
+        k1 = indptr[a + x + 1];
+    }
+    ConsRun run = cons_fetch(indptr, indices, data, c, k, k1, one, lane);
+    while (u < n) {
+        // what comes after this run: the rest of x's row (past 32 entries), or the next u
+        int un = u;
+        long long cn = c, kn = k + 32, k1n = k1;
+        if (kn >= k1) {
+            ++un;
+            while (un < n && (un == s || un == t)) ++un;
+            if (un < n) {
+                const long long a = B[(long long)s * n + un];
+                cn = B[(long long)un * n + t];
+                kn = indptr[a + x];
+                k1n = indptr[a + x + 1];
             }
         }
-        cur = next;
+        const ConsRun next = un < n ? cons_fetch(indptr, indices, data, cn, kn, k1n, one, lane) : ConsRun{0.0, 0, 0, 0};
+        cons_add(acc, run, indices, data, lane);
+        run = next;
+        u = un;
+        c = cn;
+        k = kn;
+        k1 = k1n;
     }
 }
 
-// Output row x: summed in `sum` (shared memory, or the row itself), then
-// divided by n and cut at `cutoff` into `row`.
-template <typename Row>
-__device__ __forceinline__ void cons_output_row(Row sum, double* row, long long x, int s, int t, int n, long long Lt,
-                                                long long direct, double cutoff, const long long* __restrict__ indptr,
+// Output row x: its sums in `acc` (shared memory, or the row itself, each
+// lane converting its own cells in place), then divided by n and cut.
+__device__ __forceinline__ void cons_output_row(cons_acc* acc, double* row, long long x, int s, int t, int n,
+                                                long long Lt, long long direct, double one, double inv_one,
+                                                double cutoff, const long long* __restrict__ indptr,
                                                 const int* __restrict__ indices, const float* __restrict__ data,
-                                                const long long* __restrict__ B, unsigned mask, int lane)
+                                                const long long* __restrict__ B, int lane)
 {
-    const int G = CONS_LANES;
-    for (long long y = lane; y < Lt; y += G) sum[y] = 0.0;
-    __syncwarp(mask);
-    cons_row(sum, x, s, t, n, direct, indptr, indices, data, B, mask, lane);
-    for (long long y = lane; y < Lt; y += G) {
-        const double v = __ddiv_rn(sum[y], (double)n);
+    for (long long y = lane; y < Lt; y += 32) acc[y] = 0;
+    __syncwarp();
+    cons_terms(acc, x, s, t, n, direct, one, indptr, indices, data, B, lane);
+    __syncwarp();
+    for (long long y = lane; y < Lt; y += 32) {
+        const double v = __ddiv_rn(__dmul_rn(__ll2double_rn((long long)acc[y]), inv_one), (double)n);
         row[y] = v >= cutoff ? v : 0.0;
     }
+    __syncwarp();
 }
 
-#ifdef CONS_MIN_BLOCKS
-#define CONS_BOUNDS __launch_bounds__(256, CONS_MIN_BLOCKS)
-#else
-#define CONS_BOUNDS
-#endif
-
-extern "C" __global__ void CONS_BOUNDS consistency_pairs(
+extern "C" __global__ void __launch_bounds__(CONS_WARPS * 32) consistency_pairs(
     const long long* __restrict__ indptr, const int* __restrict__ indices,
     const float* __restrict__ data, const long long* __restrict__ base, const long long* __restrict__ lengths,
     const int* __restrict__ nq, const long long* __restrict__ bq, const long long* __restrict__ lq,
     const int* __restrict__ ps, const int* __restrict__ pt, double* __restrict__ out,
-    const long long* __restrict__ out_off, double cutoff, const int* __restrict__ which, int shared_cols)
+    const long long* __restrict__ out_off, double cutoff, const int* __restrict__ blk_q,
+    const int* __restrict__ blk_x, int shared_cols)
 {
-    extern __shared__ double rows_shared[];
-    const int G = CONS_LANES;
-    const int q = which[blockIdx.x];
+    extern __shared__ cons_acc acc_shared[];
+    const int q = blk_q[blockIdx.x];
     const int s = ps[q], t = pt[q], n = nq[q];
     const long long* B = base + bq[q];
     const long long Ls = lengths[lq[q] + s], Lt = lengths[lq[q] + t];
     double* O = out + out_off[q];
-    const int lane = threadIdx.x % G, group = threadIdx.x / G, groups = blockDim.x / G;
-    const unsigned mask = (G == 32 ? 0xffffffffu : ((1u << G) - 1u)) << ((threadIdx.x & 31) / G * G);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const long long direct = B[(long long)s * n + t];
-    const bool in_shared = Lt <= shared_cols;
-    for (long long x = group; x < Ls; x += groups) {
+    const int F = cons_frac_bits(n);
+    const double one = cons_pow2(F), inv_one = cons_pow2(-F);
+    const long long x_end = min(Ls, (long long)blk_x[blockIdx.x] + CONS_TILE);
+    for (long long x = blk_x[blockIdx.x] + warp; x < x_end; x += CONS_WARPS) {
         double* row = O + x * Lt;
-        if (in_shared)  // a separate instantiation, so that the shared sum's loads and stores are LDS/STS
-            cons_output_row(rows_shared + (long long)group * shared_cols, row, x, s, t, n, Lt, direct, cutoff,
-                            indptr, indices, data, B, mask, lane);
+        if (Lt <= shared_cols)  // two inlined copies, so that the shared sums' atomics are shared-memory ones
+            cons_output_row(acc_shared + (long long)warp * shared_cols, row, x, s, t, n, Lt, direct, one, inv_one,
+                            cutoff, indptr, indices, data, B, lane);
         else
-            cons_output_row(row, row, x, s, t, n, Lt, direct, cutoff, indptr, indices, data, B, mask, lane);
-        __syncwarp(mask);
+            cons_output_row((cons_acc*)row, row, x, s, t, n, Lt, direct, one, inv_one, cutoff, indptr, indices, data,
+                            B, lane);
     }
 }
