@@ -90,7 +90,7 @@ def _baseline_consistency(kernel, indptr, indices, data, base, lengths, nq, bq, 
         kernel((len(c),), (128,), (indptr, indices, data, base, cp.asarray(lengths), *per_pair, dense,
                                    cp.asarray(off[:-1].copy()), np.float64(cutoff)))
         dense = dense[: int(off[-1])]
-        parts.append(_kept(dense, dense != 0, off, lt[c], c))
+        parts.append(_kept(dense, off, lt[c], c))
     return _concat(parts)
 
 

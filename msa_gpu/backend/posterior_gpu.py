@@ -79,16 +79,31 @@ def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pai
     return _concat(parts)
 
 
-def _kept(values, keep, off: np.ndarray, cols: np.ndarray, ids: np.ndarray):
-    """The kept entries of flat device matrices ``values`` (matrix i's
-    ``off[i + 1] - off[i]`` cells, ``cols[i]`` to a row, pair id ``ids[i]``)
-    where the device mask ``keep`` holds: device (q, x, y, value), row-major,
-    the values rounded to single precision as the CPU twin's `_at_least`."""
-    idx = cp.flatnonzero(keep)
-    owner = cp.searchsorted(cp.asarray(off[1:]), idx, side="right")
-    local = idx - cp.asarray(off)[owner]
-    width = cp.asarray(np.asarray(cols, np.int64))[owner]
-    return cp.asarray(np.asarray(ids, np.int64))[owner], local // width, local % width, values[idx].astype(cp.float32)
+#: Cells a block of the cut's kernels takes (kernels/kept.cu: KEPT_CHUNK).
+KEPT_CHUNK = 256 * 16
+
+
+def _kept(values, off: np.ndarray, cols: np.ndarray, ids: np.ndarray, cutoff: float | None = None):
+    """The kept cells of flat device matrices ``values`` (matrix i's
+    ``off[i + 1] - off[i]`` cells, ``cols[i]`` to a row, pair id ``ids[i]``):
+    those of at least ``cutoff`` (None: those not 0), as device (q, x, y,
+    value), row-major, the values rounded to single precision as the CPU
+    twin's `_at_least`. Two passes of kernels/kept.cu over the values (cupy's
+    flatnonzero made a mask, scanned it as 64-bit integers and gathered)."""
+    n = int(values.size)
+    blocks = -(-n // KEPT_CHUNK)
+    if blocks == 0:
+        return _concat([])
+    args = (values, np.int64(n), np.float64(cutoff or 0.0), np.int32(cutoff is None))
+    counts = cp.empty(blocks, cp.int32)
+    get_function("kept", "kept_count")((blocks,), (256,), (*args, counts))
+    ends = cp.cumsum(counts, dtype=cp.int64)
+    total = int(ends[-1])
+    out = (cp.empty(total, cp.int64), cp.empty(total, cp.int64), cp.empty(total, cp.int64), cp.empty(total, cp.float32))
+    mats = upload(dict(off=np.asarray(off, np.int64), cols=np.asarray(cols, np.int64), ids=np.asarray(ids, np.int64)), cp)
+    get_function("kept", "kept_write")((blocks,), (256,), (*args, ends - counts, mats["off"], np.int32(len(off) - 1),
+                                                           mats["cols"], mats["ids"], *out))
+    return out
 
 
 def _concat(parts: list):
@@ -99,7 +114,7 @@ def _concat(parts: list):
 
 def _batch(d_codes, offs, pairs, L1, L2, model, A, cutoff, ids):
     flat, post_off = dense_posteriors(d_codes, offs, pairs, L1, L2, model, A)
-    return _kept(flat, flat >= cutoff, post_off, L2, ids)
+    return _kept(flat, post_off, L2, ids, cutoff)
 
 
 def dense_posteriors(d_codes, offs, pairs, L1, L2, model, A):
@@ -177,5 +192,5 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
                     np.float64(cutoff), *upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp).values(),
                     np.int32(cols))
         dense = dense[: int(off[-1])]
-        parts.append(_kept(dense, dense != 0, off, lt[c], c))
+        parts.append(_kept(dense, off, lt[c], c))
     return _concat(parts)
