@@ -129,13 +129,13 @@ def test_a_full_disk_exits_with_the_io_code(refs, fmt):
 
 
 def test_a_write_that_fails_midway_leaves_no_file(refs, tmp_path, monkeypatch):
-    import msa_gpu.cli as cli
+    import msa_gpu.cli_outputs as cli_outputs
 
     def half_then_full(handle, names, rows):
         handle.write(">" + names[0] + "\n")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(cli, "stream_fasta", half_then_full)
+    monkeypatch.setattr(cli_outputs, "stream_fasta", half_then_full)
     out = tmp_path / "out.fa"
     res = run("align", refs / "BB11001.tfa", "-o", out, "--backend", "cpu", "--mode", "fast", "-q")
     assert res.exit_code == EXIT_RESOURCE
