@@ -45,9 +45,10 @@ def _rescale(A, d, L2, L1):
     if top == 0.0:
         return 0
     e = math.frexp(top)[1]
+    f = _pow2(-e)  # a product by 2^-e (ldexp to the bit), not a call of ldexp a value
     for i in range(lo, hi + 1):
         for s in range(N_STATES):
-            A[i, d - i, s] = math.ldexp(A[i, d - i, s], -e)
+            A[i, d - i, s] = _times_pow2(A[i, d - i, s], f, -e)
     return e
 
 
