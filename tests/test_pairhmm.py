@@ -412,3 +412,54 @@ def test_the_library_stays_within_its_memory_plan(refs):
             pr.posterior_library(seqs)
     finally:
         monkeypatch.undo()
+
+
+def _sparse_family(rng, n, lengths, density):
+    """Random sparse 'posteriors' of n sequences (rows and columns summing to at
+    most 1, single precision) as the ordered pairs' CSR that `consistency_pair` reads."""
+    mats = {}
+    for a in range(n):
+        for b in range(a + 1, n):
+            m = (rng.random((lengths[a], lengths[b])) < density) * rng.random((lengths[a], lengths[b]))
+            m = (m / max(1.0, m.sum(1).max(), m.sum(0).max())).astype(np.float32)
+            mats[a, b], mats[b, a] = m, m.T.copy()
+    indptr, indices, data, base, rows = [0], [], [], np.zeros(n * n, np.int64), 0
+    for a in range(n):
+        for b in range(n):
+            if a != b:
+                base[a * n + b] = rows
+                for x in range(lengths[a]):
+                    nz = np.flatnonzero(mats[a, b][x])
+                    indices += nz.tolist()
+                    data += mats[a, b][x, nz].tolist()
+                    indptr.append(len(indices))
+                rows += lengths[a]
+    return mats, np.array(indptr, np.int64), np.array(indices, np.int32), np.array(data, np.float32), base
+
+
+@pytest.mark.parametrize("n, longest, density", [(2, 30, 0.5), (3, 70, 1.0), (33, 12, 0.6)])
+def test_fixed_point_transformation_equals_dense_products(n, longest, density):
+    """The transformation's fixed-point sums (each term truncated at 2^-F, F
+    from n) give (2 P_st + sum over u of P_su P_ut) / n of dense products to
+    float precision, keeping exactly the cells of at least the cutoff: with no
+    third sequence (n = 2), rows of over 32 entries (the GPU's runs of a warp),
+    and over 32 sequences."""
+    from msa_gpu.backend.posterior_cpu import consistency_pair, fixed_point_bits
+
+    rng = np.random.default_rng(n)
+    lengths = rng.integers(max(1, longest // 2), longest + 1, n).astype(np.int64)
+    mats, indptr, indices, data, base = _sparse_family(rng, n, lengths, density)
+    assert density < 1.0 or np.diff(indptr).max() > 32
+    work = np.zeros((longest, longest), np.int64)
+    for s, t in [(0, 1), (0, n - 1), (n - 2, n - 1)][: 1 if n == 2 else 3]:
+        want = 2 * mats[s, t].astype(np.float64)
+        for u in range(n):
+            if u not in (s, t):
+                want += mats[s, u].astype(np.float64) @ mats[u, t].astype(np.float64)
+        want /= n
+        assert want.max() * n * 2.0 ** fixed_point_bits(n) < 2.0 ** 63
+        for cutoff in (0.0, 0.01):
+            rows, cols, vals = consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, work)
+            keep = np.nonzero((want >= cutoff) & (want > 0))
+            assert np.array_equal(rows, keep[0]) and np.array_equal(cols, keep[1])
+            assert np.allclose(vals, want[keep].astype(np.float32), rtol=1e-6, atol=0)

@@ -194,8 +194,10 @@ def _at_least(a, cutoff):
 @numba.njit(cache=True, nogil=True)
 def fixed_point_bits(n):
     """F of the transformation's fixed point for a family of ``n``
-    sequences: 61 less n's bit length, so that n terms of at most 2^F each
-    sum below 2^63 (kernels/posterior.cu: cons_frac_bits)."""
+    sequences: 61 less n's bit length. A cell's sum is at most about n 2^F
+    (each third sequence adds at most a posterior row's sum times the largest
+    posterior, the direct posterior twice), below 2^61 (kernels/posterior.cu:
+    cons_frac_bits)."""
     b = 0
     while (n >> b) > 0:
         b += 1
@@ -208,7 +210,8 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
     matrix of sum over u of P_su P_ut (P_ss the identity), where the sparse
     posteriors of the ordered pair (a, b) are rows of a in CSR at
     ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``), summed in
-    the int64 work space ``out`` (at least L_s x L_t, reused between pairs);
+    the int64 work space ``out`` (at least L_s x L_t, reused between pairs;
+    another dtype would compile a twin whose sums differ from the device's);
     its entries of at least ``cutoff`` after division by n are returned
     row-major as (rows, cols, values). ``data`` is single precision, so each
     product of two is exact in double precision; each term is that product

@@ -188,6 +188,8 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
             tiles = -(-ls[c][sel] // CONS_TILE)
             blk_q = np.repeat(sel, tiles)
             blk_x = (np.arange(len(blk_q)) - np.repeat(offsets(tiles)[:-1], tiles)) * CONS_TILE
+            if not len(blk_q):  # pairs of no rows (an empty sequence from the Python API)
+                continue
             _launch(kernel, len(blk_q), CONS_WARPS * 32, 8 * CONS_WARPS * cols, *d, *per_pair, dense, d_off,
                     np.float64(cutoff), *upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp).values(),
                     np.int32(cols))

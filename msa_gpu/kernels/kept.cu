@@ -1,6 +1,6 @@
 // The kept cells of a run of flat dense matrices, in order, as (matrix id,
 // row, column, single-precision value): the cut after each phase of the
-// posterior library (backend/posterior_gpu.py: kept_cells). Two passes over
+// posterior library (backend/posterior_gpu.py: _kept). Two passes over
 // the values: a count a chunk of KEPT_CHUNK cells, then (after a scan of the
 // counts) each chunk writes its kept cells from its start, a round of
 // KEPT_THREADS consecutive cells at a time, ranked by warp ballots, so the

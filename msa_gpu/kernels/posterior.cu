@@ -285,8 +285,10 @@ extern "C" __global__ void POST_BOUNDS pair_posteriors_global(POSTERIOR_KERNEL_A
 // are rows of a in CSR at base[bq[q] + a n + b], their values single
 // precision. The sums are fixed point: each term p * p' (exact in double,
 // both being floats) times 2^F, F = 61 - bit_length(n), truncated to an
-// integer, so a sum of n terms of at most 1 fits in 63 bits and does not
-// depend on its order; the twin adds the same integers. A block takes
+// integer; a cell's sum does not depend on its order, and the twin adds the
+// same integers. It stays below 2^63: each third u adds at most (row x of
+// P_su's sum) x (the largest of P_ut) <= about 1, the direct posterior 2, so
+// a cell holds at most about n 2^F < 2^61. A block takes
 // CONS_TILE rows x of one pair (`blk_q`, `blk_x`), a warp one row at a time
 // (`cons_terms`): its lanes add the terms with atomics into the row's
 // integer sums (shared memory when Lt <= shared_cols, else the output row
