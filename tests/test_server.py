@@ -323,6 +323,34 @@ def test_a_queued_batch_through_the_socket(tmp_path, monkeypatch):
         proc.wait(30)
 
 
+def test_a_silent_client_does_not_hold_the_requests_queued_with_it(tmp_path):
+    """A connection that says nothing, queued before a real request behind a
+    busy worker, is waited on after that request's batch, not before it: the
+    request is answered while the silent connection is still open (the server
+    drops a silent one only after 30 s)."""
+    import socket as socket_mod
+
+    sock, proc = serving(tmp_path / "srv", "--workers", "1", "--idle-timeout", "120", delay=2)
+    silent = socket_mod.socket(socket_mod.AF_UNIX, socket_mod.SOCK_STREAM)
+    try:
+        src = REFS / "BB11001.tfa"
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(client, "msagpu", "align", src, "-o", tmp_path / "first.fa", sock=sock)
+            time.sleep(0.5)  # the worker holds the first request (the test delay)
+            silent.connect(str(sock))
+            time.sleep(0.5)
+            second = client("msagpu", "align", src, "-o", tmp_path / "second.fa", sock=sock)
+            assert first.result().returncode == 0 and second.returncode == 0, second.stderr
+        silent.setblocking(False)
+        with pytest.raises(BlockingIOError):  # not yet dropped: no end of stream
+            silent.recv(1)
+        assert (tmp_path / "second.fa").read_bytes() == (tmp_path / "first.fa").read_bytes()
+    finally:
+        silent.close()
+        server.stop(str(sock))
+        proc.wait(60)
+
+
 def test_a_gathered_batch_keeps_each_requests_own_failures_and_warnings(refs, tmp_path, monkeypatch):
     """What goes wrong for one request stays its own when requests are
     gathered: a backend that cannot start gives each request the exit code

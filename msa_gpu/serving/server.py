@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import io
 import os
+import select
 import signal
 import socket
 import stat
@@ -240,10 +241,47 @@ class _Stopped(Exception):
     """A stop request was answered."""
 
 
+#: Seconds a batch waits for the requests of connections that have not sent
+#: one yet; those still silent are answered after it.
+READY_WAIT = 1.0
+
+
+def _ready(conns: list[socket.socket], wait: float) -> tuple[list, list]:
+    """``conns`` split into those whose request has begun to arrive within
+    ``wait`` seconds and those still silent, each in order."""
+    ready: set = set()
+    end = time.monotonic() + wait
+    while len(ready) < len(conns):
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        readable, _, _ = select.select([c for c in conns if c not in ready], [], [], left)
+        if not readable:
+            break
+        ready.update(readable)
+    return [c for c in conns if c in ready], [c for c in conns if c not in ready]
+
+
 def _batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
-    """Answer connections taken together: their requests run as one batch
-    (`gather.run_together`); the number of requests run. A stop request
-    among them is answered after the others (`_Stopped`)."""
+    """Answer connections taken together: those whose requests have arrived
+    (`READY_WAIT`) run as one batch (`gather.run_together`), then the
+    silent ones, so that a client that connects and says nothing does not
+    hold the others; the number of requests run. A stop request among them
+    is answered after the others (`_Stopped`)."""
+    ready, late = _ready(conns, READY_WAIT)
+    if not ready:  # none has spoken: the first is waited on (`_take`), the rest follow it
+        ready, late = conns[:1], conns[1:]
+    try:
+        answered = _run_batch(ready, mine, on_stop)
+    except BaseException:
+        for conn in late:
+            conn.close()
+        raise
+    return answered + (_batch(late, mine, on_stop) if late else 0)
+
+
+def _run_batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
+    """`_batch`'s work for connections whose requests are read one by one."""
     taken, stop = [], None
     for conn in conns:
         kind, request = _take(conn, mine)
