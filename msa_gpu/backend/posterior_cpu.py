@@ -165,17 +165,18 @@ def sparse_posteriors(x, y, init, trans, pair, single, cutoff, F, B):
         for j in range(1, L2 + 1):
             d = i + j
             F[i, j, M] = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
-    return _at_least(F[1: L1 + 1, 1: L2 + 1, M], cutoff)
+    return _at_least(F[1: L1 + 1, 1: L2 + 1, M], cutoff, False)
 
 
 @numba.njit(cache=True, nogil=True)
-def _at_least(a, cutoff):
-    """The cells of the 2-D ``a`` of at least ``cutoff`` as row-major (rows, cols, values), the values
+def _at_least(a, cutoff, nonzero):
+    """The cells of the 2-D ``a`` of at least ``cutoff`` (and, with
+    ``nonzero``, not 0) as row-major (rows, cols, values), the values
     rounded to single precision (`probabilistic`: ProbCons stores floats)."""
     count = 0
     for x in range(a.shape[0]):
         for y in range(a.shape[1]):
-            if a[x, y] >= cutoff:
+            if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
                 count += 1
     rows = np.empty(count, np.int32)
     cols = np.empty(count, np.int32)
@@ -183,7 +184,7 @@ def _at_least(a, cutoff):
     k = 0
     for x in range(a.shape[0]):
         for y in range(a.shape[1]):
-            if a[x, y] >= cutoff:
+            if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
                 rows[k] = x
                 cols[k] = y
                 vals[k] = a[x, y]
@@ -236,37 +237,11 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
                 z, p = indices[k], np.float64(data[k]) * one
                 for m in range(indptr[c + z], indptr[c + z + 1]):
                     out[x, indices[m]] += np.int64(p * np.float64(data[m]))
-    return _fixed_at_least(out, Ls, Lt, inv_one, n, cutoff)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _fixed_value(acc, inv_one, n):
-    return np.float64(acc) * inv_one / n
-
-
-@numba.njit(cache=True, nogil=True)
-def _fixed_at_least(acc, Ls, Lt, inv_one, n, cutoff):
-    """`_at_least` of the (Ls, Lt) fixed-point sums ``acc`` divided by n
-    (the integer to the nearest double, times 2^-F, over n)."""
-    count = 0
+    sums = out.view(np.float64)  # each cell's integer becomes its value, in the same work space
     for x in range(Ls):
         for y in range(Lt):
-            if acc[x, y] != 0 and _fixed_value(acc[x, y], inv_one, n) >= cutoff:
-                count += 1
-    rows = np.empty(count, np.int32)
-    cols = np.empty(count, np.int32)
-    vals = np.empty(count, np.float32)
-    k = 0
-    for x in range(Ls):
-        for y in range(Lt):
-            if acc[x, y] != 0:
-                v = _fixed_value(acc[x, y], inv_one, n)
-                if v >= cutoff:
-                    rows[k] = x
-                    cols[k] = y
-                    vals[k] = v
-                    k += 1
-    return rows, cols, vals
+            sums[x, y] = np.float64(out[x, y]) * inv_one / n
+    return _at_least(sums[:Ls, :Lt], cutoff, True)
 
 
 @numba.njit(cache=True, nogil=True)
