@@ -373,3 +373,48 @@ def test_refinement_stops_when_it_comes_back_to_an_earlier_alignment(monkeypatch
     res = Aligner(AlignerConfig(mode="fast", maxiterate=50, gap_model="flat"), backend=CPU).align(seqs)
     assert res.timings["refine_rounds"] == 1 and res.timings["refine_accepted"] == 1
     assert res.rows() == base.rows()
+
+
+class _InOrder:
+    """A `ThreadPoolExecutor` stand-in that runs each job as it is submitted
+    (the CPU's numba kernels are not run from two threads here)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        import concurrent.futures
+
+        job = concurrent.futures.Future()
+        job.set_result(fn(*args))
+        return job
+
+
+def test_families_in_waves_give_the_bytes_of_one_batch(monkeypatch):
+    """Accurate mode's waves (`Aligner._waves`: the families without a
+    posterior library, then the largest libraries, then the rest, each wave
+    aligned on its own) give every family the alignment of one batch."""
+    import msa_gpu.aligner as aligner_mod
+    import msa_gpu.backend.cpu as cpu_ops
+
+    rng = np.random.default_rng(23)
+    fams = [_random_family(rng, n, length) for n, length in ((9, 70), (3, 40), (6, 90), (4, 30))]
+    fams.insert(2, make_sequences([f"d{j}" for j in range(5)],
+                                  ["".join(rng.choice(list("ACGT"), 50)).encode() for _ in range(5)]))
+    cfg = AlignerConfig(mode="accurate")
+    one = Aligner(cfg, backend=CPU).align_many(fams)
+    monkeypatch.setattr(aligner_mod, "WAVE_CELLS", 0)
+    monkeypatch.setattr(cpu_ops, "can_overlap", lambda: True)
+    monkeypatch.setattr(aligner_mod, "ThreadPoolExecutor", _InOrder)
+    aligner = Aligner(cfg, backend=CPU)
+    recipes = aligner.plan(fams)
+    assert aligner._waves(fams, recipes, None) == [[2], [0, 3], [1, 4]]  # the DNA family first, then the largest
+    waved = aligner.align_many(fams)
+    assert [r.rows() for r in waved] == [r.rows() for r in one]
+    assert waved[0].timings is waved[-1].timings and waved[0].timings["library"] > 0

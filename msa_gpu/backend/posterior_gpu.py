@@ -17,6 +17,7 @@ import cupy as cp
 import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets, upload
+from msa_gpu.backend.streams_gpu import fanned_out
 from msa_gpu.kernels import get_function, opt_in_shared
 
 NS = 5
@@ -28,6 +29,10 @@ MAX_THREADS = 256
 #: row: 123 KB) keep them in shared memory; longer ones in global scratch
 #: (1.2x slower on 400-residue pairs, H200).
 SHARED_ROWS = 1024
+#: Streams a batch's size classes are spread over. A class's launch is a
+#: block a pair, and while its last long pairs run most of the card is idle;
+#: the next classes' blocks fill it from their own streams (1: one stream).
+POST_STREAMS = 4
 #: Compile-time settings of pair_posteriors (e.g. {"POST_MIN_BLOCKS": "2"}).
 POST_DEFINES: dict = {}
 #: The transformation (kernels/posterior.cu): warps a block (a warp an
@@ -37,6 +42,8 @@ POST_DEFINES: dict = {}
 #: pipeline of the u loop's four dependent loads gained nothing (2.44 s).
 CONS_WARPS = 4
 CONS_TILE = 8
+#: Streams the transformation's launches of one batch are spread over.
+CONS_STREAMS = 4
 SHARED_COLS = 1536
 #: Device bytes of the dense matrices of one launch's pairs: a quarter of
 #: the free device memory, at most this (`block_bytes`).
@@ -133,13 +140,19 @@ def dense_posteriors(d_codes, offs, pairs, L1, L2, model, A):
             cp.asarray(ring_off[:-1].copy()), scales, cp.asarray(scale_off[:-1].copy()))
     threads = np.clip(_pow2_at_least(-(-(np.minimum(L1, L2) + 1) // CELLS_PER_THREAD)), 32, MAX_THREADS)
     bucket = np.where(in_shared, _pow2_at_least(rows), 0)  # shared rows a launch (0: global ring)
-    for key in sorted(set(zip(threads.tolist(), bucket.tolist()))):
+    classes = []
+    for key in set(zip(threads.tolist(), bucket.tolist())):
         sel = np.flatnonzero((threads == key[0]) & (bucket == key[1]))
         sel = sel[np.argsort(-cells[sel], kind="stable")]  # costliest first
-        shared_rows = int(rows[sel].max()) if key[1] else 0
-        kernel = get_function("posterior", "pair_posteriors" if shared_rows else "pair_posteriors_global", POST_DEFINES)
-        _launch(kernel, len(sel), key[0], 8 * 3 * NS * shared_rows, *args, cp.asarray(sel.astype(np.int32)),
-                np.int32(shared_rows))
+        classes.append((-int((L1[sel] + L2[sel]).max()), key, sel))  # the longest pairs' classes first
+    with fanned_out(POST_STREAMS) as streams:
+        for k, (_, key, sel) in enumerate(sorted(classes, key=lambda c: c[:2])):
+            shared_rows = int(rows[sel].max()) if key[1] else 0
+            kernel = get_function("posterior", "pair_posteriors" if shared_rows else "pair_posteriors_global",
+                                  POST_DEFINES)
+            with streams[k % len(streams)]:
+                _launch(kernel, len(sel), key[0], 8 * 3 * NS * shared_rows, *args, cp.asarray(sel.astype(np.int32)),
+                        np.int32(shared_rows))
     return post[: int(post_off[-1])], post_off
 
 
@@ -181,18 +194,20 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
                     ((np.asarray(nq), np.int32), (np.asarray(bq), np.int64), (lq, np.int64), (ps, np.int32), (pt, np.int32))]
         d_off = cp.asarray(off[:-1].copy())
         bucket = np.where(lt[c] <= cap, _pow2_at_least(lt[c]), 0)  # shared columns a launch (0: none)
-        for key in sorted(set(bucket.tolist())):
-            sel = np.flatnonzero(bucket == key)
-            sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first
-            cols = int(lt[c][sel].max()) if key else 0
-            tiles = -(-ls[c][sel] // CONS_TILE)
-            blk_q = np.repeat(sel, tiles)
-            blk_x = (np.arange(len(blk_q)) - np.repeat(offsets(tiles)[:-1], tiles)) * CONS_TILE
-            if not len(blk_q):  # pairs of no rows (an empty sequence from the Python API)
-                continue
-            _launch(kernel, len(blk_q), CONS_WARPS * 32, 8 * CONS_WARPS * cols, *d, *per_pair, dense, d_off,
-                    np.float64(cutoff), *upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp).values(),
-                    np.int32(cols))
+        with fanned_out(CONS_STREAMS) as streams:
+            for k, key in enumerate(sorted(set(bucket.tolist()))):
+                sel = np.flatnonzero(bucket == key)
+                sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first
+                cols = int(lt[c][sel].max()) if key else 0
+                tiles = -(-ls[c][sel] // CONS_TILE)
+                blk_q = np.repeat(sel, tiles)
+                blk_x = (np.arange(len(blk_q)) - np.repeat(offsets(tiles)[:-1], tiles)) * CONS_TILE
+                if not len(blk_q):  # pairs of no rows (an empty sequence from the Python API)
+                    continue
+                with streams[k % len(streams)]:
+                    blk = upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp)
+                    _launch(kernel, len(blk_q), CONS_WARPS * 32, 8 * CONS_WARPS * cols, *d, *per_pair, dense, d_off,
+                            np.float64(cutoff), blk["q"], blk["x"], np.int32(cols))
         dense = dense[: int(off[-1])]
         parts.append(_kept(dense, off, lt[c], c))
     return _concat(parts)
