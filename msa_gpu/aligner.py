@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -18,7 +17,6 @@ from msa_gpu.consistency import (
     build_libraries,
     library_distance,
     on_backend,
-    posterior_cells,
     posterior_libraries,
     stack_libraries,
 )
@@ -48,15 +46,6 @@ from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 #: index) that a served request's `Aligner.align_many` hands its families
 #: to, so that requests that arrive together are aligned in one batch.
 gathering = threading.local()
-
-#: Accurate mode on a device that can overlap (`Backend.ops.can_overlap`):
-#: from this many posterior cells (about 0.5 s of the H100's posterior
-#: kernel), the families go in waves (`Aligner._waves`), each wave's
-#: libraries built on a thread of their own while the wave before is
-#: aligned; the first wave of libraries takes the largest families, up to
-#: this share of the cells (the last wave's alignment overlaps nothing).
-WAVE_CELLS = 4_000_000_000
-FIRST_WAVE = 0.7
 
 
 class Aligner:
@@ -143,9 +132,8 @@ class Aligner:
         return partition_tree(km, seqs.lengths, xp, cfg.large_pivots, cfg.large_cluster,
                               rows_map(km) if rows_map is not None else None)
 
-    def _libraries(self, families: list[Sequences], recipes: list[Recipe], quiet: bool = False) -> list:
-        """Consistency libraries of the accurate families (None for the
-        others); ``quiet``: no progress (a thread beside the main one's)."""
+    def _libraries(self, families: list[Sequences], recipes: list[Recipe]) -> list:
+        """Consistency libraries of the accurate families (None for the others)."""
         cfg = self.config
         todo = [f for f, r in enumerate(recipes) if r.library is not None]
         libs: list = [None] * len(families)
@@ -157,8 +145,7 @@ class Aligner:
         if posterior:  # pair-HMM posteriors, every family's together
             xp = self.backend.xp
             for f, lib in zip(posterior, posterior_libraries([families[f] for f in posterior], xp=xp,
-                                                                   on_progress=None if quiet else
-                                                                   self._progress("pair steps"))):
+                                                                   on_progress=self._progress("pair steps"))):
                 libs[f] = on_backend(lib, xp)
         hard = [f for f in todo if kinds[f] != "posterior"]
         for kind in sorted({kinds[f] for f in hard}):
@@ -307,79 +294,10 @@ class Aligner:
 
     def _align_many(self, families: list[Sequences], recipes: list[Recipe], distances: list | None = None,
                     guide_trees: list | None = None, libraries: list | None = None) -> list[AlignResult]:
-        waves = self._waves(families, recipes, libraries)
-        if len(waves) < 2:
-            return self._align_stages(families, recipes, distances, guide_trees, libraries)
-        return self._align_waves(waves, families, recipes, distances, guide_trees)
-
-    def _waves(self, families: list[Sequences], recipes: list[Recipe], libraries: list | None) -> list[list[int]]:
-        """The families (indices) in the order of the waves `_align_waves`
-        takes them: those without a posterior library, then the largest
-        posterior libraries up to `FIRST_WAVE` of the cells, then the rest;
-        one wave where the backend does not overlap stages
-        (`Backend.ops.can_overlap`), where libraries are given, or below
-        `WAVE_CELLS` posterior cells."""
-        n = len(families)
-        lib = [f for f in range(n) if recipes[f].library == "posterior"]
-        if len(lib) < 2 or any(x is not None for x in libraries or []):
-            return [list(range(n))]
-        cells = np.array([posterior_cells(families[f]) for f in lib], dtype=np.int64)
-        if cells.sum() < WAVE_CELLS or not self.backend.ops.can_overlap():
-            return [list(range(n))]
-        order = np.argsort(-cells, kind="stable")
-        k = int(np.searchsorted(np.cumsum(cells[order]), FIRST_WAVE * cells.sum())) + 1
-        first = sorted(lib[int(i)] for i in order[:k])
-        rest = sorted(set(lib) - set(first))
-        return [w for w in ([f for f in range(n) if f not in set(lib)], first, rest) if w]
-
-    def _align_waves(self, waves: list[list[int]], families: list[Sequences], recipes: list[Recipe],
-                     distances: list | None, guide_trees: list | None) -> list[AlignResult]:
-        """`_align_stages` wave by wave, each wave's posterior libraries
-        built on a thread of their own (on a device stream of their own,
-        `Backend.ops.overlap_stream`) while the waves before are aligned.
-        A family's library and alignment do not depend on the families
-        beside it, so the bytes are those of one wave. Every result carries
-        the run's timings, the library's being the thread's seconds."""
-        timings: dict[str, float] = {}
-        out: list = [None] * len(families)
-
-        def pick(seq, w):
-            return None if seq is None else [seq[f] for f in w]
-
-        def build(w: list[int]) -> tuple[list, float]:
-            clock = time.perf_counter()
-            with self.backend.ops.overlap_stream():
-                libs = self._libraries(pick(families, w), pick(recipes, w), quiet=True)
-            return libs, time.perf_counter() - clock
-
-        with ThreadPoolExecutor(1, thread_name_prefix="msagpu-library") as pool:
-            jobs = [pool.submit(build, w) if any(recipes[f].library == "posterior" for f in w) else None
-                    for w in waves]
-            try:
-                for w, job in zip(waves, jobs):
-                    libs = None
-                    if job is not None:
-                        with (self.reporter.stage("library") if self.reporter is not None else nullcontext()):
-                            libs, seconds = job.result()
-                        timings["library"] = timings.get("library", 0.0) + seconds
-                    for f, res in zip(w, self._align_stages(pick(families, w), pick(recipes, w), pick(distances, w),
-                                                            pick(guide_trees, w), libs, timings)):
-                        out[f] = res
-            finally:
-                for job in jobs:
-                    if job is not None:
-                        job.cancel()
-        return out
-
-    def _align_stages(self, families: list[Sequences], recipes: list[Recipe], distances: list | None = None,
-                      guide_trees: list | None = None, libraries: list | None = None,
-                      timings: dict[str, float] | None = None) -> list[AlignResult]:
-        """The stages for these families, in one batch; their seconds are
-        added to ``timings`` (a new dict by default), which every result carries."""
         n = len(families)
         dms = list(distances or [None] * n)
         fixed = list(guide_trees or [None] * n)
-        timings = {} if timings is None else timings
+        timings: dict[str, float] = {}
         xp = self.backend.xp
         scorings = [self._scoring(s, r) for s, r in zip(families, recipes)]
         accurate = [r.library is not None for r in recipes]
@@ -454,8 +372,8 @@ class Aligner:
                                  sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
                                  splits=[r.refine_splits for r in recipes])
             alignments = refined.alignments
-            timings["refine_rounds"] = max(timings.get("refine_rounds", 0.0), float(max(refined.rounds)))
-            timings["refine_accepted"] = timings.get("refine_accepted", 0.0) + float(sum(refined.accepted))
+            timings["refine_rounds"] = float(max(refined.rounds))
+            timings["refine_accepted"] = float(sum(refined.accepted))
         if self.config.realign:  # opt-in: every sequence realigned to its family's profile
             with _timed(timings, "realign", self.reporter):
                 for f in range(n):

@@ -96,17 +96,9 @@ def test_accurate_libraries_identical(refs):
     reached_gpu_path("pairwise engine")
 
 
-def test_accurate_batch_identical(refs, monkeypatch):
+def test_accurate_batch_identical(refs):
     """Accurate mode (library, consistency scores, refinement) and fast mode
-    with refinement, several families in one batch; on the GPU, accurate
-    mode's families go in waves, their libraries built on a thread and a
-    stream of their own while the wave before is aligned (`Aligner._waves`)."""
-    import msa_gpu.aligner as aligner_mod
-
-    monkeypatch.setattr(aligner_mod, "WAVE_CELLS", 0)
-    waves = []
-    plain = Aligner._waves
-    monkeypatch.setattr(Aligner, "_waves", lambda self, *a: waves.append(plain(self, *a)) or waves[-1])
+    with refinement, several families in one batch."""
     rng = np.random.default_rng(17)
     fams = [read_sequences(t) for t in sorted(refs.glob("*.tfa"))]
     for i in range(4):
@@ -120,7 +112,6 @@ def test_accurate_batch_identical(refs, monkeypatch):
         b = Aligner(cfg, backend=_gpu()).align_many(fams)
         assert [r.rows() for r in a] == [r.rows() for r in b]
         assert b[0].timings["refine_rounds"] > 0
-    assert len(waves[1]) == 3 and len(waves[0]) == 1  # the GPU's accurate run in waves, the CPU's in one
     reached_gpu_path("refinement")
 
 

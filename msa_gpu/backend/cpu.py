@@ -14,8 +14,6 @@ refinement         ``refine_cpu``           ``refine_gpu``
 `msa_gpu.backend.mrle`.)
 """
 
-from contextlib import nullcontext as overlap_stream
-
 from msa_gpu.backend.consistency_cpu import consistency_scores, library_extend
 from msa_gpu.backend.profile_cpu import (
                                          align_batch,
@@ -27,11 +25,5 @@ from msa_gpu.backend.profile_cpu import (
 )
 from msa_gpu.backend.refine_cpu import gather_profiles, path_score
 
-
-def can_overlap() -> bool:
-    """The CPU runs no stage beside another: its kernels take every core (`backend.gpu`'s twin)."""
-    return False
-
-
-__all__ = ["align_batch", "align_long", "can_overlap", "column_scores", "consistency_scores", "gather_profiles",
-           "library_extend", "memory_budget", "merge_profiles", "overlap_stream", "path_score", "profile_stats"]
+__all__ = ["align_batch", "align_long", "column_scores", "consistency_scores", "gather_profiles", "library_extend",
+           "memory_budget", "merge_profiles", "path_score", "profile_stats"]

@@ -15,8 +15,6 @@ from msa_gpu.backend.profile_gpu import (
                                          profile_stats,
 )
 from msa_gpu.backend.refine_gpu import gather_profiles, path_score
-from msa_gpu.backend.streams_gpu import can_overlap, overlap_stream
 
-__all__ = ["align_batch", "align_long", "can_overlap", "column_scores", "consistency_scores", "free_cached",
-           "gather_profiles", "library_extend", "memory_budget", "merge_profiles", "overlap_stream", "path_score",
-           "profile_stats"]
+__all__ = ["align_batch", "align_long", "column_scores", "consistency_scores", "free_cached",
+           "gather_profiles", "library_extend", "memory_budget", "merge_profiles", "path_score", "profile_stats"]

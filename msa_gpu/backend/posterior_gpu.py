@@ -5,7 +5,7 @@ the consistency transformation of many pairs, a block a tile of a pair's rows.
 
 A batch's pairs go in launches of one size class each (threads by the
 longest anti-diagonal, shared memory by the longest row of the class),
-costliest pairs first; the batches are as large as `block_bytes` allows
+costliest pairs first, the classes side by side on a few streams; the batches are as large as `block_bytes` allows
 (a quarter of the free device memory, at most 8 GB: with 1 GB batches,
 BAliBASE's library took 28.5 s instead of 12.1 s on an H200, the launches'
 tails and the per-batch host work adding up over 230 batches).
@@ -32,6 +32,8 @@ SHARED_ROWS = 1024
 #: Streams a batch's size classes are spread over. A class's launch is a
 #: block a pair, and while its last long pairs run most of the card is idle;
 #: the next classes' blocks fill it from their own streams (1: one stream).
+#: BAliBASE's posteriors, one H100: 4.24 s on one stream, 3.47 on 2, 3.23 on
+#: 4, 3.15 on 8, the same bits (NOTES.md, session 54).
 POST_STREAMS = 4
 #: Compile-time settings of pair_posteriors (e.g. {"POST_MIN_BLOCKS": "2"}).
 POST_DEFINES: dict = {}
@@ -42,7 +44,8 @@ POST_DEFINES: dict = {}
 #: pipeline of the u loop's four dependent loads gained nothing (2.44 s).
 CONS_WARPS = 4
 CONS_TILE = 8
-#: Streams the transformation's launches of one batch are spread over.
+#: Streams the transformation's launches of one batch are spread over
+#: (2.25 and 2.17 s a pass on one stream, 2.15 on 4: its blocks are short).
 CONS_STREAMS = 4
 SHARED_COLS = 1536
 #: Device bytes of the dense matrices of one launch's pairs: a quarter of

@@ -1,8 +1,12 @@
-"""CUDA streams the GPU runtime shares: independent launches spread over
-side streams (`fanned_out`), and one stream for work that overlaps the main
-thread's (`overlap_stream`: accurate mode's next wave of libraries while
-the aligner aligns the wave before; `msa_gpu.aligner`). The CPU twins are in
-`msa_gpu.backend.cpu`: one thread, nothing to overlap."""
+"""CUDA streams of the GPU runtime: independent launches spread over side
+streams (`fanned_out`), so that one launch's last blocks do not leave the
+card idle while the next launch waits.
+
+(Tried and not kept, session 54: accurate mode's libraries built in waves on
+a thread and a stream of their own while the wave before was aligned. On one
+H100 BAliBASE took 12.7-13.0 s against 12.0-12.3 s without: the library's
+long blocks held the SMs that the progressive stage's short launches wait
+for, which went from 2.9 to 5.1 s.)"""
 
 from __future__ import annotations
 
@@ -11,15 +15,10 @@ from functools import lru_cache
 
 import cupy as cp
 
-#: Device memory from which a run overlaps two stages' work: the posterior
-#: batches (up to 8 GB, `posterior_gpu.BLOCK_BYTES`) and a level's DP then
-#: share the card, so a card of less keeps its stages one after the other.
-OVERLAP_MIN_BYTES = 40 << 30
-
 
 @lru_cache(maxsize=None)
-def _streams(device: int, n: int, use: str) -> tuple:
-    """``n`` non-blocking streams of a device for one ``use``, made once
+def _streams(device: int, n: int) -> tuple:
+    """``n`` non-blocking streams of a device, made once
     (CuPy's memory pool keeps freed blocks by stream: a stream made anew
     for each call would leave its blocks stranded)."""
     return tuple(cp.cuda.Stream(non_blocking=True) for _ in range(n))
@@ -35,7 +34,7 @@ def fanned_out(n: int):
     if n <= 1:
         yield (main,)
         return
-    streams = _streams(cp.cuda.Device().id, n, "fan")
+    streams = _streams(cp.cuda.Device().id, n)
     start = main.record()
     for s in streams:
         s.wait_event(start)
@@ -44,21 +43,3 @@ def fanned_out(n: int):
     finally:
         for s in streams:
             main.wait_event(s.record())
-
-
-def can_overlap() -> bool:
-    """Whether this device has the memory for `overlap_stream`'s work beside the main thread's."""
-    return int(cp.cuda.Device().mem_info[1]) >= OVERLAP_MIN_BYTES
-
-
-@contextlib.contextmanager
-def overlap_stream():
-    """This thread's launches go to a stream of their own that does not wait
-    for the main thread's (nor it for them); the block ends with that
-    stream's work done, so its results are ready for any stream."""
-    stream = _streams(cp.cuda.Device().id, 1, "overlap")[0]
-    try:
-        with stream:
-            yield
-    finally:
-        stream.synchronize()

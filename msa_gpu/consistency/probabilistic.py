@@ -83,7 +83,7 @@ def library_groups(families: list[Sequences], xp=np, group_cells: int | None = N
     posterior cells each (default `GROUP_CELLS` on the GPU,
     `CPU_GROUP_CELLS` on the CPU)."""
     budget = group_cells or (CPU_GROUP_CELLS if xp is np else GROUP_CELLS)
-    cells = [posterior_cells(f) for f in families]
+    cells = [_cells(f) for f in families]
     out = []
     for size in sorted({f.alphabet.size for f in families}):
         todo = [i for i, f in enumerate(families) if f.alphabet.size == size]
@@ -98,8 +98,7 @@ def library_memory(families: list[Sequences], gpu: bool, threads: int = 1) -> Li
     return library_plan([[families[i].lengths for i in g] for g in groups], threads)
 
 
-def posterior_cells(seqs: Sequences) -> int:
-    """The posterior cells of a family's library: its pairs' products of lengths."""
+def _cells(seqs: Sequences) -> int:
     lengths = seqs.lengths.astype(np.int64)
     return int((lengths.sum() ** 2 - (lengths ** 2).sum()) // 2)
 
