@@ -274,7 +274,8 @@ def test_pair_hmm_posteriors_identical_on_the_gpu(in_shared, monkeypatch):
     """ProbCons' pair-HMM posteriors (kernels/posterior.cu) have the numba
     twin's bits: every cell (cutoff 0) of short, long, unrelated and
     one-residue pairs with unknown letters (blocks of 32 to 256 threads), in
-    one batch and in many; the posterior library (its consistency
+    one batch (its size classes side by side on `POST_STREAMS` streams) and
+    in many; the posterior library (its consistency
     transformation on the device too) and the accurate alignment on it are
     the same; with the anti-diagonals and the summed rows in shared memory,
     and with both in global memory."""

@@ -5,8 +5,9 @@ the consistency transformation of many pairs, a block a tile of a pair's rows.
 
 A batch's pairs go in launches of one size class each (threads by the
 longest anti-diagonal, shared memory by the longest row of the class),
-costliest pairs first, the classes side by side on a few streams; the batches are as large as `block_bytes` allows
-(a quarter of the free device memory, at most 8 GB: with 1 GB batches,
+costliest pairs first, the classes side by side on a few streams; the
+batches are as large as `block_bytes` allows (a quarter of the free device
+memory, at most 8 GB: with 1 GB batches,
 BAliBASE's library took 28.5 s instead of 12.1 s on an H200, the launches'
 tails and the per-batch host work adding up over 230 batches).
 """
@@ -41,12 +42,11 @@ POST_DEFINES: dict = {}
 #: output row at a time), rows a block, and the longest row summed in
 #: shared memory (8 bytes a column a warp). H100, BAliBASE's pairs: 8 rows
 #: a block 2.36 s a pass against 2.64 s at 32; 4 or 8 warps alike; a
-#: pipeline of the u loop's four dependent loads gained nothing (2.44 s).
+#: pipeline of the u loop's four dependent loads gained nothing (2.44 s);
+#: its launches on 4 streams gained nothing either (2.14 s a pass both ways:
+#: its blocks are short, so a launch's tail is short).
 CONS_WARPS = 4
 CONS_TILE = 8
-#: Streams the transformation's launches of one batch are spread over
-#: (2.25 and 2.17 s a pass on one stream, 2.15 on 4: its blocks are short).
-CONS_STREAMS = 4
 SHARED_COLS = 1536
 #: Device bytes of the dense matrices of one launch's pairs: a quarter of
 #: the free device memory, at most this (`block_bytes`).
@@ -197,20 +197,18 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
                     ((np.asarray(nq), np.int32), (np.asarray(bq), np.int64), (lq, np.int64), (ps, np.int32), (pt, np.int32))]
         d_off = cp.asarray(off[:-1].copy())
         bucket = np.where(lt[c] <= cap, _pow2_at_least(lt[c]), 0)  # shared columns a launch (0: none)
-        with fanned_out(CONS_STREAMS) as streams:
-            for k, key in enumerate(sorted(set(bucket.tolist()))):
-                sel = np.flatnonzero(bucket == key)
-                sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first
-                cols = int(lt[c][sel].max()) if key else 0
-                tiles = -(-ls[c][sel] // CONS_TILE)
-                blk_q = np.repeat(sel, tiles)
-                blk_x = (np.arange(len(blk_q)) - np.repeat(offsets(tiles)[:-1], tiles)) * CONS_TILE
-                if not len(blk_q):  # pairs of no rows (an empty sequence from the Python API)
-                    continue
-                with streams[k % len(streams)]:
-                    blk = upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp)
-                    _launch(kernel, len(blk_q), CONS_WARPS * 32, 8 * CONS_WARPS * cols, *d, *per_pair, dense, d_off,
-                            np.float64(cutoff), blk["q"], blk["x"], np.int32(cols))
+        for key in sorted(set(bucket.tolist())):
+            sel = np.flatnonzero(bucket == key)
+            sel = sel[np.argsort(-cells[c][sel], kind="stable")]  # costliest first
+            cols = int(lt[c][sel].max()) if key else 0
+            tiles = -(-ls[c][sel] // CONS_TILE)
+            blk_q = np.repeat(sel, tiles)
+            blk_x = (np.arange(len(blk_q)) - np.repeat(offsets(tiles)[:-1], tiles)) * CONS_TILE
+            if not len(blk_q):  # pairs of no rows (an empty sequence from the Python API)
+                continue
+            _launch(kernel, len(blk_q), CONS_WARPS * 32, 8 * CONS_WARPS * cols, *d, *per_pair, dense, d_off,
+                    np.float64(cutoff), *upload(dict(q=blk_q.astype(np.int32), x=blk_x.astype(np.int32)), cp).values(),
+                    np.int32(cols))
         dense = dense[: int(off[-1])]
         parts.append(_kept(dense, off, lt[c], c))
     return _concat(parts)
