@@ -217,3 +217,16 @@ def test_ensemble_benchmark_counts_pairs_and_ranks_them():
     assert total.tolist() == [3, 1, 0] and correct.tolist() == [3, 1, 0]
     correct, total = column_pairs(["a", "b", "c"], test, seqs, ["a", "b", "c"], [b"AC-", b"A-C", b"AC-"], "101")
     assert total.tolist() == [3, 0, 0] and correct.tolist() == [3, 0, 0]  # column 1 of the reference is not core
+
+
+def test_ensemble_benchmark_keeps_each_sets_smallest_families():
+    from types import SimpleNamespace
+
+    from benchmarks.ensemble import _smallest
+    from msa_gpu.io import make_sequences
+
+    fams = [make_sequences(["a", "b"], [b"A" * n, b"C" * n], "protein") for n in (9, 3, 5, 2, 7)]
+    picked = [SimpleNamespace(set_name=s, family_id=f"F{i}") for i, s in enumerate("XXXYY")]
+    kept, seqs = _smallest(picked, fams, 2)
+    assert [f.family_id for f in kept] == ["F1", "F2", "F3", "F4"]  # X's two smallest, then all of Y, in order
+    assert [len(s.codes[0]) for s in seqs] == [3, 5, 2, 7]
