@@ -4,7 +4,18 @@ wavefront takes), each anti-diagonal scaled by a power of two. Cells of one
 anti-diagonal have emitted the same residues, so their values stay within a
 double's range of each other even where a row's would not (the last cell of
 a row of two unrelated 400-residue sequences lay more than 2^-1074 below the
-row's largest)."""
+row's largest).
+
+As on the GPU (kernels/posterior.cu), three anti-diagonals are held at a
+time, state-major (a state's cells of one anti-diagonal side by side), the
+forward pass keeps each cell's scaled match value, and the backward pass
+turns it into the posterior as soon as that cell's backward value is
+scaled. The interior cells of an anti-diagonal go through a branch-free
+loop over contiguous slices that LLVM vectorises (`_forward_run`,
+`_backward_run`), the edges and the start through the cell functions: the
+same products and sums in the same order either way, so the bits do not
+change (dense (L1 + 1, L2 + 1, 5) matrices walked cell by cell took 2.2x
+the time, their diagonals a cache line a cell: NOTES.md, session 54)."""
 
 from __future__ import annotations
 
@@ -32,140 +43,229 @@ def _times_pow2(v, f, k):
     return v * f if f != 0.0 else math.ldexp(v, k)
 
 
-@numba.njit(cache=True, nogil=True)
-def _rescale(A, d, L2, L1):
-    """Divide anti-diagonal ``d`` of ``A`` by a power of two that brings its
-    largest entry into [0.5, 1) (exact); returns the exponent (0 if all zero)."""
-    lo, hi = max(0, d - L2), min(L1, d)
-    top = 0.0
-    for i in range(lo, hi + 1):
-        for s in range(N_STATES):
-            if A[i, d - i, s] > top:
-                top = A[i, d - i, s]
-    if top == 0.0:
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _rescale(slot, lo, hi):
+    """Divide rows ``lo..hi`` of an anti-diagonal's five states (``slot``:
+    (5, R), state-major) by the power of two that brings the largest into
+    [0.5, 1) (exact); returns the exponent (0 if all are zero)."""
+    bits = np.int64(0)  # the values are >= 0, so their bits as integers are in their order: a loop that vectorises
+    for s in range(N_STATES):
+        row = slot[s, lo: hi + 1].view(np.int64)
+        for k in range(row.shape[0]):
+            bits = max(bits, row[k])
+    if bits == 0:
         return 0
-    e = math.frexp(top)[1]
+    e = math.frexp(np.array([bits]).view(np.float64)[0])[1]
     f = _pow2(-e)  # a product by 2^-e (ldexp to the bit), not a call of ldexp a value
-    for i in range(lo, hi + 1):
-        for s in range(N_STATES):
-            A[i, d - i, s] = _times_pow2(A[i, d - i, s], f, -e)
+    for s in range(N_STATES):
+        row = slot[s, lo: hi + 1]
+        if f != 0.0:
+            for k in range(row.shape[0]):
+                row[k] = row[k] * f
+        else:
+            for k in range(row.shape[0]):
+                row[k] = math.ldexp(row[k], -e)
     return e
 
 
-@numba.njit(cache=True, nogil=True)
-def _forward(x, y, init, trans, pair, single, F):
-    """Forward values into ``F`` (at least (L1 + 1, L2 + 1, 5); only the
-    cells the recursion writes are written, so row 0 and column 0 are
-    cleared first)."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _forward_cell(x, y, init, trans, pair, single, cur, p1, p2, i, j, s1, f21, k21):
+    """Forward cell (i, j) into ``cur`` (its anti-diagonal d; ``p1``, ``p2``:
+    d - 1 and d - 2, rows by i), every state (0 where the recursion has none)."""
+    if i > 0 and j > 0:  # from diagonal d - 2, brought to diagonal d - 1's units
+        acc = 0.0
+        for s in range(N_STATES):
+            acc += p2[s, i - 1] * trans[s, M]
+        acc = _times_pow2(acc, f21, k21)
+        if i == 1 and j == 1:
+            acc += math.ldexp(init[M], -s1)
+        cur[M, i] = pair[x[i - 1], y[j - 1]] * acc
+    else:
+        cur[M, i] = 0.0
+    for k in (1, 3):  # x inserts
+        if i > 0:
+            acc = p1[M, i - 1] * trans[M, k] + p1[k, i - 1] * trans[k, k]
+            if i == 1 and j == 0:
+                acc += math.ldexp(init[k], -s1)
+            cur[k, i] = single[x[i - 1]] * acc
+        else:
+            cur[k, i] = 0.0
+    for k in (2, 4):  # y inserts
+        if j > 0:
+            acc = p1[M, i] * trans[M, k] + p1[k, i] * trans[k, k]
+            if i == 0 and j == 1:
+                acc += math.ldexp(init[k], -s1)
+            cur[k, i] = single[y[j - 1]] * acc
+        else:
+            cur[k, i] = 0.0
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _forward_run(c0, c1, c2, c3, c4, m0, m1, m2, m3, m4, u0, u1, u3, v0, v2, v4, em, sx, sy, trans, f21):
+    """`_forward_cell`'s operations on a run of interior cells (i, j >= 1,
+    not the start cell), each array a run's slice (``m``: diagonal d - 2 at
+    rows i - 1; ``u``: d - 1 at rows i - 1; ``v``: d - 1 at rows i; ``em``,
+    ``sx``, ``sy``: the cells' emissions), so that the loop vectorises:
+    contiguous, no branch, the same products and sums in the same order."""
+    t0, t1, t2, t3, t4 = trans[0, M], trans[1, M], trans[2, M], trans[3, M], trans[4, M]
+    a1, a2, a3, a4 = trans[M, 1], trans[M, 2], trans[M, 3], trans[M, 4]
+    b1, b2, b3, b4 = trans[1, 1], trans[2, 2], trans[3, 3], trans[4, 4]
+    for k in range(c0.shape[0]):
+        acc = 0.0
+        acc += m0[k] * t0
+        acc += m1[k] * t1
+        acc += m2[k] * t2
+        acc += m3[k] * t3
+        acc += m4[k] * t4
+        c0[k] = em[k] * (acc * f21)
+        c1[k] = sx[k] * (u0[k] * a1 + u1[k] * b1)
+        c3[k] = sx[k] * (u0[k] * a3 + u3[k] * b3)
+        c2[k] = sy[k] * (v0[k] * a2 + v2[k] * b2)
+        c4[k] = sy[k] * (v0[k] * a4 + v4[k] * b4)
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _forward(x, y, init, trans, pair, single, ring, FM):
+    """Forward along anti-diagonals, three at a time in ``ring`` (3, 5, at
+    least L1 + 1: state-major, rows by i); each cell's scaled match value
+    into ``FM[i - 1, j - 1]`` (i, j >= 1). Returns each anti-diagonal's
+    scale (diagonal d holds values x 2^scale[d]) and the last cell's
+    states' sum z (the sequence pair's probability, scaled)."""
     L1, L2 = x.shape[0], y.shape[0]
-    F[0, : L2 + 1, :] = 0.0
-    F[: L1 + 1, 0, :] = 0.0
-    scale = np.zeros(L1 + L2 + 1, dtype=np.int64)  # diagonal d holds values x 2^scale[d]
+    scale = np.zeros(L1 + L2 + 1, dtype=np.int64)
+    ring[0, :, : L1 + 1] = 0.0  # diagonal 0 is all zero (the start enters through init below)
+    em, sy = np.empty(L1 + 1), np.empty(L1 + 1)
+    sx = np.zeros(L1 + 1)
+    for i in range(1, L1 + 1):
+        sx[i] = single[x[i - 1]]
     for d in range(1, L1 + L2 + 1):
+        cur, p1, p2 = ring[d % 3], ring[(d - 1) % 3], ring[(d - 2) % 3]
         s1 = scale[d - 1]
         s2 = scale[d - 2] if d >= 2 else 0
         f21 = _pow2(s2 - s1)
-        for i in range(max(0, d - L2), min(L1, d) + 1):
-            j = d - i
-            if i > 0 and j > 0:  # from diagonal d - 2, brought to diagonal d - 1's units
-                acc = 0.0
-                for s in range(N_STATES):
-                    acc += F[i - 1, j - 1, s] * trans[s, M]
-                acc = _times_pow2(acc, f21, s2 - s1)
-                if i == 1 and j == 1:
-                    acc += math.ldexp(init[M], -s1)
-                F[i, j, M] = pair[x[i - 1], y[j - 1]] * acc
-            if i > 0:
-                for k in (1, 3):  # x inserts
-                    acc = F[i - 1, j, M] * trans[M, k] + F[i - 1, j, k] * trans[k, k]
-                    if i == 1 and j == 0:
-                        acc += math.ldexp(init[k], -s1)
-                    F[i, j, k] = single[x[i - 1]] * acc
-            if j > 0:
-                for k in (2, 4):  # y inserts
-                    acc = F[i, j - 1, M] * trans[M, k] + F[i, j - 1, k] * trans[k, k]
-                    if i == 0 and j == 1:
-                        acc += math.ldexp(init[k], -s1)
-                    F[i, j, k] = single[y[j - 1]] * acc
-        scale[d] = s1 + _rescale(F, d, L2, L1)
-    return scale
-
-
-@numba.njit(cache=True, nogil=True)
-def _backward(x, y, init, trans, pair, single, B):
-    """Backward values into ``B`` (every cell is written)."""
-    L1, L2 = x.shape[0], y.shape[0]
-    last = L1 + L2
-    scale = np.zeros(last + 3, dtype=np.int64)
-    for s in range(N_STATES):
-        B[L1, L2, s] = init[s]
-    scale[last] = _rescale(B, last, L2, L1)
-    for d in range(last - 1, -1, -1):
-        s1 = scale[d + 1]
-        s2 = scale[d + 2] if d + 2 <= last else s1
-        f21 = _pow2(s2 - s1)
-        for i in range(max(0, d - L2), min(L1, d) + 1):
-            j = d - i
-            for s in range(N_STATES):
-                diag = 0.0
-                if i < L1 and j < L2:
-                    diag = _times_pow2(trans[s, M] * pair[x[i], y[j]] * B[i + 1, j + 1, M], f21, s2 - s1)
-                acc = diag
-                if i < L1:
-                    for k in (1, 3):
-                        acc += trans[s, k] * single[x[i]] * B[i + 1, j, k]
-                if j < L2:
-                    for k in (2, 4):
-                        acc += trans[s, k] * single[y[j]] * B[i, j + 1, k]
-                B[i, j, s] = acc
-        scale[d] = s1 + _rescale(B, d, L2, L1)
-    return scale
-
-
-@numba.njit(cache=True, nogil=True)
-def _posterior_cells(x, y, init, trans, pair, single, F, B):
-    """Forward and backward into ``F``/``B``; returns (z, fs, bs, factor):
-    the posterior of cell (i, j) is ``_times_pow2(F[i, j, M] * B[i, j, M] /
-    z, factor[d], fs[d] + bs[d] - fs[L1 + L2])`` with d = i + j."""
-    L1, L2 = x.shape[0], y.shape[0]
-    fs = _forward(x, y, init, trans, pair, single, F)
-    bs = _backward(x, y, init, trans, pair, single, B)
+        lo, hi = max(0, d - L2), min(L1, d)
+        a, b = max(2 if d == 2 else 1, d - L2), min(L1, d - 1)  # interior rows: i, j >= 1, not the start
+        if f21 == 0.0:  # (no product gives the diagonals' ratio: ldexp, a cell at a time)
+            a = b + 1
+        for i in range(lo, hi + 1):
+            if i < a or i > b:
+                _forward_cell(x, y, init, trans, pair, single, cur, p1, p2, i, d - i, s1, f21, s2 - s1)
+        if a <= b:
+            for i in range(a, b + 1):
+                em[i] = pair[x[i - 1], y[d - i - 1]]
+                sy[i] = single[y[d - i - 1]]
+            _forward_run(cur[0, a: b + 1], cur[1, a: b + 1], cur[2, a: b + 1], cur[3, a: b + 1], cur[4, a: b + 1],
+                         p2[0, a - 1: b], p2[1, a - 1: b], p2[2, a - 1: b], p2[3, a - 1: b], p2[4, a - 1: b],
+                         p1[0, a - 1: b], p1[1, a - 1: b], p1[3, a - 1: b], p1[0, a: b + 1], p1[2, a: b + 1],
+                         p1[4, a: b + 1], em[a: b + 1], sx[a: b + 1], sy[a: b + 1], trans, f21)
+        scale[d] = s1 + _rescale(cur, lo, hi)
+        for i in range(max(1, d - L2), min(L1, d - 1) + 1):
+            FM[i - 1, d - i - 1] = cur[M, i]
+    last = ring[(L1 + L2) % 3]
     z = 0.0
     for s in range(N_STATES):
-        z += F[L1, L2, s] * init[s]
-    factor = np.empty(L1 + L2 + 1)  # each anti-diagonal's power of two (0.0: ldexp it)
-    for d in range(L1 + L2 + 1):
-        factor[d] = _pow2(fs[d] + bs[d] - fs[L1 + L2])
-    return z, fs, bs, factor
+        z += last[s, L1] * init[s]
+    return scale, z
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _backward_cell(x, y, trans, pair, single, cur, q1, q2, i, j, L1, L2, f21, k21):
+    """Backward cell (i, j) into ``cur`` (``q1``, ``q2``: diagonals d + 1 and d + 2, rows by i)."""
+    for s in range(N_STATES):
+        diag = 0.0
+        if i < L1 and j < L2:
+            diag = _times_pow2(trans[s, M] * pair[x[i], y[j]] * q2[M, i + 1], f21, k21)
+        acc = diag
+        if i < L1:
+            for k in (1, 3):
+                acc += trans[s, k] * single[x[i]] * q1[k, i + 1]
+        if j < L2:
+            for k in (2, 4):
+                acc += trans[s, k] * single[y[j]] * q1[k, i]
+        cur[s, i] = acc
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _backward_run(c, w0, w1, w3, v2, v4, em, sx, sy, trans, s, f21):
+    """`_backward_cell`'s state ``s`` on a run of interior cells (i < L1, j <
+    L2), each array a run's slice (``w``: diagonal d + 2's match at rows i +
+    1, then d + 1's x inserts at rows i + 1; ``v``: d + 1's y inserts at
+    rows i), vectorisable as `_forward_run`."""
+    tm, t1, t2, t3, t4 = trans[s, M], trans[s, 1], trans[s, 2], trans[s, 3], trans[s, 4]
+    for k in range(c.shape[0]):
+        acc = tm * em[k] * w0[k] * f21
+        acc += t1 * sx[k] * w1[k]
+        acc += t3 * sx[k] * w3[k]
+        acc += t2 * sy[k] * v2[k]
+        acc += t4 * sy[k] * v4[k]
+        c[k] = acc
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _posteriors_into(x, y, init, trans, pair, single, ring, FM):
+    """Every cell's posterior into ``FM[:L1, :L2]`` (work space: ``ring``,
+    (3, 5, at least L1 + 1), and ``FM``, at least (L1, L2)): forward, then
+    backward along anti-diagonals, each cell's posterior made as soon as its
+    backward value is scaled (kernels/posterior.cu does the same), as
+    ``F(i, j) B(i, j) / z`` times 2^(fs[d] + bs[d] - fs[L1 + L2])."""
+    L1, L2 = x.shape[0], y.shape[0]
+    fs, z = _forward(x, y, init, trans, pair, single, ring, FM)
+    last = L1 + L2
+    scale = np.zeros(last + 3, dtype=np.int64)
+    em, sy = np.empty(L1 + 1), np.empty(L1 + 1)
+    sx = np.zeros(L1 + 1)
+    for i in range(L1):
+        sx[i] = single[x[i]]
+    for d in range(last, -1, -1):
+        cur, q1, q2 = ring[d % 3], ring[(d + 1) % 3], ring[(d + 2) % 3]
+        lo, hi = max(0, d - L2), min(L1, d)
+        if d == last:
+            for s in range(N_STATES):
+                cur[s, L1] = init[s]
+            scale[d] = _rescale(cur, lo, hi)
+        else:
+            s1 = scale[d + 1]
+            s2 = scale[d + 2] if d + 2 <= last else s1
+            f21 = _pow2(s2 - s1)
+            a, b = max(0, d - L2 + 1), min(L1 - 1, d)  # interior rows: i < L1, j < L2
+            if f21 == 0.0:
+                a = b + 1
+            for i in range(lo, hi + 1):
+                if i < a or i > b:
+                    _backward_cell(x, y, trans, pair, single, cur, q1, q2, i, d - i, L1, L2, f21, s2 - s1)
+            if a <= b:
+                for i in range(a, b + 1):
+                    em[i] = pair[x[i], y[d - i]]
+                    sy[i] = single[y[d - i]]
+                for s in range(N_STATES):
+                    _backward_run(cur[s, a: b + 1], q2[M, a + 1: b + 2], q1[1, a + 1: b + 2], q1[3, a + 1: b + 2],
+                                  q1[2, a: b + 1], q1[4, a: b + 1], em[a: b + 1], sx[a: b + 1], sy[a: b + 1], trans,
+                                  s, f21)
+            scale[d] = s1 + _rescale(cur, lo, hi)
+        k = fs[d] + scale[d] - fs[last]
+        factor = _pow2(k)
+        for i in range(max(1, d - L2), min(L1, d - 1) + 1):
+            j = d - i
+            FM[i - 1, j - 1] = _times_pow2(FM[i - 1, j - 1] * cur[M, i] / z, factor, k)
 
 
 @numba.njit(cache=True, nogil=True)
 def posteriors(x, y, init, trans, pair, single):
     """(len x, len y) posterior match probabilities."""
     L1, L2 = x.shape[0], y.shape[0]
-    F = np.empty((L1 + 1, L2 + 1, N_STATES))
-    B = np.empty((L1 + 1, L2 + 1, N_STATES))
-    z, fs, bs, factor = _posterior_cells(x, y, init, trans, pair, single, F, B)
-    out = np.zeros((L1, L2))
-    for i in range(1, L1 + 1):
-        for j in range(1, L2 + 1):
-            d = i + j
-            out[i - 1, j - 1] = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
+    out = np.empty((L1, L2))
+    _posteriors_into(x, y, init, trans, pair, single, np.empty((3, N_STATES, L1 + 1)), out)
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def sparse_posteriors(x, y, init, trans, pair, single, cutoff, F, B):
+def sparse_posteriors(x, y, init, trans, pair, single, cutoff, FM, ring):
     """The posteriors of at least ``cutoff`` as row-major (rows, cols,
-    values), the cells `posteriors` gives (``F``, ``B``: work space of at
-    least (L1 + 1, L2 + 1, 5), reused between pairs)."""
+    values), the cells `posteriors` gives (``FM``, at least (L1, L2), and
+    ``ring``, at least (3, 5, L1 + 1): work space, reused between pairs)."""
     L1, L2 = x.shape[0], y.shape[0]
-    z, fs, bs, factor = _posterior_cells(x, y, init, trans, pair, single, F, B)
-    for i in range(1, L1 + 1):  # F's match state becomes the posterior in place, then is gathered
-        for j in range(1, L2 + 1):
-            d = i + j
-            F[i, j, M] = _times_pow2(F[i, j, M] * B[i, j, M] / z, factor[d], fs[d] + bs[d] - fs[L1 + L2])
-    return _at_least(F[1: L1 + 1, 1: L2 + 1, M], cutoff, False)
+    _posteriors_into(x, y, init, trans, pair, single, ring, FM)
+    return _at_least(FM[:L1, :L2], cutoff, False)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -210,38 +310,69 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
     """ProbCons' consistency transformation of one pair s < t: the (L_s, L_t)
     matrix of sum over u of P_su P_ut (P_ss the identity), where the sparse
     posteriors of the ordered pair (a, b) are rows of a in CSR at
-    ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``), summed in
-    the int64 work space ``out`` (at least L_s x L_t, reused between pairs;
-    another dtype would compile a twin whose sums differ from the device's);
-    its entries of at least ``cutoff`` after division by n are returned
-    row-major as (rows, cols, values). ``data`` is single precision, so each
-    product of two is exact in double precision; each term is that product
-    times 2^F (`fixed_point_bits`) truncated to an integer, and the integer
-    sums do not depend on their order (the device adds them with atomics)."""
+    ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``; each
+    row's columns ascending), summed in the int64 work space ``out`` (at
+    least L_s x L_t, all zero on entry and left all zero, reused between
+    pairs; another dtype would compile a twin whose sums differ from the
+    device's); its entries of at least ``cutoff`` after division by n are
+    returned row-major as (rows, cols, values). ``data`` is single
+    precision, so each product of two is exact in double precision; each
+    term is that product times 2^F (`fixed_point_bits`) truncated to an
+    integer, and the integer sums do not depend on their order (the device
+    adds them with atomics). Only the span of columns each row reached is
+    read, cut and cleared again: a pair's rows reach a few dozen of the
+    other sequence's residues, not all of them."""
     Ls, Lt = lengths[s], lengths[t]
     F = fixed_point_bits(n)
     one, inv_one = np.float64(1 << F), 1.0 / np.float64(1 << F)
-    for x in range(Ls):
-        for y in range(Lt):
-            out[x, y] = 0
+    first = np.full(Ls, Lt, np.int64)  # each row's span of reached columns
+    last = np.full(Ls, -1, np.int64)
     for u in range(n):
         if u == s or u == t:  # P_ss P_st and P_st P_tt: the direct posteriors, once each
             b = base[s * n + t]
             for x in range(Ls):
-                for k in range(indptr[b + x], indptr[b + x + 1]):
+                lo, hi = indptr[b + x], indptr[b + x + 1]
+                if hi > lo:
+                    first[x] = min(first[x], np.int64(indices[lo]))
+                    last[x] = max(last[x], np.int64(indices[hi - 1]))
+                for k in range(lo, hi):
                     out[x, indices[k]] += np.int64(np.float64(data[k]) * one)
             continue
         a, c = base[s * n + u], base[u * n + t]
         for x in range(Ls):
-            for k in range(indptr[a + x], indptr[a + x + 1]):
+            lo, hi = indptr[a + x], indptr[a + x + 1]
+            if hi == lo:
+                continue
+            fx, lx = first[x], last[x]  # the span: the least and the most of the rows' first and last columns
+            for k in range(lo, hi):
                 z, p = indices[k], np.float64(data[k]) * one
-                for m in range(indptr[c + z], indptr[c + z + 1]):
+                zlo, zhi = indptr[c + z], indptr[c + z + 1]
+                if zhi > zlo:
+                    fx = min(fx, np.int64(indices[zlo]))
+                    lx = max(lx, np.int64(indices[zhi - 1]))
+                for m in range(zlo, zhi):
                     out[x, indices[m]] += np.int64(p * np.float64(data[m]))
-    sums = out.view(np.float64)  # each cell's integer becomes its value, in the same work space
+            first[x], last[x] = fx, lx
+    count = 0  # `_at_least(sums, cutoff, True)` of the sums as values, over the spans
     for x in range(Ls):
-        for y in range(Lt):
-            sums[x, y] = np.float64(out[x, y]) * inv_one / n
-    return _at_least(sums[:Ls, :Lt], cutoff, True)
+        for y in range(first[x], last[x] + 1):
+            v = np.float64(out[x, y]) * inv_one / n
+            if v >= cutoff and not v == 0.0:
+                count += 1
+    rows = np.empty(count, np.int32)
+    cols = np.empty(count, np.int32)
+    vals = np.empty(count, np.float32)
+    k = 0
+    for x in range(Ls):
+        for y in range(first[x], last[x] + 1):
+            v = np.float64(out[x, y]) * inv_one / n
+            if v >= cutoff and not v == 0.0:
+                rows[k] = x
+                cols[k] = y
+                vals[k] = v
+                k += 1
+            out[x, y] = 0
+    return rows, cols, vals
 
 
 @numba.njit(cache=True, nogil=True)

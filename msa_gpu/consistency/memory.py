@@ -45,14 +45,16 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1) -> LibraryPla
     its flat output (pair 4, two indices, value 4 bytes), the per-pair
     pieces of the step being written (12 bytes an entry; counted as if
     whole, which keeps the plan above the peak), the row pointers (4 bytes
-    a row; 8 past 2^31 entries) and each thread's work space; on the GPU the flat arrays
+    a row; 8 past 2^31 entries) and each thread's work space (the posteriors:
+    a matrix of doubles and three anti-diagonals; the transformation: a
+    matrix of 64-bit sums); on the GPU the flat arrays
     (28 bytes an entry) and the device sort's keys, order, columns and values
     (64 bytes), besides the dense batches (`posterior_gpu.block_bytes`, a
     quarter of the free memory at most).
 
     >>> p = library_plan([[[407] * 142]], threads=2)  # BB30003's shape
     >>> p.entries, round(p.host_gb, 2), round(p.device_gb, 2)
-    (48893724, 1.82, 4.56)
+    (48893724, 1.8, 4.56)
     """
     best = LibraryPlan(0, 0.0, 0.0)
     for group in groups:
@@ -61,7 +63,7 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1) -> LibraryPla
         longest = max((int(max(L)) for L in group if len(L)), default=0)
         index = 2 if longest < (1 << 15) else 4
         wide = 2 * entries > (1 << 31) - 1
-        work = threads * (2 * 40 * (longest + 1) ** 2 + 8 * longest ** 2)
+        work = threads * (8 * (longest + 1) ** 2 + 120 * (longest + 1) + 8 * longest ** 2)
         host = entries * (2 * (index + 4) + 12 + 8 + 2 * index) + rows * (8 if wide else 4) + work
         device = entries * (28 + 64) + 8 * rows
         if host > best.host_gb * 1e9:

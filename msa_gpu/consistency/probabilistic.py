@@ -241,8 +241,8 @@ class _Group:
                                     base[bq[q]: bq[q] + n * n], cutoff, work)
 
         planned = _planned(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]])
-        return _flat_of(one, list(range(len(self.local))), lambda: np.empty((longest, longest), np.int64), planned, longest,
-                        room, tick)
+        return _flat_of(one, list(range(len(self.local))), lambda: np.zeros((longest, longest), np.int64), planned,
+                        longest, room, tick)
 
 
 #: Fixed point of the expected identities' sums (integer sums have the same
@@ -278,7 +278,7 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
 
     lens = np.array([len(c) for c in codes], np.int64)
     return _flat_of(one, [tuple(pr) for pr in pairs.tolist()],
-                    lambda: (np.empty((longest, longest, 5)), np.empty((longest, longest, 5))),
+                    lambda: (np.empty((longest, longest)), np.empty((3, 5, longest))),
                     _planned(lens[pairs[:, 0]], lens[pairs[:, 1]]) if len(pairs) else 0, longest, room, tick)
 
 
