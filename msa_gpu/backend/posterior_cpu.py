@@ -319,40 +319,36 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
     precision, so each product of two is exact in double precision; each
     term is that product times 2^F (`fixed_point_bits`) truncated to an
     integer, and the integer sums do not depend on their order (the device
-    adds them with atomics). Only the span of columns each row reached is
-    read, cut and cleared again: a pair's rows reach a few dozen of the
-    other sequence's residues, not all of them."""
+    adds them with atomics). Only the span of each row's cells that are not
+    zero is converted, cut and cleared again: a pair's rows reach a few dozen
+    of the other sequence's residues, not all of them."""
     Ls, Lt = lengths[s], lengths[t]
     F = fixed_point_bits(n)
     one, inv_one = np.float64(1 << F), 1.0 / np.float64(1 << F)
-    first = np.full(Ls, Lt, np.int64)  # each row's span of reached columns
-    last = np.full(Ls, -1, np.int64)
     for u in range(n):
         if u == s or u == t:  # P_ss P_st and P_st P_tt: the direct posteriors, once each
             b = base[s * n + t]
             for x in range(Ls):
-                lo, hi = indptr[b + x], indptr[b + x + 1]
-                if hi > lo:
-                    first[x] = min(first[x], np.int64(indices[lo]))
-                    last[x] = max(last[x], np.int64(indices[hi - 1]))
-                for k in range(lo, hi):
+                for k in range(indptr[b + x], indptr[b + x + 1]):
                     out[x, indices[k]] += np.int64(np.float64(data[k]) * one)
             continue
         a, c = base[s * n + u], base[u * n + t]
         for x in range(Ls):
-            lo, hi = indptr[a + x], indptr[a + x + 1]
-            if hi == lo:
-                continue
-            fx, lx = first[x], last[x]  # the span: the least and the most of the rows' first and last columns
-            for k in range(lo, hi):
+            for k in range(indptr[a + x], indptr[a + x + 1]):
                 z, p = indices[k], np.float64(data[k]) * one
-                zlo, zhi = indptr[c + z], indptr[c + z + 1]
-                if zhi > zlo:
-                    fx = min(fx, np.int64(indices[zlo]))
-                    lx = max(lx, np.int64(indices[zhi - 1]))
-                for m in range(zlo, zhi):
+                for m in range(indptr[c + z], indptr[c + z + 1]):
                     out[x, indices[m]] += np.int64(p * np.float64(data[m]))
-            first[x], last[x] = fx, lx
+    first = np.empty(Ls, np.int64)  # each row's span of columns not zero (the rest were never reached)
+    last = np.empty(Ls, np.int64)
+    for x in range(Ls):
+        y = 0
+        while y < Lt and out[x, y] == 0:
+            y += 1
+        first[x] = y
+        y = Lt - 1
+        while y >= first[x] and out[x, y] == 0:
+            y -= 1
+        last[x] = y
     count = 0  # `_at_least(sums, cutoff, True)` of the sums as values, over the spans
     for x in range(Ls):
         for y in range(first[x], last[x] + 1):
