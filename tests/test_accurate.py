@@ -88,6 +88,29 @@ def test_library_is_the_same_in_one_call_or_many(refs):
             assert np.array_equal(getattr(lib, name), getattr(lib2, name))
 
 
+def test_a_library_that_families_share_is_stacked_once():
+    """An ensemble's replicates share their family's library: the stack holds
+    it once, each replicate reading the same pair ranges, and the alignments
+    are those of a stack holding a copy for each (issue 46: 16 replicates of
+    59 families held 885 copies)."""
+    from dataclasses import replace
+
+    from msa_gpu.consistency import stack_libraries
+
+    a, b = _random_family(np.random.default_rng(31), 6, 50), _random_family(np.random.default_rng(32), 4, 40)
+    lib_a, lib_b = build_libraries([a, b])
+    shared = stack_libraries([lib_a, None, lib_a, lib_b], np)
+    copied = stack_libraries([lib_a, None, replace(lib_a), lib_b], np)  # an equal library, another object
+    assert len(shared.x) == lib_a.n_entries + lib_b.n_entries and len(copied.x) == 2 * lib_a.n_entries + lib_b.n_entries
+    g = shared.family_base
+    assert shared.g_pair[g[2]] == shared.g_pair[g[0]] and shared.g_base[g[2]] == g[2]
+    fams = [a, a, a, b]
+    cfg = AlignerConfig(mode="accurate")
+    given = Aligner(cfg, backend=CPU).align_many(fams, libraries=[lib_a, lib_a, lib_a, lib_b])
+    apart = Aligner(cfg, backend=CPU).align_many(fams, libraries=[lib_a, replace(lib_a), replace(lib_a), lib_b])
+    assert [r.rows() for r in given] == [r.rows() for r in apart]
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), min_size=1, max_size=6), st.integers(0, 2**32 - 1),
        st.integers(0, 1))
