@@ -274,9 +274,17 @@ def _at_least(a, cutoff, nonzero):
     """The cells of the 2-D ``a`` of at least ``cutoff`` (and, with
     ``nonzero``, not 0) as row-major (rows, cols, values), the values
     rounded to single precision (`probabilistic`: ProbCons stores floats)."""
+    rows = a.shape[0]
+    return _at_least_in(a, np.zeros(rows, np.int64), np.full(rows, a.shape[1] - 1, np.int64), cutoff, nonzero)
+
+
+@numba.njit(cache=True, nogil=True)
+def _at_least_in(a, first, last, cutoff, nonzero):
+    """`_at_least` of the cells ``first[x]..last[x]`` of each row x (the
+    others are not kept)."""
     count = 0
     for x in range(a.shape[0]):
-        for y in range(a.shape[1]):
+        for y in range(first[x], last[x] + 1):
             if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
                 count += 1
     rows = np.empty(count, np.int32)
@@ -284,7 +292,7 @@ def _at_least(a, cutoff, nonzero):
     vals = np.empty(count, np.float32)
     k = 0
     for x in range(a.shape[0]):
-        for y in range(a.shape[1]):
+        for y in range(first[x], last[x] + 1):
             if a[x, y] >= cutoff and not (nonzero and a[x, y] == 0.0):
                 rows[k] = x
                 cols[k] = y
@@ -311,8 +319,8 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
     """ProbCons' consistency transformation of one pair s < t: the (L_s, L_t)
     matrix of sum over u of P_su P_ut (P_ss the identity), where the sparse
     posteriors of the ordered pair (a, b) are rows of a in CSR at
-    ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``; each
-    row's columns ascending), summed in the int64 work space ``out`` (at
+    ``base[a * n + b]`` (``indptr`` per row, ``indices``/``data``), summed
+    in the int64 work space ``out`` (at
     least L_s x L_t, all zero on entry and left all zero, reused between
     pairs; another dtype would compile a twin whose sums differ from the
     device's); its entries of at least ``cutoff`` after division by n are
@@ -350,26 +358,14 @@ def consistency_pair(s, t, n, lengths, indptr, indices, data, base, cutoff, out)
         while y >= first[x] and out[x, y] == 0:
             y -= 1
         last[x] = y
-    count = 0  # `_at_least(sums, cutoff, True)` of the sums as values, over the spans
+    sums = out.view(np.float64)  # each reached cell's integer becomes its value, in the same work space
     for x in range(Ls):
         for y in range(first[x], last[x] + 1):
-            v = np.float64(out[x, y]) * inv_one / n
-            if v >= cutoff and not v == 0.0:
-                count += 1
-    rows = np.empty(count, np.int32)
-    cols = np.empty(count, np.int32)
-    vals = np.empty(count, np.float32)
-    k = 0
+            sums[x, y] = np.float64(out[x, y]) * inv_one / n
+    kept = _at_least_in(sums[:Ls, :Lt], first, last, cutoff, True)
     for x in range(Ls):
-        for y in range(first[x], last[x] + 1):
-            v = np.float64(out[x, y]) * inv_one / n
-            if v >= cutoff and not v == 0.0:
-                rows[k] = x
-                cols[k] = y
-                vals[k] = v
-                k += 1
-            out[x, y] = 0
-    return rows, cols, vals
+        sums[x, first[x]: last[x] + 1] = 0.0  # (the bits of an int64 0)
+    return kept
 
 
 @numba.njit(cache=True, nogil=True)
