@@ -56,7 +56,10 @@ def _rescale(slot, lo, hi):
             bits = max(bits, row[k])
     if bits == 0:
         return 0
-    e = math.frexp(np.array([bits]).view(np.float64)[0])[1]
+    if bits >= np.int64(1) << 52:  # normal: frexp's exponent is the biased one less 1022 (as kernels/posterior.cu)
+        e = np.int64(bits >> 52) - 1022
+    else:  # subnormal: frexp itself
+        e = math.frexp(np.array([bits]).view(np.float64)[0])[1]
     f = _pow2(-e)  # a product by 2^-e (ldexp to the bit), not a call of ldexp a value
     for s in range(N_STATES):
         row = slot[s, lo: hi + 1]
