@@ -421,3 +421,27 @@ def test_treein_refuses_a_malformed_tree(refs, tmp_path, text, said):
     r = _run("--treein", bad, refs / "BB11001.tfa")
     err = r.stderr.decode().strip()
     assert r.returncode == 2 and str(bad) in err and said in err and len(err.splitlines()) == 1, err
+
+
+# ---- issue 56: library gaps whose extension exceeds the opening
+
+def _dna8(path):
+    """Issue 56's dna8.fa: 8 random 120-nt sequences, python random.seed(1)."""
+    import random
+
+    random.seed(1)
+    path.write_text("".join(f">s{k}\n" + "".join(random.choice("ACGT") for _ in range(120)) + "\n"
+                            for k in range(8)))
+    return path
+
+
+@pytest.mark.parametrize("extra", [["--lop", "-0.3", "--lep", "0.5"], ["--lop", "-0.1"]])
+def test_localpair_with_an_extension_above_the_opening_aligns(tmp_path, capsysbinary, extra):
+    """``--localpair --lop -0.3 --lep 0.5`` (library gaps 1.65 / 5.0) and
+    ``--lop -0.1`` alone (0.55 / 1.0) exited 1 with a traceback: the library's
+    pairwise DP and its traceback disagreed (issue 56)."""
+    src = _dna8(tmp_path / "dna8.fa")
+    assert run(["--quiet", "--localpair", *extra, str(src)]) == 0
+    names, rows = _fasta(capsysbinary.readouterr().out)
+    assert names == [f"s{k}" for k in range(8)] and len({len(r) for r in rows}) == 1
+    assert [r.replace(b"-", b"").upper() for r in rows] == [s.upper() for s in _fasta(src.read_bytes())[1]]

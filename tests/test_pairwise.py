@@ -68,6 +68,37 @@ def test_twin_scores_equal_biopython(mode, kind, letters, matrix, go, ge):
     assert np.array_equal(plain.score_fixed, res.score_fixed) and np.array_equal(plain.end, res.end)
 
 
+#: (open, extend): extensions above the opening (issue 56's library gaps from
+#: MAFFT's --lop -0.3 --lep 0.5 and from --lop -0.1 alone, one just above, a
+#: free opening) and three below or equal.
+GAP_SETTINGS = [(1.65, 5.0), (0.55, 1.0), (2.0, 2.01), (0.0, 1.0), (3.0, 3.0), (10.0, 1.0), (0.5, 0.0)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_any_extension_traces_back_to_its_dp_score(mode):
+    """Issue 56: with the extension above the opening the DP scored a gap of
+    k as k gaps of one (it may close a gap and open the next at once) and the
+    traceback's merged run re-scored higher. The extension is taken as at most
+    the opening: every traceback re-scores to its DP score (``verify``), the
+    scores are Biopython's with that extension, and in the local and
+    semiglobal modes they are those of the uncapped DP, cell for cell."""
+    rng = np.random.default_rng(56)
+    seqs = random_family(rng, DNA, 10, 20, 90, "dna")
+    seq, off = _packed(seqs)
+    pa, pb = np.triu_indices(len(seqs), 1)
+    for go, ge in GAP_SETTINGS:
+        scoring = PairScoring(mode, "NUC.4.4", go, ge)
+        res = all_pairs(seqs, scoring, traceback=True, backend="cpu")  # verify=True re-scores every pair
+        al = biopython(mode, "NUC.4.4", go, min(go, ge))
+        want = [al.score(seqs.raw[i].decode(), seqs.raw[j].decode()) for i, j in res.pairs]
+        np.testing.assert_allclose(res.scores, want, rtol=0, atol=1e-9, err_msg=f"{go}/{ge}")
+        S, fgo, fge, code = scoring.fixed(DNA)
+        assert (fgo, fge) == (round(go * 100), round(min(go, ge) * 100))
+        if mode != "global":  # end gaps free: the cap leaves every cell of the forward DP as it was
+            raw = pairwise_cpu.align_batch(seq, off, pa, pb, S, fgo, round(ge * 100), code, False)[0]
+            assert np.array_equal(raw[:, :3], np.column_stack([res.score_fixed, res.end])), f"{go}/{ge}"
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_real_pairs_equal_biopython_and_rows_hold_residues(refs, mode):
     seqs = read_sequences(refs / "BB20001.tfa")

@@ -5,7 +5,8 @@ and accurate mode's consistency library call it.
 
 A gap of length ``k`` costs ``gap_open + (k - 1) * gap_extend`` (Biopython's
 ``PairwiseAligner(open_gap_score=-gap_open, extend_gap_score=-gap_extend)``);
-semiglobal leaves end gaps free on both sequences (``end_gap_score=0``).
+semiglobal leaves end gaps free on both sequences (``end_gap_score=0``). An
+extension above the opening is taken as the opening (see `PairScoring.fixed`).
 Scores are fixed-point integers (``SCALE`` units per matrix unit), so the
 numba twin (`msa_gpu.backend.pairwise_cpu`) and the CUDA kernels
 (`msa_gpu.kernels` ``pairwise.cu``) agree bit for bit; see the twin's module
@@ -59,10 +60,26 @@ class PairScoring:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value}")
 
     def fixed(self, letters: str) -> tuple[np.ndarray, int, int, int]:
-        """(int32 matrix over ``letters``, gap open, gap extend, mode code) in fixed point."""
+        """(int32 matrix over ``letters``, gap open, gap extend, mode code) in fixed point.
+
+        The extension is at most the opening: the DP lets a gap close and a
+        new one open at once in the same sequence (H takes E and F, and E and
+        F open from H), so with an extension above the opening it scores a gap
+        of k residues as k gaps of one, ``k * open``; a traceback's runs can
+        not tell those apart from one gap, which re-scored as one costs more
+        (issue 56: MAFFT's ``--lop -0.3 --lep 0.5``). Capped, the forward DP
+        gives the same cells in the local and semiglobal modes and the
+        re-scored runs agree; in the global mode the end gaps, which can not
+        be split, cost ``k * open`` as the inner ones do.
+
+        >>> PairScoring("local", gap_open=1.65, gap_extend=5.0).fixed("ACGT")[1:]
+        (165, 165, 2)
+        """
         name = self.matrix or ("BLOSUM62" if letters == PROTEIN.letters else "NUC.4.4")
         S = np.ascontiguousarray(matrix_fixed(name, letters), dtype=np.int32)
-        return S, int(round(self.gap_open * SCALE)), int(round(self.gap_extend * SCALE)), MODE_CODE[self.mode]
+        go = int(round(self.gap_open * SCALE))
+        ge = min(int(round(self.gap_extend * SCALE)), go)
+        return S, go, ge, MODE_CODE[self.mode]
 
 
 @dataclass(frozen=True)
