@@ -22,7 +22,10 @@ their tree levels are merged in the same device batches.
 Confidence is measured on residue pairs. A column's confidence in
 replicate r is the mean, over the pairs of residues r puts in it, of the
 fraction of the other replicates that also put that pair in one column (a
-column with fewer than two residues has 0). The chosen replicate has the
+column with fewer than two residues has 0), computed as one division of
+whole counts, so a column at exactly 0.2 is the float 0.2 that
+``--min-confidence 0.2`` keeps. An ensemble has at least two replicates:
+one would have nothing to agree with. The chosen replicate has the
 highest mean column confidence (MUSCLE 5's ``-maxcc`` idea; ties: the lower
 index, so the default wins a tie). The dispersion is 1 minus the mean, over
 ordered pairs of replicates (r, s), of the fraction of r's aligned residue
@@ -86,8 +89,11 @@ class Agreement:
 
 
 def agreement(cols: list[np.ndarray], n_cols: list[int]) -> Agreement:
-    """The replicates' agreement from their `residue_columns` and column counts."""
+    """The replicates' agreement from their `residue_columns` and column
+    counts (at least two replicates: a confidence is the others' agreement)."""
     n = len(cols)
+    if n < 2:
+        raise ValueError("agreement needs at least two replicates")
     pair = np.ones((n, n))
     column = []
     for r in range(n):
@@ -102,11 +108,11 @@ def agreement(cols: list[np.ndarray], n_cols: list[int]) -> Agreement:
             same = np.bincount(keys // width, weights=_pairs(counts), minlength=w).astype(np.int64)
             agree += same
             pair[r, s] = same.sum() / total.sum() if total.sum() else 1.0
-        others = max(n - 1, 1)
-        conf = np.where(total > 0, agree / np.maximum(total, 1) / others, 0.0) if n > 1 else (total > 0) * 1.0
-        column.append(conf)
+        # one division of exact integers: a confidence of exactly X is the float X, as --min-confidence X
+        # reads it (agree / total / others rounded twice: 6 / 10 / 3 gave 0.19999999999999998)
+        column.append(np.where(total > 0, agree / np.maximum(total * (n - 1), 1), 0.0))
     off = ~np.eye(n, dtype=bool)
-    dispersion = float(1.0 - pair[off].mean()) if n > 1 else 0.0
+    dispersion = float(1.0 - pair[off].mean())
     return Agreement(tuple(column), np.array([c.mean() if len(c) else 0.0 for c in column]), pair, dispersion)
 
 
@@ -131,7 +137,7 @@ def residue_agreement(cols: list[np.ndarray], n_cols: list[int], r: int) -> np.n
         _, inverse, counts = np.unique(a * (int(n_cols[s]) + 1) + cols[s], return_inverse=True, return_counts=True)
         kept += counts[inverse] - 1
     others = max(len(cols) - 1, 1)
-    return np.where(mates > 0, kept / np.maximum(mates, 1) / others, 0.0)
+    return np.where(mates > 0, kept / np.maximum(mates * others, 1), 0.0)  # one division, as `agreement`'s
 
 
 @dataclass(frozen=True)
@@ -210,8 +216,9 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
                     perturb: tuple[str, ...] = DEFAULT_PERTURB, seed: int = 0, reporter=None) -> list[Ensemble]:
     """Each family's ensemble of ``n`` (`align_ensemble`), every family's
     replicate 0 in one batch and all their other replicates in a second."""
-    if n < 1:
-        raise InputError(f"--ensemble {n}: give at least one replicate")
+    if n < 2:
+        raise InputError(f"--ensemble {n}: give at least 2 replicates (a column's confidence is the other "
+                         "replicates' agreement with it); for one alignment, drop --ensemble")
     perturb = parse_perturb(",".join(perturb))
     need = 8 * (n - 1) * sum(len(f) ** 2 for f in families) if "tree" in perturb else 0
     if need > MATRIX_BYTES:

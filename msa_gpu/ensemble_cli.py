@@ -37,8 +37,9 @@ class EnsembleOptions:
 def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bool, others: list) -> None:
     """Refuse what an ensemble run does not do, before any work (``others``:
     the run's other outputs, None where not asked)."""
-    if options.replicates < 1:
-        raise InputError(f"--ensemble {options.replicates}: give at least one replicate")
+    if options.replicates < 2:  # one replicate has nothing to agree with: no confidence to give
+        raise InputError(f"--ensemble {options.replicates}: give at least 2 replicates (a column's confidence is "
+                         "the other replicates' agreement with it); for one alignment, drop --ensemble")
     if options.replicate is not None and not 0 <= options.replicate < options.replicates:
         raise InputError(f"--replicate {options.replicate}: the ensemble has replicates 0 to "
                          f"{options.replicates - 1}")
