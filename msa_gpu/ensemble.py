@@ -206,16 +206,20 @@ def _noisy(dm: DistanceMatrix, rng) -> DistanceMatrix:
 
 
 def align_ensemble(seqs: Sequences, config: AlignerConfig, n: int, perturb: tuple[str, ...] = DEFAULT_PERTURB,
-                   seed: int = 0, reporter=None) -> Ensemble:
+                   seed: int = 0, reporter=None, on_plan=None) -> Ensemble:
     """``n`` replicates of ``seqs`` (see the module), the highest mean
     column confidence chosen."""
-    return align_ensembles([seqs], config, n, perturb, seed, reporter)[0]
+    return align_ensembles([seqs], config, n, perturb, seed, reporter, on_plan)[0]
 
 
 def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
-                    perturb: tuple[str, ...] = DEFAULT_PERTURB, seed: int = 0, reporter=None) -> list[Ensemble]:
+                    perturb: tuple[str, ...] = DEFAULT_PERTURB, seed: int = 0, reporter=None,
+                    on_plan=None) -> list[Ensemble]:
     """Each family's ensemble of ``n`` (`align_ensemble`), every family's
-    replicate 0 in one batch and all their other replicates in a second."""
+    replicate 0 in one batch and all their other replicates in a second.
+    ``on_plan(recipes, backend_name)``, if given, is told the replicate 0s'
+    recipes and the backend before any stage runs (the command line says
+    the recipe line there, as a run without --ensemble does)."""
     if n < 2:
         raise InputError(f"--ensemble {n}: give at least 2 replicates (a column's confidence is the other "
                          "replicates' agreement with it); for one alignment, drop --ensemble")
@@ -225,7 +229,10 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         raise InputError(f"--ensemble {n} --perturb tree would hold {need / 2**30:.1f} GB of perturbed distance "
                          f"matrices (at most {MATRIX_BYTES / 2**30:.0f} GB): use fewer replicates or --perturb gaps")
     first = Aligner(replace(config, keep_distances=True), reporter=reporter)
-    bases = first.align_many(families)
+    planned = first.plan(families)
+    if on_plan is not None:
+        on_plan(planned, first.choose_backend(planned).name)
+    bases = first.align_many(families, recipes=planned)
     if perturb == ("tree",) and n > 1 and any(b.distances is None for b in bases):
         raise InputError("--perturb tree: a family's guide tree comes without a distance matrix (the large "
                          "path); add gaps to --perturb")

@@ -18,7 +18,7 @@ from msa_gpu.ensemble import align_ensemble, confidence_rows, parse_perturb, tak
 from msa_gpu.errors import InputError
 from msa_gpu.io import (OutFormat, render_alignment, stream_efa, stream_fasta, to_newick, write_names_map,
                         write_output)
-from msa_gpu.recipe import describe
+from msa_gpu.recipe import describe, mode_rule
 from msa_gpu.types import Sequences
 
 
@@ -67,9 +67,13 @@ def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bo
 def run(seqs: Sequences, config: AlignerConfig, options: EnsembleOptions, output, fmt: OutFormat,
         column_scores: Path | None, tree_out: Path | None, reporter=None, say=None) -> None:
     """Align the ensemble and write every output asked for; ``say(line)``
-    (None: quiet) tells the dispersion and the replicate written."""
+    (None: quiet) tells the recipe (before the work), then the dispersion
+    and the replicate written."""
+    def said(recipes, where):  # the recipe line a run without --ensemble says, before the work
+        say(f"recipe: {describe(recipes[0], where)}{mode_rule(config, recipes)}")
+
     ens = align_ensemble(seqs, config, options.replicates, parse_perturb(options.perturb), options.seed,
-                         reporter).pick(options.replicate)
+                         reporter, None if say is None else said).pick(options.replicate)
     result, names = ens.result, list(seqs.names)
     rows, confidence = result.rows(), ens.confidence
     kept = None

@@ -247,7 +247,16 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
     ...            13.0, 0.8, "counts", 1.8, "tree")
     >>> describe(r, "gpu")
     '2,106 sequences, mean length 163: fast, LCS distances, FAMSA single-linkage tree, count-based gaps x1.80, no refinement, GPU'
+
+    One distinct sequence has nothing to align: it is written as it is
+    (each copy of it, where it is repeated), and the line says so.
+
+    >>> describe(replace(r, n_seqs=1, mean_length=163.0), "gpu"), describe(replace(r, n_seqs=1, n_input=3))
+    ('1 sequence, length 163: nothing to align', '3 sequences, all the same, length 163: nothing to align')
     """
+    if recipe.n_seqs == 1:
+        head = "1 sequence" if recipe.n_input <= 1 else f"{recipe.n_input:,} sequences, all the same"
+        return f"{head}, length {recipe.mean_length:,.0f}: nothing to align"
     parts = [recipe.mode + (" (long sequences)" if recipe.long else "")]
     if recipe.library is not None:
         parts.append(_LIBRARIES[recipe.library] + (", MEA objective" if recipe.objective == "mea" else ""))
@@ -263,12 +272,30 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
         parts.append(f"{recipe.fragments:,} fragment{'s' if recipe.fragments > 1 else ''} last")
     if recipe.weights == "equal":
         parts.append("equal weights")
-    parts.append(f"refinement up to {recipe.iterations} rounds" if recipe.iterations else "no refinement")
+    rounds = recipe.iterations
+    parts.append(f"refinement up to {rounds} round{'s' if rounds > 1 else ''}" if rounds else "no refinement")
     if backend is not None:
         parts.append(_where(backend))
     head = (f"{recipe.n_input:,} sequences ({recipe.n_seqs:,} distinct)" if recipe.n_input > recipe.n_seqs
             else f"{recipe.n_seqs:,} sequences") + f", mean length {recipe.mean_length:,.0f}"
     return f"{head}: " + ", ".join(parts)
+
+
+def mode_rule(config: AlignerConfig, recipes: list[Recipe]) -> str:
+    """What the recipe line adds where ``--mode auto`` chose the mode: the
+    rule it chose by (nothing where no family had a choice to make: one
+    sequence, or one distinct sequence, is not aligned).
+
+    >>> r = recipe_from(AlignerConfig(), 4, 100.0, 120)
+    >>> mode_rule(AlignerConfig(), [r])
+    ' (mode auto: accurate up to 200 sequences of up to 2,000 residues, large from 20,000 sequences)'
+    >>> mode_rule(AlignerConfig(mode="fast"), [r]), mode_rule(AlignerConfig(), [replace(r, n_seqs=1)])
+    ('', '')
+    """
+    if Mode(config.mode) is not Mode.auto or all(r.n_seqs == 1 for r in recipes):
+        return ""
+    return (f" (mode auto: accurate up to {config.accurate_max_seqs:,} sequences of up to "
+            f"{config.accurate_max_length:,} residues, large from {config.large_min_seqs:,} sequences)")
 
 
 def summary(recipes: list[Recipe], backend: str | None = None) -> str:

@@ -285,3 +285,51 @@ def test_stockholm_and_the_result_carry_the_recipe(refs, tmp_path):
     from Bio import AlignIO
 
     assert len(AlignIO.read(str(out), "stockholm")) == 4  # still Stockholm to Biopython
+
+
+def _recipe_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("msagpu: recipe: ")]
+
+
+@pytest.mark.parametrize("mode", [[], ["--mode", "fast"]])
+def test_an_ensemble_run_says_the_recipe_a_plain_run_says(refs, tmp_path, mode):
+    """``--ensemble`` says the same one recipe line (the replicate 0s') as the
+    run without it, before its ensemble line; mode auto's rule included."""
+    args = ["align", str(refs / "BB11001.tfa"), "--backend", "cpu", *mode]
+    plain = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "a.fa")])
+    ens = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "b.fa"), "--ensemble", "2"])
+    assert plain.exit_code == 0 and ens.exit_code == 0, ens.output
+    (line,) = _recipe_lines(plain.stderr)
+    assert _recipe_lines(ens.stderr) == [line]
+    said = ens.stderr.splitlines()
+    assert said.index(line) < [k for k, s in enumerate(said) if "ensemble of 2" in s][0]
+    assert ("mode auto:" in line) == (not mode)
+    assert "recipe" not in CliRunner().invoke(app, [*args, "-o", str(tmp_path / "c.fa"), "--ensemble", "2",
+                                                    "-q"]).stderr
+
+
+def test_one_sequence_is_said_as_what_happens(tmp_path):
+    """One sequence (or one repeated) is written as it is: the recipe line
+    says "1 sequence ... nothing to align", not "1 sequences ... accurate,
+    ... library" of an alignment that does not happen; two distinct
+    sequences are a recipe again."""
+    cases = [([b"MKTAYIAKQR"], "1 sequence, length 10: nothing to align"),
+             ([b"MKTAYIAKQR"] * 3, "3 sequences, all the same, length 10: nothing to align"),
+             ([b"MKTAYIAKQR", b"MKTAYIAKQ"], "2 sequences, mean length 10: accurate, pair-HMM posterior library")]
+    for raw, said in cases:
+        src = tmp_path / "in.fa"
+        src.write_bytes(b"".join(b">s%d\n%s\n" % (k, r) for k, r in enumerate(raw)))
+        r = CliRunner().invoke(app, ["align", str(src), "--backend", "cpu", "--mode", "accurate"])
+        assert r.exit_code == 0, r.output
+        (line,) = _recipe_lines(r.stderr)
+        assert line.startswith(f"msagpu: recipe: {said}"), line
+        if len(set(raw)) == 1:
+            assert line == f"msagpu: recipe: {said}"  # nothing about a mode, a library or a backend
+            assert r.stdout.split() == [x for k, s in enumerate(raw) for x in (f">s{k}", s.decode())]
+
+
+@pytest.mark.parametrize("rounds, said", [(0, "no refinement"), (1, "refinement up to 1 round,"),
+                                          (2, "refinement up to 2 rounds,")])
+def test_the_recipe_line_counts_rounds_in_words(rounds, said):
+    line = describe(_r(4, 100.0, mode="fast", maxiterate=rounds), "cpu")
+    assert said in line and ("1 rounds" not in line)
