@@ -1,5 +1,6 @@
-"""Every output format is read back by Biopython; gzip output; strict
-PHYLIP's name map; Newick names quoted where needed."""
+"""Every output format is read back by Biopython, and written into an output
+folder; gzip output; strict PHYLIP's name map; Newick names quoted where
+needed."""
 
 import gzip
 import io
@@ -9,6 +10,7 @@ from Bio import AlignIO, Phylo
 from typer.testing import CliRunner
 
 from msa_gpu.cli import app
+from msa_gpu.io import OutFormat, format_for, output_name, read_aligned, read_sequences
 
 READERS = {"fasta": "fasta", "clustal": "clustal", "phylip": "phylip-relaxed", "phylip-strict": "phylip",
            "stockholm": "stockholm", "msf": "msf", "nexus": "nexus"}
@@ -68,3 +70,26 @@ def test_clustal_omega_style_options(refs, tmp_path):
     assert lines[0].strip() == "4" and len(lines) == 5 and len(lines[1].split()) == 5
     r = CliRunner().invoke(app, ["align", "--backend", "cpu"])
     assert r.exit_code == 2 and "no input" in r.output
+
+
+@pytest.mark.parametrize("fmt", [f.value for f in OutFormat])  # every format msagpu has: none can be forgotten
+def test_every_outfmt_writes_into_an_outdir(refs, tmp_path, fmt):
+    """Batch mode names each family's file by its format's extension; that
+    extension says the format again (strict PHYLIP's says PHYLIP), and the
+    file holds the input's sequences under their names."""
+    src = refs / "BB11001.tfa"
+    r = CliRunner().invoke(app, ["align", str(src), "--outdir", str(tmp_path / "out"), "--outfmt", fmt,
+                                 "--backend", "cpu", "-q"])
+    assert r.exit_code == 0, r.output
+    written = tmp_path / "out" / output_name(str(src), OutFormat(fmt))
+    extra = [f"{written.name}.names"] if fmt == "phylip-strict" else []
+    assert sorted(p.name for p in written.parent.iterdir()) == sorted([written.name, *extra])
+    said = format_for(written, None)
+    assert said is OutFormat(fmt) or (fmt, said) == ("phylip-strict", OutFormat.phylip)
+    seqs = read_sequences(src)
+    names, rows = read_aligned(written)
+    if fmt == "phylip-strict":  # the short names' map gives the names back
+        short = dict(line.split("\t") for line in (written.parent / extra[0]).read_text().splitlines())
+        names = [short[n] for n in names]
+    assert [n.split()[0] for n in names] == [n.split()[0] for n in seqs.names]
+    assert [row.replace(b"-", b"").upper() for row in rows] == [raw.upper() for raw in seqs.raw]

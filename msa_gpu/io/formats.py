@@ -81,11 +81,17 @@ def format_for(path: str | os.PathLike | None, outfmt: OutFormat | str | None) -
     return EXTENSIONS.get(suffixes[-1] if suffixes else "", OutFormat.fasta)
 
 
+#: The extension of each format's files in an output folder (`output_name`): one for every format.
+OUTPUT_EXTENSIONS = {OutFormat.fasta: ".fa", OutFormat.clustal: ".aln", OutFormat.phylip: ".phy",
+                     OutFormat.stockholm: ".sto", OutFormat.msf: ".msf", OutFormat.nexus: ".nex",
+                     OutFormat.phylip_strict: ".phy", OutFormat.vienna: ".vie"}
+
+
 def output_name(path: str, fmt: OutFormat) -> str:
     """File name for ``path``'s alignment in an output folder.
 
-    >>> output_name("data/BB11001.tfa.gz", OutFormat.clustal)
-    'BB11001.aln'
+    >>> output_name("data/BB11001.tfa.gz", OutFormat.clustal), output_name("BB11001.fa", OutFormat.vienna)
+    ('BB11001.aln', 'BB11001.vie')
     """
     name = Path(path).name
     if name.lower().endswith(".gz"):
@@ -94,10 +100,7 @@ def output_name(path: str, fmt: OutFormat) -> str:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break
-    ext = {OutFormat.fasta: ".fa", OutFormat.clustal: ".aln", OutFormat.phylip: ".phy",
-           OutFormat.stockholm: ".sto", OutFormat.msf: ".msf", OutFormat.nexus: ".nex",
-           OutFormat.phylip_strict: ".phy"}[OutFormat(fmt)]
-    return name + ext
+    return name + OUTPUT_EXTENSIONS[OutFormat(fmt)]
 
 
 #: Longest name each format keeps (Biopython's Clustal writer cuts at 30).
