@@ -2,7 +2,10 @@
 
 Residues are encoded as small integers. Protein uses the 23 letters of the
 BLOSUM matrices (20 amino acids plus ``B``, ``Z`` and ``X``); ``J``, ``U``,
-``O`` and ``*`` are scored as ``X``. Nucleotides use the 15 IUPAC letters of
+``O`` and ``*`` are scored as ``X``, with a warning (`input_warnings`),
+except a ``*`` that ends a sequence: the stop mark many protein FASTA files
+end with, kept in its row and taken without a word (MAFFT deletes every
+``*`` without a word; msagpu writes every input character back). Nucleotides use the 15 IUPAC letters of
 the NUC.4.4 matrix (``U`` is scored as ``T``). The gap code is the alphabet
 size.
 """
@@ -141,11 +144,18 @@ STAND_INS = {"protein": b"JUOjuo*", "nucleotide": b"EFIJLOPQXZefijlopqxz"}
 def input_warnings(names, raw: list[bytes], alphabet: Alphabet) -> list[str]:
     """What about an input is probably a mistake, as sentences (none when
     nothing is): a single sequence, a sequence with no residue letter, and
-    characters scored as the wildcard because the alphabet lacks them.
+    characters scored as the wildcard because the alphabet lacks them, one
+    sentence a character, naming the first sequence and position it is in.
+    A protein's ``*`` at its end (a stop mark; several count as one) is not
+    one of them; a ``*`` inside it is (a stop codon read through, or two
+    sequences run together).
 
-    >>> input_warnings(["a", "b"], [b"MKUV", b"**"], PROTEIN)  # doctest: +NORMALIZE_WHITESPACE
+    >>> input_warnings(["a", "b"], [b"MKUV*", b"**"], PROTEIN)  # doctest: +NORMALIZE_WHITESPACE
     ["sequence 'b' has no residue letters (only '*')",
      "'U' (1 sequence; first in 'a' at position 3) scored as X: the protein alphabet has no such letter"]
+    >>> input_warnings(["a", "b"], [b"MK*V*", b"M*KV"], PROTEIN)  # doctest: +NORMALIZE_WHITESPACE
+    ["'*' (2 sequences; first in 'a' at position 3) scored as X: a stop mark inside a sequence (one at its end
+     is taken quietly)"]
     """
     out = []
     if len(raw) == 1:
@@ -153,19 +163,21 @@ def input_warnings(names, raw: list[bytes], alphabet: Alphabet) -> list[str]:
     for name, seq in zip(names, raw):
         if seq and not seq.strip(b"*"):
             out.append(f"sequence {name!r} has no residue letters (only '*')")
-    # ('*', a stop codon mark in a protein sequence, is scored as X without a word)
-    flagged = STAND_INS.get(alphabet.name, b"").replace(b"*", b"")
+    flagged = STAND_INS.get(alphabet.name, b"")
     others = bytes(c for c in range(256) if c not in flagged)
     wildcard = "X" if alphabet.name == "protein" else "N"
     found: dict[str, list] = {}
     for name, seq in zip(names, raw):
+        body = seq.rstrip(b"*") if alphabet.name == "protein" else seq  # a protein's closing stop marks: quiet
         first: dict[str, int] = {}  # each flagged letter, either case, and its first position in this sequence
-        for ch in set(seq.translate(None, others)):  # (the sequence's flagged characters, at C speed)
-            letter, pos = chr(ch).upper(), seq.index(bytes([ch])) + 1
+        for ch in set(body.translate(None, others)):  # (the sequence's flagged characters, at C speed)
+            letter, pos = chr(ch).upper(), body.index(bytes([ch])) + 1
             first[letter] = min(pos, first.get(letter, pos))
         for letter, pos in first.items():
             found.setdefault(letter, [0, name, pos])[0] += 1
     for letter, (count, name, pos) in sorted(found.items()):
+        why = ("a stop mark inside a sequence (one at its end is taken quietly)" if letter == "*" else
+               f"the {alphabet.name} alphabet has no such letter")
         out.append(f"{letter!r} ({count} sequence{'s' if count > 1 else ''}; first in {name!r} at position {pos}) "
-                   f"scored as {wildcard}: the {alphabet.name} alphabet has no such letter")
+                   f"scored as {wildcard}: {why}")
     return out

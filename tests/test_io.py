@@ -140,3 +140,51 @@ def test_output_to_a_pipe_writes_into_it_and_keeps_it(tmp_path):
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert got and got[0].startswith(b">a\nMK-V")
     assert not [p for p in tmp_path.iterdir() if p.name != "pipe"]  # no temporary file left
+
+
+def _said(names, raw, seqtype="protein") -> list[str]:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make_sequences(names, raw, seqtype)
+    return [str(w.message) for w in caught]
+
+
+def test_a_stop_mark_inside_a_protein_is_warned_as_j_is_and_one_at_its_end_is_not():
+    """'*' ends many protein FASTA records (a stop codon): taken quietly there,
+    one or several (MAFFT says nothing either; it deletes them, msagpu keeps
+    every input character). Inside a sequence it is scored as X like 'J', and
+    warned once as 'J' is: how many sequences, the first one and position."""
+    ok = ["a", "b"], [b"MKVLAW*", b"MKVAW**"]
+    assert _said(*ok) == []
+    stars = _said(["a", "b", "c"], [b"MKVLAW", b"MK*VA*W*", b"M*KV"])
+    assert stars == ["'*' (2 sequences; first in 'b' at position 3) scored as X: a stop mark inside a sequence "
+                     "(one at its end is taken quietly)"]
+    # 'J' and '*' say the same kind of sentence, one each
+    both = _said(["a", "b"], [b"MKJLA*W", b"MKVAW"])
+    assert both == ["'*' (1 sequence; first in 'a' at position 6) scored as X: a stop mark inside a sequence "
+                    "(one at its end is taken quietly)",
+                    "'J' (1 sequence; first in 'a' at position 3) scored as X: the protein alphabet has no such letter"]
+    seqs = make_sequences(*ok, "protein")
+    assert seqs.raw == (b"MKVLAW*", b"MKVAW**")  # kept, scored as X
+    assert seqs.codes[0][-1] == seqs.alphabet.letters.index("X")
+
+
+def test_the_cli_keeps_stop_marks_and_warns_only_inside(tmp_path):
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+    from msa_gpu.io import read_aligned
+
+    for body, warned in [(b">a\nMKTAYIAKQR*\n>b\nMKTAYIAKQ*\n>c\nMKTYIAKQR\n", False),
+                         (b">a\nMKTAYIAKQR\n>b\nMKTAY*IAKQ\n>c\nMKTYIAKQR*\n", True)]:
+        src, out = tmp_path / "in.fa", tmp_path / "out.fa"
+        src.write_bytes(body)
+        r = CliRunner().invoke(app, ["align", str(src), "-o", str(out), "--backend", "cpu", "--mode", "fast"])
+        assert r.exit_code == 0, r.output
+        star = [line for line in r.stderr.splitlines() if "'*'" in line]
+        assert star == (["msagpu: '*' (1 sequence; first in 'b' at position 6) scored as X: a stop mark inside a "
+                         "sequence (one at its end is taken quietly)"] if warned else [])
+        names, rows = read_aligned(out)
+        assert [r.replace(b"-", b"") for r in rows] == [line.encode() for line in body.decode().split()[1::2]]
