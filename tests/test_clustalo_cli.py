@@ -9,7 +9,7 @@ from Bio import AlignIO, Phylo
 
 from msa_gpu.clustalo_cli import MAPPING, UNSUPPORTED, parse, percent_identities, run
 from msa_gpu.errors import InputError, OutputError
-from msa_gpu.io import read_aligned, read_sequences
+from msa_gpu.io import OutFormat, read_aligned, read_sequences
 from msa_gpu.io import clustal_consensus
 
 FAMILY = ">a first\nMKVLAAGIVGLLLSTAQAHA\n>b\nMKVLSAGIVALLLSTAHA\n>c\nMRVLAAGLVGLLASTAQAHAKK\n>d\nMKILAAGIVGLLTSTAQ\n"
@@ -112,6 +112,43 @@ def test_formats_order_and_wrap(family, tmp_path):
     run(["-i", str(family), "--outfmt=vienna", "-o", str(tmp_path / "o.vie")])
     lines = (tmp_path / "o.vie").read_text().splitlines()
     assert len(lines) == 8 and len({len(x) for x in lines[1::2]}) == 1 and len(lines[1]) > 20
+
+
+def _offered_formats() -> list[str]:
+    """Every output format msagpu-clustalo takes (those its --outfmt accepts)."""
+    offered = []
+    for fmt in OutFormat:
+        try:
+            parse(["-i", "in.fa", f"--outfmt={fmt.value}"])
+        except InputError:
+            continue
+        offered.append(fmt.value)
+    return offered
+
+
+@pytest.mark.parametrize("fmt", _offered_formats())
+def test_each_row_is_its_names_sequence_in_every_order(refs, tmp_path, fmt):
+    """In input order and in the guide tree's, in every format msagpu-clustalo
+    writes: each row, its gaps removed, is the input sequence of the name it
+    is written under; tree order is the tree's leaves (BB11001's differs
+    from its input order, so rows that kept the input order would show)."""
+    src = refs / "BB11001.tfa"
+    seqs = read_sequences(src)
+    by_name = {name.split()[0]: raw.upper() for name, raw in zip(seqs.names, seqs.raw)}
+    orders = {}
+    for order in ("input-order", "tree-order"):
+        out, tree = tmp_path / f"{order}.out", tmp_path / f"{order}.dnd"
+        assert run(["-i", str(src), f"--outfmt={fmt}", f"--output-order={order}", "-o", str(out),
+                    "--guidetree-out", str(tree)]) == 0
+        names, rows = read_aligned(out)
+        names = [n.split()[0] for n in names]
+        assert sorted(names) == sorted(by_name) and len({len(r) for r in rows}) == 1
+        for name, row in zip(names, rows):
+            assert row.replace(b"-", b"").upper() == by_name[name], (order, name)
+        orders[order] = names
+        leaves = [c.name for c in Phylo.read(tree, "newick").get_terminals()]
+    assert orders["input-order"] == [n.split()[0] for n in seqs.names]
+    assert orders["tree-order"] == leaves != orders["input-order"]
 
 
 def test_outputs_are_not_overwritten_without_force(family, tmp_path):
