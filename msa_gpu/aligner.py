@@ -11,6 +11,7 @@ import numpy as np
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import Backend, cpu_backend, select_backend, set_threads
+from msa_gpu.backend.cost import cpu_seconds, usable_cores
 from msa_gpu.config import AlignerConfig, BackendChoice
 from msa_gpu.consistency import (
     LibrarySettings,
@@ -76,17 +77,16 @@ class Aligner:
 
     def choose_backend(self, recipes: list[Recipe]) -> Backend:
         """The backend for families of these recipes: with ``backend`` auto,
-        the CPU when their DP cells (`Recipe.dp_cells`) are at most
-        ``cpu_max_cells`` in all, without starting the GPU; else `backend`.
-        The alignment's bytes are the same either way. (BB11001, 44,634
-        cells, took 1.19-1.39 s and 184 MB on the CPU against 1.25-1.43 s and
-        528 MB on the H100, fresh process each; from about 500,000 cells the
-        GPU was ahead: benchmarks/results/NOTES.md, issue 32.)"""
+        the CPU where its expected time for them (`backend.cost.cpu_seconds`
+        on the cores this run may use) is at most ``cpu_max_seconds``, the
+        GPU's start-up, without starting the GPU; else `backend`. The
+        alignment's bytes are the same either way."""
         if self._backend is None and BackendChoice(self.config.backend) is BackendChoice.auto:
-            cells = sum(r.dp_cells for r in recipes)
-            if cells <= self.config.cpu_max_cells:
-                self._backend = cpu_backend(f"a small input ({cells:,} DP cells): the GPU's start-up would "
-                                            "take longer than the alignment (--backend gpu uses it)")
+            cores = usable_cores(self.config.threads)
+            expected = sum(cpu_seconds(r, cores) for r in recipes)
+            if expected <= self.config.cpu_max_seconds:
+                self._backend = cpu_backend(f"expected {expected:.2f} s on {cores} CPU core{'s' if cores > 1 else ''}, "
+                                            f"within the GPU's start-up (--backend gpu uses it)")
                 if self.reporter is not None:
                     self.reporter.note(f"using the CPU backend: {self._backend.reason}")
         return self.backend

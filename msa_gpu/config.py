@@ -98,7 +98,9 @@ class AlignerConfig:
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own)
     long_cells: int = 1 << 26
     anchor_cells: int = 1 << 24  # merges over this many DP cells are cut at k-mer anchors (0: never; issue 31)
-    cpu_max_cells: int = 1 << 18  # backend auto: inputs of at most this many DP cells (Recipe.dp_cells) run on the CPU
+    # backend auto: the CPU where its expected seconds for the work (backend/cost.py) are at most this, the GPU's
+    # start-up beyond the CPU's (0.5 s on the H100 host); 0: the GPU whenever one is usable
+    cpu_max_seconds: float = 0.5
     threads: int | None = None
     mode: Mode = Mode.auto
     maxiterate: int | None = None

@@ -152,9 +152,13 @@ def test_two_threads_on_one_gpu_give_the_one_gpu_output():
 
 
 def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch, refs):
+    """Backend auto takes the CPU where its expected time is within the GPU's
+    start-up (``cpu_max_seconds``), on the threshold included, and asks for
+    the GPU just above it; the expected time grows as the cores shrink."""
     import io
 
     import msa_gpu.aligner as aligner_mod
+    from msa_gpu.backend.cost import cpu_seconds
     from msa_gpu.io import read_sequences
     from msa_gpu.progress import StageReporter
 
@@ -162,18 +166,47 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     on_cpu = Aligner(AlignerConfig(backend="cpu")).align(seqs).rows()
     probes = []
     monkeypatch.setattr(aligner_mod, "select_backend", lambda choice: probes.append(choice) or pytest.fail("probed"))
+    monkeypatch.setattr(aligner_mod, "usable_cores", lambda threads=None: 1 if threads == 1 else 16)
+    recipe = Aligner().plan([seqs])[0]
+    expected = cpu_seconds(recipe, 16)
+    assert 0 < expected < AlignerConfig().cpu_max_seconds
     said = io.StringIO()
     small = Aligner(AlignerConfig(), reporter=StageReporter(said, live=False))
     res = small.align(seqs)
-    assert small.backend.name == "cpu" and probes == [] and "small input" in said.getvalue()
+    assert small.backend.name == "cpu" and probes == [] and f"expected {expected:.2f} s on 16 CPU cores" in said.getvalue()
     assert res.rows() == on_cpu
-    # over the limit, auto asks for the GPU (here: the probe, stubbed to the CPU backend)
+    # exactly on the threshold: still the CPU
+    on = Aligner(AlignerConfig(cpu_max_seconds=expected))
+    assert on.choose_backend([recipe]).name == "cpu" and probes == []
+    # over the threshold (or on fewer cores, where the same work takes longer), auto asks for the GPU
+    # (here: the probe, stubbed to the CPU backend)
     from msa_gpu.backend import cpu_backend
 
     monkeypatch.setattr(aligner_mod, "select_backend", lambda choice: probes.append(choice) or cpu_backend("stub"))
-    big = Aligner(AlignerConfig(cpu_max_cells=Aligner().plan([seqs])[0].dp_cells - 1))
-    big.align(seqs)
-    assert probes == [AlignerConfig().backend] and big.backend.reason == "stub"
+    for config in (AlignerConfig(cpu_max_seconds=expected * 0.999),
+                   AlignerConfig(cpu_max_seconds=expected * 15, threads=1)):
+        probes.clear()
+        big = Aligner(config)
+        big.align(seqs)
+        assert probes == [AlignerConfig().backend] and big.backend.reason == "stub"
+
+
+def test_expected_cpu_time_orders_the_libraries_and_sizes():
+    """The cost rule: more cells cost more, a pair-HMM library's cell less
+    than an alignment library's (which brings refinement rounds), one
+    sequence nothing; and it scales with the cores up to the 16 measured."""
+    from dataclasses import replace
+
+    from msa_gpu.backend.cost import cpu_seconds
+    from msa_gpu.config import AlignerConfig
+    from msa_gpu.recipe import recipe_from
+
+    r = recipe_from(AlignerConfig(), 50, 250.0, 300)
+    assert r.library == "posterior" and r.dp_cells > 0
+    assert cpu_seconds(replace(r, library="local"), 16) > cpu_seconds(r, 16) > 0
+    assert cpu_seconds(replace(r, dp_cells=2 * r.dp_cells), 16) == pytest.approx(2 * cpu_seconds(r, 16))
+    assert cpu_seconds(r, 2) == pytest.approx(8 * cpu_seconds(r, 16)) and cpu_seconds(r, 64) == cpu_seconds(r, 16)
+    assert cpu_seconds(recipe_from(AlignerConfig(), 1, 250.0, 300), 16) == 0.0
 
 
 def test_an_error_ends_the_pool_without_waiting_for_the_other_devices():
