@@ -105,3 +105,19 @@ def test_large_family_over_a_local_cluster(tmp_path, monkeypatch):
     whole = Aligner(config, backend=cpu_backend()).align_many([seqs])[0]
     spread = align_many_dask([seqs], config, "local", workers=2)[0]
     assert spread.rows() == whole.rows()
+
+
+def test_workers_say_no_backend_fallback(refs, capfd):
+    """On a machine with no GPU, backend auto's fallback is said by the run
+    (its reporter), not once a worker with a source line (as it was, under
+    ``-q`` too): the workers' stderr stays empty."""
+    from msa_gpu.backend import probe_gpu
+
+    if probe_gpu()[0]:
+        pytest.skip("a GPU is here: the workers do not fall back")
+    families = [read_sequences(refs / "BB11001.tfa"), read_sequences(refs / "BB12006.tfa")]
+    config = AlignerConfig(cpu_max_seconds=0.0, mode="fast")  # auto, and never the CPU by cost: the probe runs
+    spread = align_many_dask(families, config, "local", workers=2)
+    assert [r.backend for r in spread] == ["cpu", "cpu"]
+    err = capfd.readouterr().err
+    assert "RuntimeWarning" not in err and "using the CPU backend" not in err, err

@@ -17,6 +17,8 @@ Needs ``dask[distributed]`` (``pip install 'msagpu[dask]'``).
 
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -50,6 +52,16 @@ def groups(costs: list[int], parts: int) -> list[list[int]]:
     return [sorted(m) for m in members if m]
 
 
+@contextmanager
+def _worker_quiet():
+    """A worker's backend fallback (auto, no GPU there) unsaid: its process
+    has no reporter and would print the warning with a source line, once a
+    worker, under ``-q`` too; the run's own line says which backend ran."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="using the CPU backend", category=RuntimeWarning)
+        yield
+
+
 def _align_subtree(seqs: Sequences, tree, config: AlignerConfig, recipe: Recipe) -> tuple[np.ndarray, str]:
     """One subtree of a large family, aligned along its tree with the
     family's recipe (`part_recipe`: equal weights, the family's gap factor):
@@ -57,7 +69,8 @@ def _align_subtree(seqs: Sequences, tree, config: AlignerConfig, recipe: Recipe)
     from msa_gpu.aligner import Aligner
     from msa_gpu.progressive import alignment_codes
 
-    res = Aligner(replace(config, dedupe=False)).align(seqs, guide_tree=tree, recipe=part_recipe(recipe, seqs))
+    with _worker_quiet():
+        res = Aligner(replace(config, dedupe=False)).align(seqs, guide_tree=tree, recipe=part_recipe(recipe, seqs))
     return alignment_codes(seqs, res.alignment), res.backend
 
 
@@ -66,7 +79,9 @@ def _pivot_rows(km, members: np.ndarray, pivots: np.ndarray, backend: str) -> np
     from msa_gpu.backend import select_backend
     from msa_gpu.distances import pivot_distances
 
-    return pivot_distances(km, members, pivots, select_backend(backend).xp)
+    with _worker_quiet():
+        xp = select_backend(backend).xp
+    return pivot_distances(km, members, pivots, xp)
 
 
 def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None,
@@ -123,7 +138,9 @@ def _subset(seqs: Sequences, members: np.ndarray) -> Sequences:
 def _align_group(families: list[Sequences], config: AlignerConfig, recipes: list[Recipe]) -> list[AlignResult]:
     from msa_gpu.aligner import Aligner
 
-    return [replace(r, library=None) for r in Aligner(config).align_many(families, recipes=recipes)]
+    with _worker_quiet():
+        results = Aligner(config).align_many(families, recipes=recipes)
+    return [replace(r, library=None) for r in results]
 
 
 def _client(address: str, workers: int | None):
