@@ -1,6 +1,8 @@
 """Whether this machine has compiled msagpu's kernels yet, and what a run
 says before it compiles them: numba's CPU kernels and CuPy's CUDA ones are
-compiled on first use and cached on disk, once per machine (issue 43: on a
+compiled on first use and cached on disk, once per installation (numba's
+beside the installed modules, so a new virtual environment compiles its own;
+CuPy's in the user's folder, shared by them; issue 43: on a
 cold cache the first accurate run compiled 47 CUDA modules, about 18 s on
 an H200)."""
 
@@ -45,11 +47,11 @@ def cuda_kernels_cold(folder: Path | None = None) -> bool:
 
 def compiling_line(cpu: bool, cuda: bool) -> str:
     """What a run says before it compiles kernels (``cpu``: numba's CPU
-    kernels, ``cuda``: the CUDA ones): that this happens once per machine
-    (per installation: a new one, or another Python, compiles again), and
-    where the compiled kernels are kept for later runs.
+    kernels, ``cuda``: the CUDA ones): that this happens once per
+    installation (a new virtual environment, or another Python, compiles
+    again), and where the compiled kernels are kept for later runs.
 
-    >>> compiling_line(True, False).startswith("compiling kernels, once per machine")
+    >>> compiling_line(True, False).startswith("compiling kernels, once per installation")
     True
     """
     import os
@@ -64,4 +66,5 @@ def compiling_line(cpu: bool, cuda: bool) -> str:
         places.append(os.environ.get("CUPY_CACHE_DIR") or str(Path.home() / ".cupy" / "kernel_cache"))
     if not places:  # CuPy told to keep nothing
         return "compiling kernels (CUPY_CACHE_IN_MEMORY=1: again on every run)"
-    return f"compiling kernels, once per machine: they are cached in {' and '.join(places)} for every later run"
+    return (f"compiling kernels, once per installation (a new virtual environment compiles again): they are "
+            f"cached in {' and '.join(places)} for every later run")

@@ -209,7 +209,7 @@ def test_bad_scoring_options_are_one_line_errors(refs, args, message):
 
 def test_missing_output_folder_fails_before_aligning(refs, tmp_path):
     res = run("align", refs / "BB11001.tfa", "-o", tmp_path / "nope" / "x.fa", "--backend", "cpu")
-    assert res.exit_code == 2 and res.stderr.strip().endswith("no such folder to write into")
+    assert res.exit_code == 4 and res.stderr.strip().endswith("no such folder to write into")
 
 
 def test_formats_reject_names_they_would_merge(tmp_path):
@@ -365,21 +365,21 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
 
 def test_the_compiling_line_says_it_happens_once_and_where_the_cache_is(refs, tmp_path, monkeypatch):
     """A cold cache is said with what a new user needs to know: the wait
-    comes once per machine, and the kernels are kept (numba's folder, CuPy's)."""
+    comes once per installation, and the kernels are kept (numba's folder, CuPy's)."""
     import msa_gpu.cli as cli
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))
     both = cli.compiling_line(True, True)
-    assert "once per machine" in both and str(tmp_path / "numba") in both and str(tmp_path / "cupy") in both
+    assert "once per installation" in both and str(tmp_path / "numba") in both and str(tmp_path / "cupy") in both
     assert str(tmp_path / "cupy") not in cli.compiling_line(True, False)
     monkeypatch.delenv("NUMBA_CACHE_DIR")
     here = cli.compiling_line(True, False)
     assert "__pycache__" in here or ".cache/numba" in here, here
     monkeypatch.setenv("CUPY_CACHE_IN_MEMORY", "1")
-    assert "once per machine" not in cli.compiling_line(False, True)
+    assert "once per installation" not in cli.compiling_line(False, True)
     monkeypatch.delenv("CUPY_CACHE_IN_MEMORY")
     monkeypatch.setattr(cli, "kernels_cold", lambda folder=None: True)
     r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), "--backend", "cpu"])
     assert r.exit_code == 0, r.output
-    assert "msagpu: compiling kernels, once per machine: they are cached in " in r.stderr, r.stderr
+    assert "msagpu: compiling kernels, once per installation (a new virtual environment compiles again): they are cached in " in r.stderr, r.stderr
