@@ -17,7 +17,12 @@ rounds. A family's objective is therefore the sum, over all its cuts, of
 the path its alignment has through each cut's DP (what every round computes
 anyway): a round whose alignment does not raise it undoes the last accepted
 cut and ends the family's refinement, as MAFFT keeps a realignment only when
-the whole alignment's score rises. ``--maxiterate`` is then a cap.
+the whole alignment's score rises. ``--maxiterate`` is then a cap, and the
+cut accepted in a family's last round is checked the same way (its objective
+from the cuts' paths, without their DPs) and undone unless it raised it: at
+``--maxiterate 1`` that cut would otherwise never be checked (BB11001, fast:
+the second of two rounds' cuts lowered the objective and was kept at
+``--maxiterate 2``, undone from 3 on).
 """
 
 from __future__ import annotations
@@ -124,6 +129,7 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
     seen = {f: {_digest(backend.to_host(codes[f]))} for f in codes}
     objective: dict[int, int] = {}  # each family's objective before its last accepted cut
     before: dict = {}  # and its codes then
+    unchecked: set[int] = set()  # families whose last accepted cut no round has checked yet
     ran, accepted = [0] * len(jobs), [0] * len(jobs)
     for r in range(max(rounds, default=0)):
         active = [f for f in codes if not done[f] and r < rounds[f]]
@@ -141,6 +147,7 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
             done[f] = best[i] is None and samples[f] <= 0
             if samples[f] > 0:
                 continue
+            unchecked.discard(f)
             if f in before and totals[i] <= objective[f]:  # the last cut lowered the objective: undo it
                 codes[f] = before[f]
                 accepted[f] -= 1
@@ -159,10 +166,26 @@ def refine(jobs: list[FamilyJob], alignments: list[Alignment], rounds: list[int]
             order = np.argsort(prof.members, kind="stable")
             codes[f] = prof.codes[xp.asarray(order)]
             accepted[f] += 1
+            if samples[f] <= 0:
+                unchecked.add(f)
             digest = _digest(backend.to_host(codes[f]))
             if digest in seen[f]:  # back to an earlier alignment: the cut scores went round in a circle
                 done[f] = True
             seen[f].add(digest)
+    # a family stopped by its cap right after accepting a cut: checked as its next round would check it
+    # (the objective by the cuts' paths alone, no DP), and undone unless it raised the objective
+    last = [f for f in sorted(unchecked) if not done[f]]
+    if last:
+        for f in last:
+            if split_of[f] == "columns":
+                sides[f] = _Sides.of(column_splits(backend.to_host(codes[f]), jobs[f].scoring.gap_code))
+        cuts = _cuts([codes[f] for f in last], [sides[f] for f in last], [jobs[f] for f in last], backend)
+        _, totals = _best_cuts(cuts, [side_info(jobs[f], mat_of[f]) for f in last], ctx, long_cells, budget,
+                               False)  # (realign: no DP)
+        for f, total in zip(last, totals):
+            if total <= objective[f]:
+                codes[f] = before[f]
+                accepted[f] -= 1
     out = [_alignment(backend.to_host(codes[f]), job.scoring.gap_code) if f in codes else alignments[f]
            for f, job in enumerate(jobs)]
     return RefineResult(out, ran, accepted)
@@ -273,11 +296,12 @@ def _cuts(codes: list, sides: list[_Sides], jobs: list[FamilyJob], backend) -> _
 
 
 def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells: int,
-               budget: int) -> tuple[list, list[int]]:
+               budget: int, realign: bool = True) -> tuple[list, list[int]]:
     """Realign every cut (the DP only, no merge), in runs of consecutive cuts
     that fit the memory budget; per family, its best gaining cut (or None)
     and its objective (the sum of its alignment's path scores over the cuts
-    realigned). Cuts over ``long_cells`` cells are not realigned."""
+    realigned). Cuts over ``long_cells`` cells are not realigned. With
+    ``realign`` False, the objectives alone (no DP: no cut gains)."""
     backend = ctx.backend
     b = cuts.block
     sizes = (b.L[0::2] + 1) * (b.L[1::2] + 1)
@@ -293,10 +317,11 @@ def _best_cuts(cuts: _Cuts, sides: list[SideInfo], ctx: BatchContext, long_cells
                            b.members[row_off[q0]: row_off[q1]], b.weights[row_off[q0]: row_off[q1]])
         fam = cuts.family[lo:hi]
         sb = score_batch(sub, [sides[i] for i in fam], long_mask[lo:hi], ctx)
-        _, _, score = backend.ops.align_batch(sb.batch)
         move_off = cuts.move_base[fam] + cuts.cut[lo:hi] * cuts.width[fam]
         old = backend.ops.path_score(sb.batch, cuts.moves, move_off, cuts.width[fam])
-        gains[lo:hi] = np.where(long_mask[lo:hi], -1, backend.to_host(score).astype(np.int64) - old)
+        if realign:
+            _, _, score = backend.ops.align_batch(sb.batch)
+            gains[lo:hi] = np.where(long_mask[lo:hi], -1, backend.to_host(score).astype(np.int64) - old)
         paths[lo:hi] = np.where(long_mask[lo:hi], 0, old)
     best, totals = [], []
     for i in range(len(cuts.first) - 1):
