@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
@@ -166,3 +167,70 @@ def test_the_command_line_takes_fragments_last(tmp_path):
     assert "40 fragments last" in r.output
     bad = CliRunner().invoke(app, ["align", str(src), "-o", str(tmp_path / "x.fa"), "--fragments", "first"])
     assert bad.exit_code == 2 and not (tmp_path / "x.fa").exists()
+
+
+def _lengths_family(lengths: list[int], seed: int = 2):
+    """Sequences of these lengths, each a mutated prefix of one random
+    protein (so the full-length ones are related and the short ones are
+    pieces of them)."""
+    rng = np.random.default_rng(seed)
+    base = bytes(LETTERS[i] for i in rng.integers(0, 20, max(lengths)))
+    raw = [_mutated(base[:n], rng, 0.1) for n in lengths]
+    return make_sequences([f"s{k}" for k in range(len(raw))], raw, "protein")
+
+
+def _joined_last(tree: GuideTree) -> list[int]:
+    """The leaves joined one at a time at the top, (((rest), f1), f2): first to last."""
+    out, top = [], tree.n_leaves + len(tree.children) - 1
+    while top >= tree.n_leaves:
+        a, b = (int(x) for x in tree.children[top - tree.n_leaves])
+        if b >= tree.n_leaves:
+            break
+        out.append(b)
+        top = a
+    return out[::-1]
+
+
+@pytest.mark.parametrize("full, shorts, fragment", [
+    (100, [49, 50, 51], [49]),   # half of 100 is 50: 50 is not under it, 49 is
+    (101, [50, 51, 52], [50]),   # half of 101 is 50.5: 50 is under it, 51 is not
+])
+def test_fragments_last_at_its_length_threshold(full, shorts, fragment):
+    """``--fragments last`` takes a sequence as a fragment when it is under
+    half of the family's 95th length percentile (README): with 18
+    full-length sequences that percentile is the full length, and of three
+    sequences beside the half, only the one under it joins last, in the
+    recipe and in the guide tree the aligner builds (its rest the tree it
+    builds without fragments last)."""
+    from msa_gpu.recipe import recipe_for
+    from msa_gpu.tree import fragments_last
+
+    lengths = [full] * 18 + shorts
+    seqs = _lengths_family(lengths)
+    p95 = float(np.percentile(lengths, 95))
+    assert p95 == full
+    expected = [k for k, n in enumerate(lengths) if 2 * n < p95]  # "under half", in whole numbers
+    assert [lengths[k] for k in expected] == fragment
+    recipe = recipe_for(AlignerConfig(fragments="last"), seqs)
+    assert recipe.fragments == len(expected)
+    config = dict(backend="cpu", mode="fast", retree=0)
+    last = Aligner(AlignerConfig(fragments="last", **config)).align(seqs)
+    plain = Aligner(AlignerConfig(**config)).align(seqs)
+    mask = np.zeros(len(lengths), bool)
+    mask[expected] = True
+    assert _joined_last(last.guide_tree)[-len(expected):] == expected
+    assert np.array_equal(last.guide_tree.children, fragments_last(plain.guide_tree, mask).children)
+
+
+@pytest.mark.parametrize("lengths, fragments", [
+    ([100, 100, 10, 10], 2),      # two full-length sequences remain: fragments last
+    ([100, 10, 10, 10], 0),       # one would remain: where the tree puts them
+    ([100, 100, 10], 1),          # three sequences, one fragment: two remain
+])
+def test_fragments_last_needs_two_full_length_sequences_to_remain(lengths, fragments):
+    """(README: not "where fewer than two sequences would remain".)"""
+    from msa_gpu.recipe import recipe_for
+
+    p95 = float(np.percentile(lengths, 95))
+    assert sum(2 * n < p95 for n in lengths) == (len(lengths) - 1 if fragments == 0 else fragments)
+    assert recipe_for(AlignerConfig(fragments="last"), _lengths_family(lengths)).fragments == fragments
