@@ -62,3 +62,31 @@ def test_larger_pairs_rescore():
         S, rp, cp, m, n = unpack(batch, p)
         fwd = path[batch.path_off[p]: batch.path_off[p] + lens[p]][::-1].tolist()
         assert rescore(fwd, S, rp, cp, m, n) == score[p]
+
+
+def test_every_rounding_site_at_half_way_values():
+    """Tiny pairs whose gap rows take values at which each of the DP's
+    products lands half-way (or a step beside it) between two fixed-point
+    integers: 512 x odd opens and credits over 1024, 512 x 1023 extensions
+    over 1024 x 1024, and so on; floored and rounded, each pair's best score
+    and its path's equal the reference's exactly (issue 56: a rounding changed
+    at one site, a floor for a rounding or a step taken in two, fails here
+    where random values rarely meet it)."""
+    rng = np.random.default_rng(56)
+    opens, exts, fracs = [1, 3, 511, 1023, 1025, 1537], [1, 1023, 1025, 512 * 1024 + 1023, 3 * 1024 - 1], \
+        [1, 511, 512, 513, 1023, 1024]
+    for rnd in (0, 1):
+        sizes = [(int(rng.integers(0, 4)), int(rng.integers(0, 4))) for _ in range(300)]
+        batch = random_batch(rng, sizes, rnd)
+        for rows, off, dim in ((batch.rowp, batch.row_off, 0), (batch.colp, batch.col_off, 1)):
+            for p in range(len(sizes)):
+                for b in range(off[p], off[p] + sizes[p][dim] + 1):
+                    op = rng.choice(opens)  # the credit (the exact model's) at most the open
+                    rows[b] = [op, rng.choice(exts), min(op, rng.choice(opens)) * rnd, rng.choice(fracs)]
+        batch.S[:] = rng.choice([-1, 0, 1, 2], len(batch.S))
+        path, lens, score = align_batch(batch)
+        for p in range(len(sizes)):
+            S, rp, cp, m, n = unpack(batch, p)
+            fwd = path[batch.path_off[p]: batch.path_off[p] + lens[p]][::-1].tolist()
+            assert score[p] == best_score(S, rp, cp, m, n, rnd), (rnd, p)
+            assert rescore(fwd, S, rp, cp, m, n, rnd) == score[p], (rnd, p)

@@ -1,6 +1,9 @@
 """The profile gap models (issue 28): the flat ``gap_pair`` charge and the
 count-based one, checked against costs worked out by hand for tiny profiles."""
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -208,3 +211,149 @@ def test_the_exact_gap_model_scores_a_merge_as_its_sum_of_pairs():
     # the exact model rounds its fixed point to the nearest: floored, its
     # objective ran 0.0074 above the sum of pairs on average, up to 0.08
     assert worst["exact"] < 0.05 and abs(np.mean(errors)) < 0.003 and worst["counts"] > 5.0, (worst, np.mean(errors))
+
+
+# ---- the count models' fixed point, pinned without tolerance (issue 56)
+#
+# An independent statement of profile_stats and column_scores in exact rational
+# arithmetic (fractions.Fraction), each rounded once where the twin divides:
+# to the nearest, halves up, in the exact model (``gap_model`` 2), down in the
+# count model (1). The twin's integers must equal it exactly, so a floor for a
+# rounding, a halves-to-even or halves-down rule, or a shift of the fixed point
+# (FRAC, FRAC * FRAC, W * FRAC) in `backend/profile_cpu.py` fails here.
+
+def _fix(x: Fraction, rnd: int) -> int:
+    return math.floor(x + Fraction(1, 2)) if rnd else math.floor(x)
+
+
+def _reference_stats(rows, w, M, gaps, model, b_side, seen):
+    """(vec, resid, rowp) of one profile: ``rows`` (k, L) letter codes with
+    GAP for a gap, ``w`` its row weights, ``M`` the (24, 24) matrix (B's
+    vectors are M times the counts), ``gaps`` (open, extend, terminal open and
+    extend factors x FRAC). ``seen`` counts the divisions that land exactly
+    half-way (``seen['half']``) or elsewhere between two integers."""
+    go, ge, tgo, tge = gaps
+    rnd = int(model == 2)
+    k, L = rows.shape
+    W = int(sum(w))
+    res = rows != GAP
+
+    def fix(num, den):
+        x = Fraction(int(num), int(den))
+        r = x - math.floor(x)
+        seen["half" if r == Fraction(1, 2) else "other" if r else "whole"] += 1
+        return _fix(x, rnd)
+
+    first = [int(np.flatnonzero(res[s])[0]) for s in range(k)]
+    last = [int(np.flatnonzero(res[s])[-1]) for s in range(k)]
+    inner = lambda s, c: first[s] < c <= last[s]  # noqa: E731 (residues on both sides of boundary c)
+    vec = np.zeros((L, 24), np.int64)
+    resid = np.zeros((L, 2), np.int64)
+    rowp = np.zeros((L + 1, 4), np.int64)
+    for c in range(L):
+        acc = np.zeros(24, np.int64)
+        for s in range(k):
+            if res[s, c]:
+                acc[rows[s, c]] += w[s]
+        vec[c] = M @ acc if b_side else acc
+        resid[c, 0] = fix(FRAC * sum(w[s] for s in range(k) if res[s, c]), W)
+        charge = 0
+        for s in range(k):
+            if not res[s, c]:  # a residue facing this gap pays its open (where it starts) and extension
+                opening = c == 0 or res[s, c - 1]
+                if c < first[s] or c > last[s]:
+                    cost = go * tgo + ge * tge if opening else ge * tge
+                else:
+                    cost = (go + ge) * FRAC if opening else ge * FRAC
+                charge += w[s] * cost
+        resid[c, 1] = fix(charge, W)
+    for c in range(L + 1):
+        prev = [c > 0 and res[s, c - 1] for s in range(k)]
+        opens = [c == 0 or prev[s] for s in range(k)]  # a gap column here opens each such row's gap
+        open_cost = [go * FRAC if inner(s, c) else go * tgo for s in range(k)]
+        fp = fix(FRAC * sum(w[s] for s in range(k) if prev[s]), W) if c > 0 else 0
+        if model == 2:
+            op = fix(fix(sum(w[s] * open_cost[s] for s in range(k) if opens[s]), W), FRAC)
+        else:  # the count model's open: the rows with a residue on both sides (terminal factor at the ends)
+            both = sum(w[s] for s in range(k) if prev[s] and c < L and res[s, c])
+            frac = resid[c, 0] if c < L else fp
+            op = fix(go * frac * tgo // FRAC, FRAC) if c in (0, L) else fix(go * (both * FRAC // W), FRAC)
+        ext = sum(w[s] * (ge * FRAC if inner(s, c) else ge * tge) for s in range(k))
+        credit = sum(w[s] * open_cost[s] for s in range(k) if opens[s] and c < L and not res[s, c])
+        rowp[c] = [op, fix(ext, W), fix(credit, W * FRAC) if model == 2 else 0, fp]
+    return vec, resid, rowp
+
+
+def _reference_scores(va, ra, Wa, vb, rb, Wb, model, seen):
+    rnd = int(model == 2)
+    S = np.zeros((len(va), len(vb)), np.int64)
+    for i in range(len(va)):
+        for j in range(len(vb)):
+            x = Fraction(int(va[i] @ vb[j]), Wa * Wb)
+            seen["half" if x - math.floor(x) == Fraction(1, 2) else "other"] += 1
+            S[i, j] = _fix(x, rnd) - _fix(Fraction(int(ra[i, 0] * rb[j, 1] + rb[j, 0] * ra[i, 1]), FRAC * FRAC), rnd)
+    return S
+
+
+def _random_profile(rng, k, L):
+    while True:
+        rows = np.where(rng.random((k, L)) < 0.4, GAP, rng.integers(0, 20, (k, L)))
+        if (rows != GAP).any(axis=1).all():
+            return rows.astype(np.uint8)
+
+
+@pytest.mark.parametrize("model", [2, 1])
+def test_the_count_models_fixed_point_equals_exact_arithmetic(model):
+    """profile_stats, column_scores and the DP's best score and path of
+    random weighted pairs, integer for integer against `_reference_stats`,
+    `_reference_scores` and `dp_reference` (the exact model rounding there
+    too: ``score_batch`` marks its pairs so)."""
+    from dp_reference import best_score, rescore
+
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.progressive.driver import BatchContext, ProfileBlock, SideInfo, score_batch
+
+    rng = np.random.default_rng(56)
+    M = np.zeros((24, 24), np.int64)
+    M[:20, :20] = rng.integers(-4000, 11000, (20, 20))
+    M = M + M.T
+    backend = cpu_backend("test")
+    seen = {"half": 0, "other": 0, "whole": 0}
+    pairs, sides = [], []
+    for t in range(40):  # one batch of 40 pairs, each with its own gap costs
+        gaps = (int(rng.integers(300, 20000)), int(rng.integers(0, 3000)), int(rng.integers(0, 1025)),
+                int(rng.integers(0, 1025)))
+        if t == 0:  # A = [A-, -A]: boundary 1's opens over W are 1023 / 2, rounded 512, its open 512 / 1024
+            gaps = (1023, 7, 1, 512)  # rounded: 1 (floored on the way: 0)
+        (ka, kb), (la, lb) = rng.integers(1, 5, 2), rng.integers(1, 7, 2)
+        pa, wa = _random_profile(rng, ka, la), rng.integers(1, 12, ka)
+        if t == 0:
+            ka, pa, wa = 2, np.array([[0, GAP], [GAP, 0]], np.uint8), np.array([1, 1])
+        pairs.append((pa, wa, _random_profile(rng, kb, lb), rng.integers(1, 12, kb), gaps))
+        sides.append(SideInfo(Scoring(20, GAP, M[:20, :20], gaps, int(rng.integers(0, 1000)), model), 0, None, 0,
+                              ka + kb))
+    profiles = [(rows, w) for pa, wa, pb, wb, _ in pairs for rows, w in ((pa, wa), (pb, wb))]
+    k = np.array([len(rows) for rows, _ in profiles])
+    block = ProfileBlock(np.concatenate([rows.ravel() for rows, _ in profiles]), k,
+                         np.array([rows.shape[1] for rows, _ in profiles]), np.arange(k.sum()),
+                         np.concatenate([w for _, w in profiles]).astype(np.int64))
+    sb = score_batch(block, sides, np.zeros(len(pairs), bool), BatchContext(backend, M[None], None))
+    path, path_len, score = backend.ops.align_batch(sb.batch)
+    lv, batch = sb.lv, sb.batch
+    for p, (pa, wa, pb, wb, gaps) in enumerate(pairs):
+        la, lb = pa.shape[1], pb.shape[1]
+        va, ra, rpa = _reference_stats(pa, wa, M, gaps, model, False, seen)
+        vb, rb, rpb = _reference_stats(pb, wb, M, gaps, model, True, seen)
+        S = _reference_scores(va, ra, int(wa.sum()), vb, rb, int(wb.sum()), model, seen)
+        ca, cb = int(lv.col_off[2 * p]), int(lv.col_off[2 * p + 1])
+        assert np.array_equal(sb.vec[ca: ca + la], va) and np.array_equal(sb.vec[cb: cb + lb], vb), p
+        assert np.array_equal(sb.resid[ca: ca + la], ra) and np.array_equal(sb.resid[cb: cb + lb], rb), p
+        ba, bb = int(batch.row_off[p]), int(batch.col_off[p])
+        assert np.array_equal(batch.rowp[ba: ba + la + 1], rpa) and np.array_equal(batch.colp[bb: bb + lb + 1], rpb), p
+        assert np.array_equal(batch.S[batch.s_off[p]: batch.s_off[p + 1]], S.ravel()), p
+        assert int(batch.dims[p, 2]) == (model == 2), p
+        want = best_score(S.tolist(), rpa.tolist(), rpb.tolist(), la, lb, int(model == 2))
+        assert int(score[p]) == want, p
+        fwd = path[batch.path_off[p]: batch.path_off[p] + path_len[p]][::-1].tolist()
+        assert rescore(fwd, S.tolist(), rpa.tolist(), rpb.tolist(), la, lb, int(model == 2)) == want, p
+    assert seen["half"] >= 20 and seen["other"] >= 200, seen  # halves and other fractions both met
