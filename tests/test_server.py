@@ -19,24 +19,25 @@ ENTRY = "import sys; from msa_gpu.entry import {fn}; sys.argv[0] = {prog!r}; {fn
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
 
 
-def client(prog, *args, sock=None, cwd=None, stdin=None, env=None):
-    """A fresh client process, as a workflow's job starts one."""
+def client(prog, *args, sock=None, cwd=None, stdin=None, env=None, umask=-1):
+    """A fresh client process, as a workflow's job starts one (``umask``: its own)."""
     fn = prog.replace("-", "_")
     environ = {**os.environ, **(env or {}), "MSAGPU_SERVER": str(sock) if sock else "off"}
     return subprocess.run([sys.executable, "-c", ENTRY.format(fn=fn, prog=prog), *map(str, args)], cwd=cwd,
-                          env=environ, capture_output=True, input=stdin, timeout=300)
+                          env=environ, capture_output=True, input=stdin, timeout=300, umask=umask)
 
 
-def serving(folder: Path, *args, delay: float | None = None):
+def serving(folder: Path, *args, delay: float | None = None, session: bool = False):
     """``msagpu serve --socket FOLDER/s.sock ARGS`` started as a user starts
-    it (``delay``: the test delay that holds each request), once it listens:
-    the socket and the process."""
+    it (``delay``: the test delay that holds each request; ``session``: in a
+    session and process group of its own, as a terminal's job), once it
+    listens: the socket and the process."""
     folder.mkdir(mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
     sock = folder / "s.sock"
     env = {**os.environ, **({"MSAGPU_SERVER_TEST_DELAY": str(delay)} if delay is not None else {})}
     proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), *map(str, args)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=session)
     end = time.monotonic() + 120
     while not (sock.exists() and server.running(str(sock))):
         assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
@@ -161,8 +162,15 @@ def test_stop_and_idle_timeout(tmp_path):
     run = subprocess.run([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--idle-timeout", "1"],
                          capture_output=True, timeout=300)
     assert run.returncode == 0 and b"listening" in run.stderr and not sock.exists()
-    assert subprocess.run([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--stop"],
-                          capture_output=True).returncode == 1  # none runs
+
+
+def test_stop_with_no_server_says_so(tmp_path):
+    """``--stop`` where no server runs exits 1 (a script can tell that
+    nothing was stopped) with one line that says so, not silently."""
+    sock = tmp_path / "s.sock"
+    run = subprocess.run([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), "--stop"],
+                         capture_output=True)
+    assert run.returncode == 1 and run.stderr.decode() == f"msagpu: no server is running at {sock}\n"
 
 
 def test_calls_that_are_not_served_and_the_default_socket(monkeypatch, tmp_path):
@@ -229,21 +237,112 @@ def test_workers_answer_requests_at_once_and_stop_together(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR2"), reason="POSIX signals")
-def test_stop_lets_the_request_in_hand_finish(tmp_path):
-    """--stop while a worker holds a request: the request is answered whole
-    (not cut off), the socket goes at once, and the server ends after it."""
-    sock, proc = serving(tmp_path / "srv", "--workers", "2", delay=6)
-    time.sleep(2)  # both workers warm
+def test_stop_lets_the_request_in_hand_finish(tmp_path, monkeypatch):
+    """--stop while the one worker holds a request (held 6 s by the test
+    delay): --stop returns before that request is answered (no worker is
+    free to take the stop request, so SIGTERM ends the server the same
+    way), the socket goes at once, the request is answered whole by the
+    server (not cut off, not aligned alone), and the server ends after it."""
+    log = tmp_path / "batches.txt"
+    monkeypatch.setenv("MSAGPU_SERVER_TEST_LOG", str(log))
+    sock, proc = serving(tmp_path / "srv", "--workers", "1")
+    src = REFS / "BB11001.tfa"
+    assert client("msagpu-mafft", "--quiet", src, sock=sock).returncode == 0  # the worker warm
     with ThreadPoolExecutor(1) as pool:
-        job = pool.submit(client, "msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "out.fa", sock=sock)
-        time.sleep(3)  # the request is in a worker's hands (held 6 s)
+        job = pool.submit(client, "msagpu", "align", src, "-o", tmp_path / "out.fa", sock=sock,
+                          env={"MSAGPU_SERVER_TEST_DELAY": "6"})
+        time.sleep(1.5)  # the request is in the worker's hands, for 4.5 s more
+        clock = time.monotonic()
         assert server.stop(str(sock))
-        assert not sock.exists()
+        assert time.monotonic() - clock < 3 and not sock.exists() and not job.done()
         run = job.result()
     assert run.returncode == 0 and b"aligning here instead" not in run.stderr
-    alone = client("msagpu", "align", REFS / "BB11001.tfa", "-o", tmp_path / "alone.fa")
+    assert log.read_text().split() == ["1", "1"]  # both answered by the server
+    alone = client("msagpu", "align", src, "-o", tmp_path / "alone.fa")
     assert (tmp_path / "out.fa").read_bytes() == (tmp_path / "alone.fa").read_bytes()
     assert proc.wait(30) == 0
+
+
+def _server_pid(sock: Path) -> int:
+    """The process that listens at ``sock`` (its peer's credentials)."""
+    import struct
+
+    with protocol.connect(str(sock), timeout=5) as conn:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[0]
+
+
+def _gone(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+
+
+def _workers(pid: int, n: int, timeout: float = 30) -> list[str]:
+    """The ``n`` worker processes of the server ``pid``, once it has them."""
+    end = time.monotonic() + timeout
+    while len(found := [w for w in _children(pid) if not _gone(int(w))]) != n:
+        assert time.monotonic() < end, found
+        time.sleep(0.05)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_sigterm_ends_a_detached_server_and_removes_its_socket(tmp_path):
+    """SIGTERM to a server started with --detach (no command line around
+    it) ends it and its workers as --stop does: exit 0, the socket gone."""
+    folder = tmp_path / "srv"
+    folder.mkdir(mode=0o700)
+    sock = folder / "s.sock"
+    server.start_detached(str(sock), 300, workers=2)
+    pid = _server_pid(sock)
+    workers = _workers(pid, 2)
+    os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + 30
+    while not _gone(pid):
+        assert time.monotonic() < end
+        time.sleep(0.05)
+    assert not sock.exists() and not server.running(str(sock))
+    time.sleep(0.5)
+    assert all(_gone(int(w)) for w in workers)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_ctrl_c_stops_a_foreground_server_quietly(tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group) on ``msagpu serve``:
+    one line that says it stopped, no error, exit 130, the socket and the
+    workers gone."""
+    sock, proc = serving(tmp_path / "srv", "--workers", "2", session=True)
+    workers = _workers(proc.pid, 2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.decode().splitlines()[1:] == ["msagpu: server stopped (interrupted)"]  # after "listening at"
+    assert not sock.exists()
+    time.sleep(0.5)
+    assert all(_gone(int(w)) for w in workers)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_killed_worker_is_replaced(tmp_path):
+    """Both workers killed (SIGKILL, one after the other): each is replaced,
+    and the server goes on answering requests."""
+    sock, proc = serving(tmp_path / "srv", "--workers", "2")
+    try:
+        src = REFS / "BB11001.tfa"
+        first = _workers(proc.pid, 2)
+        for pid in first:
+            os.kill(int(pid), signal.SIGKILL)
+            time.sleep(0.3)
+        assert proc.poll() is None
+        assert set(_workers(proc.pid, 2)).isdisjoint(first)
+        with protocol.connect(str(sock), timeout=60) as conn:  # answered by the server, not by a client alone
+            protocol.send(conn, {"program": "msagpu-mafft", "argv": ["--quiet", str(src)], "cwd": str(tmp_path),
+                                 "env": {}, "umask": 0o022, "identity": protocol.identity(), "stdin": None})
+            answer = protocol.receive(conn)
+        assert answer["rc"] == 0 and protocol.decode(answer["stdout"]).startswith(b">")
+    finally:
+        server.stop(str(sock))
+    assert proc.wait(30) == 0
+    assert proc.stderr.read().decode().count("was killed (SIGKILL); starting another") == 2
 
 
 def _request(cwd: Path, *argv: str, program: str = "msagpu") -> dict:

@@ -60,14 +60,21 @@ def private(path: str) -> bool:
             and sock.st_uid == os.getuid())
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The user of the process at the other end (Linux's SO_PEERCRED), or None where unknown."""
-    import struct as _struct
-
+def peer(sock: socket.socket) -> tuple[int, int] | None:
+    """The process at the other end and its user, ``(pid, uid)`` (Linux's
+    SO_PEERCRED; a client's peer is the process that listens), or None
+    where unknown."""
     if not hasattr(socket, "SO_PEERCRED"):
         return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _struct.calcsize("3i"))
-    return _struct.unpack("3i", creds)[1]
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _ = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user of the process at the other end (`peer`), or None where unknown."""
+    who = peer(sock)
+    return None if who is None else who[1]
 
 
 def identity() -> dict:

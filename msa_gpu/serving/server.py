@@ -8,7 +8,10 @@ processes (one a core, at most 8) take requests at once; a worker that
 finds requests queued takes them together, and those with the same
 settings are aligned in one batch (`gather`). A connection from another
 user is refused (the peer's credentials). It ends on ``msagpu serve
---stop``, or after ``idle`` seconds without a request.
+--stop`` or SIGTERM (the socket goes at once; each worker answers the
+request it holds, then ends), on Ctrl-C (the same, then exit 130; a second
+Ctrl-C ends the workers at once), or after ``idle`` seconds without a
+request. A worker killed while the server runs is replaced.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ import warnings
 
 from msa_gpu.children import die_with_parent
 from msa_gpu.serving.state import process_state, restore_state
-from msa_gpu.serving.protocol import (ENV_PREFIXES, PROGRAMS, ServerGone, connect, decode, encode, identity, peer_uid,
-                                      receive, send, socket_path)
+from msa_gpu.serving.protocol import (ENV_PREFIXES, PROGRAMS, ServerGone, connect, decode, encode, identity, peer,
+                                      peer_uid, receive, send, socket_path)
 
 #: A server ends after this many seconds without a request (``--idle-timeout``).
 IDLE_SECONDS = 3600.0
@@ -36,6 +39,13 @@ IDLE_SECONDS = 3600.0
 
 class ServerError(RuntimeError):
     """The server cannot start (one is running, the socket's folder is not ours)."""
+
+
+def _say(text: str) -> None:
+    """A line on standard error, where there is one: a detached server's
+    (`start_detached`) is a pipe closed once it listens."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
 
 
 def running(path: str) -> bool:
@@ -159,30 +169,27 @@ def _listen(path: str, idle: float) -> socket.socket:
 
 
 def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None, workers: int | None = None) -> int:
-    """Listen at ``path`` (default `socket_path`) until ``--stop`` or ``idle``
-    seconds without a request; ``ready()`` is called once it listens.
-    ``workers`` (default `default_workers`) processes answer requests at
-    once (`_pool`); one answers them in this process. Returns the number of
-    requests answered."""
+    """Listen at ``path`` (default `socket_path`) until ``--stop``, SIGTERM,
+    SIGINT or ``idle`` seconds without a request; ``ready()`` is called once
+    it listens. ``workers`` (default `default_workers`) processes answer
+    requests at once (`_pool`). Returns the number of requests answered. A
+    signal ends it with one line on standard error ("msagpu: server
+    stopped", and why); after SIGINT (Ctrl-C) it exits 130 (`SystemExit`),
+    as an interrupted command does, and after SIGTERM it returns (exit 0),
+    as after ``--stop``."""
     path = path or socket_path()
     if path is None:
         raise ServerError("MSAGPU_SERVER is off: give --socket a path")
+    if not hasattr(os, "fork"):
+        raise ServerError("the server needs os.fork (Linux or macOS)")
     _prepare(path)
-    workers = max(1, workers or default_workers())
-    mine = identity()
-    if workers > 1 and hasattr(os, "fork"):
-        return _pool(path, idle, ready, workers, mine)
-    warm_up()
-    _FILTERS[:] = list(warnings.filters)
-    listener = _listen(path, idle)
-    if ready is not None:
-        ready()
-    try:
-        return _answer(listener, mine, on_stop=lambda: _unlink(path))
-    finally:
-        listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+    answered, signum = _pool(path, idle, ready, max(1, workers or default_workers()), identity())
+    if signum is not None:
+        why = "interrupted" if signum == signal.SIGINT else signal.Signals(signum).name
+        _say(f"msagpu: server stopped ({why})")
+        if signum == signal.SIGINT:
+            raise SystemExit(130)
+    return answered
 
 
 class _Stop(Exception):
@@ -292,8 +299,9 @@ def _run_batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
         else:
             conn.close()
     if taken:
-        delay = float(os.environ.get("MSAGPU_SERVER_TEST_DELAY", "0") or 0)
-        if delay:  # tests: a window in which to kill the server mid-request
+        delay = max(float((r.get("env") or {}).get("MSAGPU_SERVER_TEST_DELAY") or os.environ.get(
+            "MSAGPU_SERVER_TEST_DELAY") or 0) for _, r in taken)
+        if delay:  # tests (the server's setting, or a request's): a window in which to act mid-request
             time.sleep(delay)
         try:
             from msa_gpu.serving.gather import run_together  # (the stack: loaded after the workers' fork)
@@ -346,9 +354,19 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
-def _worker(listener: socket.socket, path: str, mine: dict, workers: int, parent: int, counts_w: int) -> None:
+#: The signals a pool's process handles; blocked while it forks a worker,
+#: so that none reaches a new worker before it has set its own handlers.
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def _worker(listener: socket.socket, path: str, mine: dict, workers: int, parent: int, reports: int,
+            mask: set) -> None:
     """A pool worker (`_pool`): never returns. SIGUSR2 tells it to end: at
-    once while it waits, after its request while it holds one."""
+    once while it waits, after its request while it holds one. It runs in a
+    process group of its own, so that a terminal's Ctrl-C reaches the pool's
+    process alone (which tells its workers to end), not a request in hand.
+    It says on ``reports`` when it is ready and, at its end, how many
+    requests it answered."""
     answered, code = 0, 0
     state = {"busy": False, "stop": False}
 
@@ -360,13 +378,19 @@ def _worker(listener: socket.socket, path: str, mine: dict, workers: int, parent
     try:
         signal.signal(signal.SIGUSR1, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGUSR2, on_stop_signal)
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         die_with_parent(parent)
         from msa_gpu.backend import set_threads
 
         set_threads(max(1, (os.cpu_count() or 1) // workers))
         warm_up()
         _FILTERS[:] = list(warnings.filters)
+        with contextlib.suppress(OSError):
+            os.write(reports, f"ready {os.getpid()}\n".encode())
         answered = _answer(listener, mine, on_stop=lambda: (_unlink(path), os.kill(parent, signal.SIGUSR1)),
                            state=state)
     except _Stop:
@@ -380,50 +404,116 @@ def _worker(listener: socket.socket, path: str, mine: dict, workers: int, parent
             sys.stderr.flush()
     finally:
         with contextlib.suppress(OSError):
-            os.write(counts_w, f"{answered} {code}\n".encode())
+            os.write(reports, f"end {answered} {code}\n".encode())
         os._exit(code)
 
 
-def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
+class _Reports:
+    """What the workers say on the pool's pipe (`_worker`): which are ready,
+    and each one's end (requests answered, exit code)."""
+
+    def __init__(self, fd: int):
+        self.fd, self.pending = fd, b""
+        self.ready: set[int] = set()
+        self.ends: list[tuple[int, int]] = []
+        os.set_blocking(fd, False)
+
+    def read(self) -> None:
+        """Take what has arrived, without waiting."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except (BlockingIOError, InterruptedError):
+                break
+            if not chunk:
+                break
+            self.pending += chunk
+        *lines, self.pending = self.pending.split(b"\n")
+        for line in lines:
+            kind, *rest = line.decode().split()
+            if kind == "ready":
+                self.ready.add(int(rest[0]))
+            elif kind == "end":
+                self.ends.append((int(rest[0]), int(rest[1])))
+
+
+def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> tuple[int, int | None]:
     """``workers`` processes forked before any of them loads the stack (numba's
     OpenMP threads and CUDA do not survive a fork), each warmed up on its own
     and taking requests from the one listening socket: the kernel hands
     each connection to one waiting worker. Each worker's numba kernels take
     its share of the cores. A worker ends after ``idle`` seconds without a
-    request of its own. A stop request to any worker ends them all: it
-    signals this process, which removes the socket (later clients work
-    alone) and tells every worker to end once the request it holds is
-    answered. This process only waits."""
+    request of its own. A stop request to any worker (SIGUSR1 here),
+    SIGTERM or SIGINT ends them all: this process removes the socket
+    (later clients work alone) and tells every worker to end once the
+    request it holds is answered; a second SIGTERM or SIGINT kills them at
+    once (their clients align alone). A worker killed otherwise (a signal:
+    the kernel's OOM killer, a crash, a user's ``kill``) is replaced; the
+    client whose request it held aligns alone. Workers that die before
+    they are ready, more than twice the pool's size in a row, are not
+    replaced (they would only die again). This process only waits. Returns
+    the requests answered and the signal (SIGTERM or SIGINT) that ended the
+    pool, if one did."""
     listener = _listen(path, idle)
-    counts_r, counts_w = os.pipe()
+    reports_r, reports_w = os.pipe()
+    reports = _Reports(reports_r)
     parent = os.getpid()
     children: set[int] = set()
+    ending: dict = {"stopping": False, "signal": None}
 
-    def end_all(*_):
+    def end_all(signum=None, frame=None):
+        if signum in (signal.SIGTERM, signal.SIGINT):
+            if ending["signal"] is not None:  # a second one: now
+                for pid in list(children):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                return
+            ending["signal"] = signum
+        ending["stopping"] = True
         _unlink(path)
         for pid in list(children):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGUSR2)
 
-    old = signal.signal(signal.SIGUSR1, end_all)
-    try:
-        for _ in range(workers):
+    def start() -> None:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
             pid = os.fork()
             if pid == 0:
-                os.close(counts_r)
-                _worker(listener, path, mine, workers, parent, counts_w)
+                os.close(reports_r)
+                _worker(listener, path, mine, workers, parent, reports_w, mask)
             children.add(pid)
-        os.close(counts_w)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    old = {sig: signal.signal(sig, end_all) for sig in (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)}
+    unready_deaths, gave_up = 0, None
+    try:
+        for _ in range(workers):
+            start()
         if ready is not None:
             ready()
         while children:
             try:
-                pid, _ = os.wait()
+                pid, status = os.wait()
             except ChildProcessError:
                 break
             children.discard(pid)
+            reports.read()
+            if ending["stopping"] or not os.WIFSIGNALED(status):
+                continue  # told to end, or ended on its own (idle, failed)
+            name = signal.Signals(os.WTERMSIG(status)).name
+            unready_deaths = 0 if pid in reports.ready else unready_deaths + 1
+            if unready_deaths > 2 * workers:
+                gave_up = name
+                _say(f"msagpu: server worker {pid} was killed ({name}) before it was ready, as were the "
+                     f"{unready_deaths - 1} before it; not replaced")
+                continue
+            _say(f"msagpu: server worker {pid} was killed ({name}); starting another")
+            start()
     finally:
-        signal.signal(signal.SIGUSR1, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
         for pid in list(children):  # this process ends abnormally: its workers with it
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -432,25 +522,59 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> int:
                 os.waitpid(pid, 0)
         listener.close()
         _unlink(path)
-    with os.fdopen(counts_r) as counts:
-        ends = [line.split() for line in counts.read().splitlines() if line.strip()]
-    if ends and all(code == "1" for _, code in ends):
+        os.close(reports_w)
+        reports.read()
+        os.close(reports_r)
+    if reports.ends and all(code == 1 for _, code in reports.ends):
         raise ServerError("every server worker failed to start (their errors are above)")
-    return sum(int(n) for n, _ in ends)
+    if gave_up is not None and not reports.ends:
+        raise ServerError(f"the server's workers were killed ({gave_up}) while starting, again and again")
+    return sum(n for n, _ in reports.ends), ending["signal"]
 
 
-def stop(path: str | None = None) -> bool:
-    """Ask the server at ``path`` to end; False where none answers."""
+def stop(path: str | None = None, say: bool = True) -> bool:
+    """Ask the server at ``path`` to end: True once it has answered, or, where
+    its workers are all busy and none takes the request within 1 s, once
+    SIGTERM to its process (which ends it the same way) has removed its
+    socket. False where none answers, said on standard error unless ``say``
+    is false ("msagpu: no server is running at PATH"; ``msagpu serve --stop``
+    then exits 1, so that a script can tell)."""
     path = path or socket_path()
-    if path is None or not os.path.exists(path):
-        return False
     try:
+        if path is None or not os.path.exists(path):
+            raise FileNotFoundError(path)
         with connect(path, timeout=5.0) as sock:
             send(sock, {"stop": True})
-            receive(sock)
+            sock.settimeout(1.0)
+            try:
+                receive(sock)
+            except socket.timeout:
+                return _terminate(sock, path)
         return True
-    except (OSError, ServerGone):
+    except (OSError, ServerGone) as exc:
+        if say:
+            where = f"at {path}" if path is not None else "(MSAGPU_SERVER is off; --socket names one)"
+            _say(f"msagpu: {exc}" if isinstance(exc, _NoAnswer) else f"msagpu: no server is running {where}")
         return False
+
+
+class _NoAnswer(TimeoutError):
+    """A server that holds the socket but neither answers nor ends."""
+
+
+def _terminate(sock: socket.socket, path: str, wait: float = 10.0) -> bool:
+    """SIGTERM to the process listening at the other end of ``sock`` (this
+    user's), and whether its socket is gone within ``wait`` seconds."""
+    who = peer(sock)
+    if who is None or who[0] <= 0 or who[1] != os.getuid():
+        raise _NoAnswer(f"the server at {path} did not answer the stop request")
+    os.kill(who[0], signal.SIGTERM)
+    end = time.monotonic() + wait
+    while os.path.lexists(path):
+        if time.monotonic() > end:
+            raise _NoAnswer(f"the server at {path} did not end on SIGTERM")
+        time.sleep(0.02)
+    return True
 
 
 def start_detached(path: str | None, idle: float, timeout: float = 120.0, workers: int | None = None) -> None:
