@@ -23,19 +23,7 @@ from msa_gpu.cli_options import (  # the commands' options
 )
 from msa_gpu.config import AlignerConfig
 from msa_gpu.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
-from msa_gpu.errors import (
-    EXIT_BACKEND,
-    EXIT_INPUT,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPT,
-    EXIT_RESOURCE,
-    EXIT_TERM,
-    BackendError,
-    InputError,
-    MsaGpuError,
-    OutputError,
-    Terminated,
-)
+from msa_gpu.errors import EXIT_INPUT, InputError, exits
 from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 
 if TYPE_CHECKING:  # imported at first use (`_load`): --help and --version need no numpy or Biopython
@@ -86,11 +74,6 @@ def __getattr__(name: str):
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
 
-def _fail(exc: Exception, code: int) -> None:
-    typer.echo(f"msagpu: error: {exc}", err=True)
-    raise typer.Exit(code)
-
-
 def _version(value: bool) -> None:
     if value:
         from msa_gpu import __version__
@@ -109,67 +92,13 @@ def _main(
 
 @contextmanager
 def _exit_codes(plan=None):
-    """Map errors to one-line messages and exit codes: 2 bad input, 3 backend
-    unavailable, 4 out of memory or an output that cannot be written (disk
-    full: `OutputError`), 1 internal error (MSAGPU_DEBUG=1 shows its
-    traceback), 130 SIGINT, 143 SIGTERM. SIGTERM unwinds like SIGINT, so
-    temporary outputs are removed. A signal is remembered when it arrives:
-    where a library turns the interruption into an error of its own (numba
-    compiling a kernel gets KeyboardInterrupt inside a ctypes callback and
-    fails later with another exception), the exit still says the signal."""
-    import signal
-
-    received: list[int] = []
-
-    def _term(signum, frame):
-        received.append(signum)
-        raise Terminated()
-
-    def _int(signum, frame):
-        received.append(signum)
-        raise KeyboardInterrupt()
-
-    try:
-        previous = {sig: signal.signal(sig, handler) for sig, handler in
-                    ((signal.SIGTERM, _term), (signal.SIGINT, _int))}
-    except ValueError:  # not the main thread
-        previous = {}
-    try:
+    """Map errors and signals to one-line messages and exit codes, as every
+    front door does (`msa_gpu.errors.exits`: 2 bad input, 3 backend
+    unavailable, 4 out of memory or an output that cannot be written, 1
+    internal error, 130 SIGINT, 143 SIGTERM, 141 a closed output pipe);
+    click's own exits pass."""
+    with exits("msagpu", plan, keep=(typer.Exit, typer.Abort)):
         yield
-    except (typer.Exit, typer.Abort, SystemExit):
-        raise
-    except BaseException as exc:
-        if isinstance(exc, Terminated) or (received and received[0] == signal.SIGTERM):
-            _fail("terminated; no output written", EXIT_TERM)
-        if isinstance(exc, KeyboardInterrupt) or received:
-            _fail("interrupted; no output written", EXIT_INTERRUPT)
-        _fail_for(exc, plan)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _fail_for(exc: BaseException, plan) -> None:
-    """The exit of an error that is not a signal."""
-    import os
-
-    if isinstance(exc, OutputError):
-        _fail(exc, EXIT_RESOURCE)
-    if isinstance(exc, (InputError, ValueError)):
-        _fail(exc, EXIT_INPUT)
-    if isinstance(exc, OSError):
-        _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_INPUT)
-    if isinstance(exc, BackendError):
-        _fail(exc, EXIT_BACKEND)
-    if isinstance(exc, MemoryError):
-        need = f"; {plan()}" if plan is not None else ""
-        _fail(f"out of memory ({exc or type(exc).__name__}){need}", EXIT_RESOURCE)
-    if isinstance(exc, MsaGpuError):
-        _fail(exc, EXIT_INTERNAL)
-    if not isinstance(exc, Exception) or os.environ.get("MSAGPU_DEBUG") == "1":
-        raise exc
-    _fail(f"internal error: {type(exc).__name__}: {exc} (please report it; MSAGPU_DEBUG=1 shows where)",
-          EXIT_INTERNAL)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -468,10 +397,8 @@ def score(
         tn, tr = _read_alignment(test)
         rn, rr = _read_alignment(reference)
         result = sp_tc(tn, tr, rn, rr, read_core(core) if core else None)
-    if as_json:
-        typer.echo(json.dumps(result.as_dict()))
-    else:
-        typer.echo(f"SP {result.sp:.4f}\nTC {result.tc:.4f}")
+        text = json.dumps(result.as_dict()) + "\n" if as_json else f"SP {result.sp:.4f}\nTC {result.tc:.4f}\n"
+        write_output(None, lambda h: h.write(text))
 
 
 def _read_alignment(path) -> tuple[list[str], list[bytes]]:

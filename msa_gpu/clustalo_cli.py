@@ -15,13 +15,12 @@ overwrite an existing file without ``--force``, and is quiet unless ``-v``.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.config import AlignerConfig, Mode
-from msa_gpu.errors import InputError, OutputError, exit_with
+from msa_gpu.errors import InputError, exit_with
 
 #: Clustal Omega's options that msagpu-clustalo maps, and to what.
 MAPPING = {
@@ -71,6 +70,8 @@ _VALUED = {"-i": "input", "--in": "input", "--infile": "input", "-o": "output", 
            "--output-order": "order", "--wrap": "wrap", "--guidetree-out": "tree_out", "--guidetree-in": "tree_in",
            "--distmat-out": "distmat_out", "--iter": "iter", "--iterations": "iter",
            "--max-guidetree-iterations": "retree", "--max-hmm-iterations": "hmm_iter", "--threads": "threads"}
+#: `ClustaloOptions`' fields that name outputs: each is checked before the work, and kept without --force.
+OUTPUTS = ("output", "tree_out", "distmat_out")
 _FLAGS = {"--dealign", "--percent-id", "--full", "--full-iter", "--auto", "--force", "-v", "--verbose"}
 _SEQTYPES = {"protein": SeqType.protein, "dna": SeqType.dna, "rna": SeqType.rna}
 
@@ -204,12 +205,9 @@ def run(argv: list[str]) -> int:
     from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
-    outputs = [p for p in (opts.output, opts.tree_out, opts.distmat_out) if p not in (None, "-")]
-    if not opts.force:
-        for path in outputs:
-            if os.path.isfile(path):
-                raise OutputError(f"{path} exists: Clustal Omega's --force overwrites it")
-    check_outputs(*outputs)
+    # every output as the main one: an existing file is kept without --force, as Clustal Omega keeps it
+    check_outputs(*(getattr(opts, name) for name in OUTPUTS), force=opts.force,
+                  refusal="Clustal Omega's --force overwrites it")
     with warnings.catch_warnings():
         if not opts.verbose:
             warnings.simplefilter("ignore")

@@ -12,7 +12,13 @@ from msa_gpu.serving.protocol import PROGRAMS, served
 
 
 def _run(program: str) -> None:
-    code = served(program, sys.argv[1:])
+    try:
+        code = served(program, sys.argv[1:])
+    except BrokenPipeError:  # the server's answer met a closed pipe (head): quiet, as the front doors are
+        from msa_gpu.errors import EXIT_PIPE, quiet_stdout
+
+        quiet_stdout()
+        raise SystemExit(EXIT_PIPE) from None
     if code is not None:
         raise SystemExit(code)
     module, function = PROGRAMS[program]

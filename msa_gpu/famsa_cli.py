@@ -102,9 +102,11 @@ def parse(argv: list[str]) -> FamsaOptions:
 def run(argv: list[str]) -> int:
     """Align as ``famsa`` would; returns the exit code."""
     from msa_gpu.aligner import Aligner
-    from msa_gpu.io import read_guide_tree, read_sequences, stream_fasta, write_text
+    from msa_gpu.io import check_outputs, read_guide_tree, read_sequences, stream_fasta, write_output
 
     opts = parse(argv)
+    output = None if opts.output == "STDOUT" else opts.output
+    check_outputs(output)  # before the work, not after it
     seqs = read_sequences(opts.input, opts.config.seqtype)
     tree = read_guide_tree(opts.tree_file, seqs.names) if opts.tree_file is not None else None
     reporter = None
@@ -114,8 +116,7 @@ def run(argv: list[str]) -> int:
         reporter = StageReporter(min_seconds=0.05)
     result = Aligner(opts.config, reporter=reporter).align(seqs, guide_tree=tree)
     names, rows = list(seqs.names), result.alignment.iter_rows(seqs)
-    write_text(None if opts.output == "STDOUT" else opts.output, lambda h: stream_fasta(h, names, rows),
-               compress=opts.gzip)
+    write_output(output, lambda h: stream_fasta(h, names, rows), compress=opts.gzip)
     return 0
 
 

@@ -232,12 +232,14 @@ def run(argv: list[str]) -> int:
     import numpy as np
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.io import make_sequences, parse_fasta, read_guide_tree, read_text, to_mafft_tree, write_text
+    from msa_gpu.io import check_outputs, make_sequences, parse_fasta, read_guide_tree, read_text, to_mafft_tree, write_output
     from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
     if opts.add:
         return _run_add(opts)
+    tree_file = f"{opts.input}.tree" if opts.tree_out else None  # MAFFT's --treeout: INPUT.tree
+    check_outputs(tree_file)  # before the work, not after it
     text = read_text(opts.input)
     if not text.strip():  # as MAFFT: an empty input gives an empty output and exit 0
         if not opts.quiet:
@@ -263,9 +265,9 @@ def run(argv: list[str]) -> int:
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()
     _emit(opts, [seqs.names[i] for i in order], [rows[i] for i in order], seqs.seqtype)
-    if opts.tree_out:  # MAFFT's INPUT.tree: numbered leaves, one a line
+    if tree_file is not None:  # MAFFT's INPUT.tree: numbered leaves, one a line
         newick = to_mafft_tree(result.guide_tree, list(seqs.names))
-        write_text(f"{opts.input}.tree", lambda h: h.write(newick + "\n"))
+        write_output(tree_file, lambda h: h.write(newick + "\n"))
     return 0
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from Bio import AlignIO, Phylo
 
-from msa_gpu.clustalo_cli import MAPPING, UNSUPPORTED, parse, percent_identities, run
+from msa_gpu.clustalo_cli import _VALUED, MAPPING, UNSUPPORTED, main, parse, percent_identities, run
 from msa_gpu.errors import InputError, OutputError
 from msa_gpu.io import OutFormat, read_aligned, read_sequences
 from msa_gpu.io import clustal_consensus
@@ -161,6 +161,40 @@ def test_outputs_are_not_overwritten_without_force(family, tmp_path):
     assert cli.returncode == 4 and b"--force" in cli.stderr
     run(["-i", str(family), "-o", str(out), "--force"])
     assert read_aligned(out)[0] == ["a first", "b", "c", "d"]
+
+
+#: Each output msagpu-clustalo writes, by its first spelling: -o, and every option named ...-out (so a
+#: new one is tested too).
+OUTPUT_OPTIONS = list({dest: option for option, dest in reversed(_VALUED.items())
+                       if dest == "output" or option.endswith("-out")}.values())
+
+
+def test_the_output_options_are_all_found():
+    assert sorted(OUTPUT_OPTIONS) == ["--distmat-out", "--guidetree-out", "-o"]
+
+
+@pytest.mark.parametrize("option", OUTPUT_OPTIONS)
+def test_no_existing_output_is_replaced_without_force(family, tmp_path, monkeypatch, capsys, option):
+    """Every output follows the main output's rule (Clustal Omega's): an
+    existing file is refused before the work, exit 4, kept as it was; with
+    --force it is replaced."""
+    from msa_gpu.aligner import Aligner
+
+    existing, other = tmp_path / "existing", tmp_path / "out.fa"
+    existing.write_text("keep me\n")
+    argv = ["-i", str(family), option, str(existing), *([] if option == "-o" else ["-o", str(other)])]
+    with monkeypatch.context() as m:
+        for method in ("align", "align_many"):
+            m.setattr(Aligner, method, lambda *a, **k: pytest.fail("the alignment ran"))
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+    assert stop.value.code == 4
+    assert capsys.readouterr().err == f"msagpu-clustalo: error: {existing} exists: Clustal Omega's --force overwrites it\n"
+    assert existing.read_text() == "keep me\n" and sorted(p.name for p in tmp_path.iterdir()) == ["existing", "in.fa"]
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--force"])
+    assert stop.value.code == 0 and existing.read_text() != "keep me\n"
+    assert read_aligned(existing if option == "-o" else other)[0] == ["a first", "b", "c", "d"]
 
 
 def test_percent_identity_matrix(family, tmp_path):

@@ -1,7 +1,8 @@
 """Outputs that fail early and never half-way: every output's folder is
-tried before the work (`check_outputs`), and a write that fails is an
-`OutputError` (exit 4: the input was good) naming the output (`writing`,
-`write_output`); `write_text` writes through a symbolic link.
+tried before the work (`check_outputs`), and an output that cannot be
+written, then or later, is an `OutputError` (exit 4: the input was good)
+naming the output (`writing`, `write_output`); a reader that closes its pipe
+is `PipeClosed`; `write_text` writes through a symbolic link.
 """
 
 from __future__ import annotations
@@ -12,25 +13,28 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from msa_gpu.errors import InputError, OutputError
+from msa_gpu.errors import OutputError, PipeClosed
 from msa_gpu.io.writers import strict_names, write_text
 
 
 @contextmanager
 def writing(target):
     """Writes to ``target`` (None or '-': standard output): an `OSError` they
-    raise becomes an `OutputError` naming ``target``."""
+    raise becomes an `OutputError` naming ``target``, a broken pipe
+    `PipeClosed`."""
     try:
         yield
+    except BrokenPipeError:
+        raise PipeClosed(f"{target or 'standard output'}: the reader closed the pipe") from None
     except OSError as exc:
         where = "standard output" if target is None or str(target) == "-" else target
         raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
-def write_output(target, emit) -> None:
+def write_output(target, emit, compress: bool = False) -> None:
     """`write_text` to ``target``; a failed write is an `OutputError`."""
     with writing(target):
-        write_text(target, emit)
+        write_text(target, emit, compress)
 
 
 def write_names_map(target, names: list[str]) -> None:
@@ -43,18 +47,20 @@ def write_names_map(target, names: list[str]) -> None:
     write_output(f"{target}.names", lambda h: h.write(pairs))
 
 
-def check_outputs(*targets, outdir: Path | None = None) -> None:
-    """Fail before the work, not after it: each output file's folder (a
-    link's target's) must exist and take a new file (tried with a nameless
-    temporary file: permissions, a read-only mount), and the output must not
-    be a folder; a device or a pipe (/dev/null, /dev/stdout) is written in
-    place. ``outdir`` must be such a folder, or one that can be made in one."""
+def check_outputs(*targets, outdir: Path | None = None, force: bool = True, refusal: str = "") -> None:
+    """Fail before the work, not after it, with an `OutputError` naming the
+    output: each output file's folder (a link's target's) must exist and
+    take a new file (tried with a nameless temporary file: permissions, a
+    read-only mount), and the output must not be a folder; a device or a
+    pipe (/dev/null, /dev/stdout) is written in place. ``outdir`` must be
+    such a folder, or one that can be made in one. Without ``force`` an
+    existing file is refused (``refusal`` says how to replace it)."""
     def takes_files(target, folder: Path) -> None:
         try:
             with tempfile.TemporaryFile(dir=folder):
                 pass
         except OSError as exc:
-            raise InputError(f"{target}: cannot write into {folder} ({exc.strerror or exc})") from None
+            raise OutputError(f"{target}: cannot write into {folder} ({exc.strerror or exc})") from None
 
     for target in targets:
         if target is None or str(target) == "-":
@@ -64,17 +70,19 @@ def check_outputs(*targets, outdir: Path | None = None) -> None:
         except OSError:
             mode = None
         if mode is not None and stat.S_ISDIR(mode):
-            raise InputError(f"{target}: is a folder, not a file to write")
+            raise OutputError(f"{target}: is a folder, not a file to write")
         if mode is not None and not stat.S_ISREG(mode):
             continue
+        if mode is not None and not force:
+            raise OutputError(f"{target} exists{': ' + refusal if refusal else ''}")
         folder = Path(os.path.realpath(target)).parent
         if not folder.is_dir():
-            raise InputError(f"{target}: no such folder to write into")
+            raise OutputError(f"{target}: no such folder to write into")
         takes_files(target, folder)
     if outdir is not None:
         existing = Path(os.path.realpath(outdir))
         while not existing.exists() and existing != existing.parent:
             existing = existing.parent
         if not existing.is_dir():
-            raise InputError(f"{outdir}: not a folder to write into ({existing} is a file)")
+            raise OutputError(f"{outdir}: not a folder to write into ({existing} is a file)")
         takes_files(outdir, existing)

@@ -4,6 +4,7 @@ leaves a partial file."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io as _io
 import os
@@ -18,7 +19,7 @@ from Bio.Seq import Seq
 from Bio.SeqRecord import SeqRecord
 
 from msa_gpu.alphabet import SeqType
-from msa_gpu.errors import InputError
+from msa_gpu.errors import InputError, PipeClosed
 from msa_gpu.io.formats import ENCODING, ERRORS, NAME_LIMIT, OutFormat
 
 
@@ -238,11 +239,16 @@ def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> 
     A symbolic link to a file (or to nothing yet) is written through, as a
     shell's ``>`` writes, not replaced: the file it names is made in its own
     folder."""
-    if path is None or str(path) == "-":
+    if path is None or str(path) == "-":  # a reader that closes the pipe (head) ends the run: `PipeClosed`
         out = _io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
-        emit(out)
-        out.flush()
-        out.detach()
+        try:
+            emit(out)
+            out.flush()
+        except BrokenPipeError:
+            raise PipeClosed("standard output: the reader closed the pipe") from None
+        finally:
+            with contextlib.suppress(OSError, ValueError):  # (flushing what a closed pipe refused)
+                out.detach()
         return
     target = Path(path)
     if _is_device(target):  # /dev/null, /dev/stdout, a named pipe: written in place, never replaced
