@@ -202,6 +202,7 @@ def run(argv: list[str]) -> int:
         write_phylip_distances,
         writing,
     )
+    from msa_gpu.recipe import describe
     from msa_gpu.tree import leaf_order
 
     opts = parse(argv)
@@ -218,7 +219,11 @@ def run(argv: list[str]) -> int:
         from msa_gpu.progress import StageReporter
 
         reporter = StageReporter(min_seconds=0.05)
-    result = Aligner(opts.config, reporter=reporter).align(seqs, guide_tree=tree)
+    aligner = Aligner(opts.config, reporter=reporter)
+    recipe = aligner.plan([seqs], [tree])[0]
+    if opts.verbose:  # as msagpu align and msagpu-mafft say it (Clustal Omega is quiet without -v)
+        print(f"msagpu-clustalo: recipe: {describe(recipe, aligner.choose_backend([recipe]).name)}", file=sys.stderr)
+    result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
     names, rows = list(seqs.names), result.rows()
     if opts.tree_order:
         order = leaf_order(result.guide_tree)[0].tolist()

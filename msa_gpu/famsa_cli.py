@@ -103,6 +103,7 @@ def run(argv: list[str]) -> int:
     """Align as ``famsa`` would; returns the exit code."""
     from msa_gpu.aligner import Aligner
     from msa_gpu.io import check_outputs, read_guide_tree, read_sequences, stream_fasta, write_output
+    from msa_gpu.recipe import describe
 
     opts = parse(argv)
     output = None if opts.output == "STDOUT" else opts.output
@@ -114,7 +115,11 @@ def run(argv: list[str]) -> int:
         from msa_gpu.progress import StageReporter
 
         reporter = StageReporter(min_seconds=0.05)
-    result = Aligner(opts.config, reporter=reporter).align(seqs, guide_tree=tree)
+    aligner = Aligner(opts.config, reporter=reporter)
+    recipe = aligner.plan([seqs], [tree])[0]
+    if opts.verbose:  # as msagpu align and msagpu-mafft say it (FAMSA is quiet without -v)
+        print(f"msagpu-famsa: recipe: {describe(recipe, aligner.choose_backend([recipe]).name)}", file=sys.stderr)
+    result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
     names, rows = list(seqs.names), result.alignment.iter_rows(seqs)
     write_output(output, lambda h: stream_fasta(h, names, rows), compress=opts.gzip)
     return 0

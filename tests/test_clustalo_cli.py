@@ -224,3 +224,17 @@ def test_input_gaps_are_removed_quietly(tmp_path):
     assert out.returncode == 0 and out.stderr == b""
     assert [s.replace(b"-", b"") for s in read_aligned(tmp_path / "o.fa")[1]] == \
         list(read_sequences(tmp_path / "gapped.fa").raw)
+
+
+def test_v_says_the_recipe_line_as_msagpu_align_does(refs, tmp_path, capsys):
+    """Quiet without -v, as Clustal Omega; with -v the recipe line msagpu align says."""
+    from test_famsa_cli import align_recipe
+
+    src = refs / "BB11001.tfa"
+    want = align_recipe(src, tmp_path)
+    capsys.readouterr()
+    assert run(["-i", str(src), "-o", str(tmp_path / "quiet.fa")]) == 0
+    assert capsys.readouterr().err == ""
+    assert run(["-i", str(src), "-o", str(tmp_path / "verbose.fa"), "-v"]) == 0
+    said = [x for x in capsys.readouterr().err.splitlines() if "recipe" in x]
+    assert said == [f"msagpu-clustalo: recipe: {want}"] and want.startswith("4 sequences, mean length ")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from msa_gpu.errors import InputError
-from msa_gpu.famsa_cli import MAPPING, UNSUPPORTED, parse
+from msa_gpu.famsa_cli import MAPPING, UNSUPPORTED, parse, run
 from msa_gpu.io import read_aligned, read_sequences
 
 
@@ -73,3 +73,27 @@ def test_a_malformed_tree_is_refused_in_one_line(refs, tmp_path):
     r = _run("-gt", "import", "bad.nwk", refs / "BB11001.tfa", "out.aln", cwd=tmp_path)
     assert r.returncode == 2 and b"not a guide tree for this input" in r.stderr and len(r.stderr.splitlines()) == 1
     assert not (tmp_path / "out.aln").exists()
+
+
+def align_recipe(src, tmp_path) -> str:
+    """The recipe msagpu align says for ``src`` (without mode auto's rule)."""
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+
+    r = CliRunner().invoke(app, ["align", str(src), "-o", str(tmp_path / "align.fa")])
+    assert r.exit_code == 0, r.output
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("msagpu: recipe: ")]
+    return line.removeprefix("msagpu: recipe: ").split(" (mode auto:")[0]
+
+
+def test_v_says_the_recipe_line_as_msagpu_align_does(refs, tmp_path, capsys):
+    """Quiet without -v, as FAMSA; with -v the recipe line msagpu align says."""
+    src = refs / "BB11001.tfa"
+    want = align_recipe(src, tmp_path)
+    capsys.readouterr()
+    assert run([str(src), str(tmp_path / "quiet.fa")]) == 0
+    assert capsys.readouterr().err == ""
+    assert run(["-v", str(src), str(tmp_path / "verbose.fa")]) == 0
+    said = [x for x in capsys.readouterr().err.splitlines() if "recipe" in x]
+    assert said == [f"msagpu-famsa: recipe: {want}"] and want.startswith("4 sequences, mean length ")
