@@ -14,8 +14,10 @@ Inputs = Annotated[Optional[list[str]], typer.Argument(help="Unaligned FASTA: pa
 OutDir = Annotated[Optional[Path], typer.Option("--outdir", help="Batch mode: align every input in one run, writing DIR/<name>.<ext>")]
 Output = Annotated[Optional[Path], typer.Option("-o", "--output", "--out", help="Output file (default: stdout)")]
 OutFmt = Annotated[Optional[str], typer.Option("--outfmt", help="Output format: fasta, clustal, phylip, "
-                                               "phylip-strict, nexus, stockholm, msf (also Clustal Omega's fa, "
-                                               "clu, phy, st; any case). Default: from the extension, else FASTA")]
+                                               "phylip-strict (10-character names; the map in OUT.names), nexus, "
+                                               "stockholm, msf, vienna (FASTA, a row a line); also Clustal "
+                                               "Omega's a2m, fa, clu, phy, st, vie, any case. Default: from the "
+                                               "extension, else FASTA")]
 SeqTypeOpt = Annotated[SeqType, typer.Option("--seqtype", case_sensitive=False, help="Sequence type")]
 BackendOpt = Annotated[BackendChoice, typer.Option("--backend", help="auto: GPU if usable, else CPU (small inputs: CPU)")]
 TreeOpt = Annotated[TreeMethod, typer.Option("--tree", help="Guide-tree method (auto: mixed linkage below 500 "
@@ -52,8 +54,9 @@ Force = Annotated[bool, typer.Option("--force", help="Accepted for Clustal Omega
 Threads = Annotated[Optional[int], typer.Option("--threads", "--thread", min=1, help="Cap on CPU threads")]
 AutoFlag = Annotated[bool, typer.Option("--auto", help="Clustal Omega's and MAFFT's spelling of --mode auto "
                                         "(the default)")]
-Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Accepted for Clustal Omega command lines: "
-                                       "progress goes to stderr unless --quiet")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Clustal Omega's spelling of --explain: each "
+                                       "family's recipe on stderr in batch mode (one family's recipe is said "
+                                       "anyway, unless --quiet)")]
 GapOpen = Annotated[Optional[float], typer.Option("--gap-open", min=0.0, help="Gap open cost (matrix units)")]
 GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, help="Gap extension cost (matrix units)")]
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]

@@ -151,3 +151,32 @@ def test_the_claim_parsers_read_the_old_help_as_it_was_wrong():
     assert round_claims("Refinement rounds (default: 10 in accurate mode, 0 in fast)") == {
         ("accurate", None): 10, ("fast", None): 0}
     assert library_claims("Accurate mode with global pairwise alignments") == {}
+
+
+def test_outfmt_help_names_every_format_and_only_spellings_that_work():
+    """--outfmt's help lists every format msagpu writes (vienna was missing),
+    and each spelling it names is one --outfmt takes."""
+    from msa_gpu.io import OutFormat, parse_format
+
+    text = option_help("--outfmt")
+    words = set(re.findall(r"[\w-]+", text))
+    assert {f.value for f in OutFormat} <= words, {f.value for f in OutFormat} - words
+    aliases = re.search(r"also Clustal Omega's ([\w, -]+?), any case", text).group(1).split(", ")
+    assert len(aliases) >= 5 and all(parse_format(a) in OutFormat for a in aliases)
+
+
+def test_verbose_help_says_what_v_does(refs, tmp_path):
+    """-v's help says it is --explain (each family's recipe in batch mode),
+    not that it is merely accepted: a batch run says the same with either,
+    and more than without."""
+    text = option_help("-v")
+    assert "spelling of --explain" in text and "accepted" not in text.lower()
+    small = tmp_path / "small.fa"
+    small.write_bytes(PROTEIN)
+    said = {}
+    for flag in ("-v", "--explain", None):
+        r = CliRunner().invoke(app, ["align", str(refs / "BB11001.tfa"), str(small), "--outdir", str(tmp_path / str(flag)),
+                                     "--backend", "cpu", *([flag] if flag else [])])
+        assert r.exit_code == 0, r.output
+        said[flag] = [x for x in r.stderr.splitlines() if "recipe" in x or x.startswith(("msagpu: BB11001", "msagpu: small"))]
+    assert said["-v"] == said["--explain"] and len(said["-v"]) == len(said[None]) + 2
