@@ -95,8 +95,9 @@ extern "C" __global__ void consistency_add(
     }
 }
 
-// S[s_off[p] + c] += ((lib / n) * 16 / (W_A W_B)) * lam / (16 * one_sq)
-// for the library pairs lp (grid y), n = the family's size.
+// S[s_off[p] + c] += ((lib / n) * CONS_STEPS / (W_A W_B)) * lam / (CONS_STEPS * one_sq)
+// for the library pairs lp (grid y), n = the family's size; CONS_STEPS (16)
+// comes from msa_gpu/kernels/constants.py (msa_gpu.kernels.full_source).
 extern "C" __global__ void consistency_fold(
     const int* __restrict__ lp, const int* __restrict__ lp_n, const long long* __restrict__ W,
     const long long* __restrict__ s_off, const unsigned long long* __restrict__ lib,
@@ -108,7 +109,7 @@ extern "C" __global__ void consistency_fold(
     const long long start = s_off[p], cells = s_off[p + 1] - start;
     for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < cells;
          c += (long long)gridDim.x * blockDim.x) {
-        const long long v = ((long long)lib[start + c] / n) * 16 / denom;
-        S[start + c] += (int)(v * lam / (16 * one_sq));
+        const long long v = ((long long)lib[start + c] / n) * CONS_STEPS / denom;
+        S[start + c] += (int)(v * lam / (CONS_STEPS * one_sq));
     }
 }

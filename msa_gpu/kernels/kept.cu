@@ -6,8 +6,8 @@
 // KEPT_THREADS consecutive cells at a time, ranked by warp ballots, so the
 // output is in the cells' order. A cell is kept where it is at least
 // `cutoff`, or, with `nonzero`, where it is not 0.
-#define KEPT_THREADS 256
-#define KEPT_PER_THREAD 16
+// KEPT_THREADS (256) and KEPT_PER_THREAD (16) come from
+// msa_gpu/kernels/constants.py (msa_gpu.kernels.full_source).
 #define KEPT_CHUNK (KEPT_THREADS * KEPT_PER_THREAD)
 #define KEPT_WARPS (KEPT_THREADS / 32)
 

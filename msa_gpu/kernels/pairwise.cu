@@ -23,9 +23,12 @@
 // its batches). Residues past a pair's own m or n are looked up as code ksize
 // (scores 0).
 
-#define NEG (-(1 << 29))
-#define R 8
-#define PAD 31
+// NEG (minus infinity), R (rows of a strip), PAD (the padding residue code),
+// NEG16 (the 16-bit kernel's minus infinity), PW_MINBLOCKS (blocks per SM the
+// 32-bit kernels are compiled for: blocks of 256, registers <= 80, 3 tables fit)
+// and the MODE codes MODE_GLOBAL, MODE_SEMIGLOBAL and MODE_LOCAL come from
+// msa_gpu/kernels/constants.py, as #define lines before this file
+// (msa_gpu.kernels.full_source).
 
 #ifndef DPX
 #define DPX 0
@@ -33,16 +36,13 @@
 #ifndef KNOWN_END
 #define KNOWN_END 0  // traceback kernel: the end cell is read from res (see pairwise_dp)
 #endif
-#if TRACEBACK && MODE != 0 && !KNOWN_END
+#if TRACEBACK && MODE != MODE_GLOBAL && !KNOWN_END
 #error "local and semiglobal tracebacks align the box before an end cell found by a score pass (KNOWN_END)"
 #endif
 #if KNOWN_END
-#define TRACK_MODE 0  // no end-cell search: the box ends at the known cell
+#define TRACK_MODE MODE_GLOBAL  // no end-cell search: the box ends at the known cell
 #else
 #define TRACK_MODE MODE
-#endif
-#ifndef PW_MINBLOCKS
-#define PW_MINBLOCKS 3  // 32-bit kernels: blocks of 256 per SM (registers <= 80; 3 tables fit)
 #endif
 
 __device__ __forceinline__ int addmax(int a, int b, int c) {  // max(a + b, c)
@@ -78,7 +78,7 @@ __device__ __forceinline__ int fill_table(int* sS, const int* __restrict__ Sg, i
 // H on the DP's edge k cells from the origin (H[k][0] or H[0][k]): a gap of
 // k in global mode, 0 in the others.
 __device__ __forceinline__ int H_edge(int k, int go, int ge) {
-#if MODE == 0
+#if MODE == MODE_GLOBAL
     return k == 0 ? 0 : -(go + (k - 1) * ge);
 #else
     return 0;
@@ -122,7 +122,7 @@ __device__ __forceinline__ unsigned int tb_column(const int* sS, const int (&aro
         h = diag + s;
         if (e > h) { h = e; bits |= 1; }
         if (f[r] > h) { h = f[r]; bits = (bits & 12) | 2; }
-#if MODE == 2
+#if MODE == MODE_LOCAL
         if (h <= 0) { h = 0; bits |= 3; }
 #endif
         word |= (unsigned int)bits << (4 * r);
@@ -149,7 +149,7 @@ __device__ __forceinline__ void tb_walk(Nib nib, const unsigned char* A, const u
         if (cnt) rn[--pos] = (cnt << 2) | cur;
         cur = mv; cnt = k;
     };
-#if MODE == 1
+#if MODE == MODE_SEMIGLOBAL
     if (i == mt) push(2, nt - j); else push(1, mt - i);
 #endif
     while (i > 0 && j > 0) {
@@ -173,7 +173,7 @@ __device__ __forceinline__ void tb_walk(Nib nib, const unsigned char* A, const u
             --j;
         }
     }
-#if MODE != 2
+#if MODE != MODE_LOCAL
     push(1, i); i = 0;
     push(2, j); j = 0;
 #endif
@@ -217,24 +217,24 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
 #endif
 
     // best end cell (score, i, j); semiglobal starts with (0, n), local with (0, 0)
-    int best = 0, bi = 0, bj = (MODE == 1) ? n : 0;
+    int best = 0, bi = 0, bj = (MODE == MODE_SEMIGLOBAL) ? n : 0;
     int gscore = 0;
 
     for (int i0 = 0; i0 < Mw; i0 += R) {
         int arow[R], hl[R], f[R];
-#if TRACK_MODE == 2
+#if TRACK_MODE == MODE_LOCAL
         int rbest[R], rj[R];
-#elif TRACK_MODE == 1
+#elif TRACK_MODE == MODE_SEMIGLOBAL
         int lastcol[R];
         // row m, if this strip holds it: its best cell (j = 1..n; H[m][0] = 0 never wins)
         const int rm = (m > i0 && m <= i0 + R) ? m - i0 - 1 : -1;
         int rowbest = NEG, rowj = 0;
 #endif
         int hdiag0 = strip_start(arow, hl, f, i0, A, m, ksize, K1, go, ge);
-#if TRACK_MODE != 0
+#if TRACK_MODE != MODE_GLOBAL
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-#if TRACK_MODE == 2
+#if TRACK_MODE == MODE_LOCAL
             rbest[r] = 0; rj[r] = 0;
 #else
             lastcol[r] = 0;
@@ -273,10 +273,10 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
                 const int e = addmax(eup, -ge, hup - go);
                 f[r] = addmax(f[r], -ge, hl[r] - go);
                 int h = max3(diag + s, e, f[r]);
-#if MODE == 2
+#if MODE == MODE_LOCAL
                 h = max(h, 0);
 #endif
-#if TRACK_MODE == 2
+#if TRACK_MODE == MODE_LOCAL
                 // columns past n read the padding code (S = 0): they never beat an earlier cell
                 if (h > rbest[r]) { rbest[r] = h; rj[r] = j; }
 #endif
@@ -287,13 +287,13 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
             }
 #endif
             rb[(long long)(j - 1) * 32] = make_int2(hup, eup);
-#if TRACK_MODE == 0
+#if TRACK_MODE == MODE_GLOBAL
             if (j == n) {
 #pragma unroll
                 for (int r = 0; r < R; ++r)
                     if (i0 + r + 1 == m) gscore = hl[r];
             }
-#elif TRACK_MODE == 1
+#elif TRACK_MODE == MODE_SEMIGLOBAL
             if (j == n) {
 #pragma unroll
                 for (int r = 0; r < R; ++r) lastcol[r] = hl[r];
@@ -310,24 +310,24 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_dp(
             dw[((long long)(i0 / R) * Nw + (j - 1)) * 32] = word;
 #endif
         }
-#if TRACK_MODE != 0
+#if TRACK_MODE != MODE_GLOBAL
         // offer this strip's end-cell candidates in (i, j) order, strictly better only
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int i = i0 + r + 1;
-#if TRACK_MODE == 2
+#if TRACK_MODE == MODE_LOCAL
             if (i <= m && rbest[r] > best) { best = rbest[r]; bi = i; bj = rj[r]; }
 #else
             if (i < m && lastcol[r] > best) { best = lastcol[r]; bi = i; bj = n; }
 #endif
         }
-#if TRACK_MODE == 1
+#if TRACK_MODE == MODE_SEMIGLOBAL
         if (rm >= 0 && rowbest > best) { best = rowbest; bi = m; bj = rowj; }
 #endif
 #endif
     }
     if (!live) return;
-#if TRACK_MODE == 0
+#if TRACK_MODE == MODE_GLOBAL
     best = (m > 0 && n > 0) ? gscore : H_corner(m, n, go, ge);
     bi = m; bj = n;
 #endif
@@ -500,7 +500,6 @@ extern "C" __global__ void __launch_bounds__(256, PW_MINBLOCKS) pairwise_wide(
 #ifndef SPLIT
 #define SPLIT 0
 #endif
-#define NEG16 (-32000)
 
 __device__ __forceinline__ unsigned int pk2(int lo, int hi) {
     return (unsigned int)(lo & 0xffff) | ((unsigned int)hi << 16);
@@ -557,8 +556,8 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
 
     // best end cell per half: score, i, j (semiglobal starts at (0, n), local at (0, 0));
     // split, both halves offer to the low half's
-    int bestl = 0, bil = 0, bjl = (MODE == 1) ? nl : 0;
-    int besth_ = 0, bih_ = 0, bjh_ = (MODE == 1) ? nh : 0;
+    int bestl = 0, bil = 0, bjl = (MODE == MODE_SEMIGLOBAL) ? nl : 0;
+    int besth_ = 0, bih_ = 0, bjh_ = (MODE == MODE_SEMIGLOBAL) ? nh : 0;
     int& besth = SPLIT ? bestl : besth_;
     int& bih = SPLIT ? bil : bih_;
     int& bjh = SPLIT ? bjl : bjh_;
@@ -567,11 +566,11 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
         const int i0h = i0 + SPLIT * S16;  // the high half's first row less one
         int arl[S16], arh[S16];
         unsigned int hl[S16], hlgo[S16], f[S16];
-#if MODE == 2
+#if MODE == MODE_LOCAL
         unsigned int rbest[S16];
         int rjl[S16], rjh[S16];
 #endif
-#if MODE == 1
+#if MODE == MODE_SEMIGLOBAL
         unsigned int lastcol[S16];
 #endif
 #pragma unroll
@@ -582,10 +581,10 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
             hl[r] = pk2(H_edge(i, go, ge), H_edge(ih, go, ge));
             hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
             f[r] = negp;
-#if MODE == 2
+#if MODE == MODE_LOCAL
             rbest[r] = 0; rjl[r] = 0; rjh[r] = 0;
 #endif
-#if MODE == 1
+#if MODE == MODE_SEMIGLOBAL
             lastcol[r] = 0;
 #endif
         }
@@ -649,7 +648,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                     const unsigned int s = __byte_perm(sS[arl[r] + cbl], sS[arh[r] + cbh], 0x5410);
                     const unsigned int e = __viaddmax_s16x2(eup, nge, hgoup);
                     f[r] = __viaddmax_s16x2(f[r], nge, hlgo[r]);
-#if MODE == 2
+#if MODE == MODE_LOCAL
                     const unsigned int h = __viaddmax_s16x2_relu(diag, s, __vmaxs2(e, f[r]));
                     bool keeph, keepl;
                     rbest[r] = __vibmax_s16x2(rbest[r], h, &keeph, &keepl);
@@ -673,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
                         hl[r] = __byte_perm(hl[r], pk2(v, v), 0x7610);
                         hlgo[r] = __viaddmax_s16x2(hl[r], ngo, negp);
                         f[r] = __byte_perm(f[r], negp, 0x7610);
-#if MODE == 2
+#if MODE == MODE_LOCAL
                         rbest[r] &= 0xffffu; rjh[r] = 0;
 #endif
                     }
@@ -683,17 +682,17 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
 #else
                 RB_AT(j - 1) = make_uint2(hl[S16 - 1], eup);
 #endif
-#if MODE != 2
+#if MODE != MODE_LOCAL
                 // cells of row m and of column n, read after the column is done
                 // (global: only at j = n; semiglobal: row m in the strip holding it)
-                if ((MODE == 1 && (rml >= 0 || rmh >= 0)) || j == nl || hn) {
+                if ((MODE == MODE_SEMIGLOBAL && (rml >= 0 || rmh >= 0)) || j == nl || hn) {
                     int vml = NEG16, vmh = NEG16;
 #pragma unroll
                     for (int r = 0; r < S16; ++r) {
                         if (r == rml) vml = lo16(hl[r]);
                         if (r == rmh) vmh = hi16(hl[r]);
                     }
-#if MODE == 0
+#if MODE == MODE_GLOBAL
                     if (j == nl && rml >= 0) bestl = vml;
                     if (hn && rmh >= 0) besth = vmh;
 #else
@@ -711,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
         }
         // offer the strip's end-cell candidates in (i, j) order, strictly better only
         // (split: the low half's rows, then the high half's, then row m)
-#if MODE == 2
+#if MODE == MODE_LOCAL
 #pragma unroll
         for (int r = 0; r < S16; ++r) {
             const int i = i0 + r + 1;
@@ -722,7 +721,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
             const int i = i0h + r + 1;
             if (i <= mh && hi16(rbest[r]) > besth) { besth = hi16(rbest[r]); bih = i; bjh = rjh[r]; }
         }
-#elif MODE == 1
+#elif MODE == MODE_SEMIGLOBAL
 #pragma unroll
         for (int r = 0; r < S16; ++r) {
             const int i = i0 + r + 1;
@@ -739,7 +738,7 @@ extern "C" __global__ void __launch_bounds__(192, 2) pairwise_score16(
     }
 #undef RB_AT
 #undef RB_READ
-#if MODE == 0
+#if MODE == MODE_GLOBAL
     bil = ml; bjl = nl; bih = mh; bjh = nh;
 #endif
     if (livel) {

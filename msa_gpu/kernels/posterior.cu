@@ -18,9 +18,9 @@
 // an anti-diagonal costs two barriers. The forward pass leaves each cell's
 // scaled match value in `post`, and the backward pass turns it into the
 // posterior as soon as that cell's backward value is scaled.
-#define NS 5
-#define MATCH 0
-#define MAX_WARPS 8  // blocks of at most 256 threads
+// NS (states, 5), MATCH (the match state, 0) and MAX_WARPS (8: blocks of at
+// most 256 threads) come from msa_gpu/kernels/constants.py
+// (msa_gpu.kernels.full_source).
 
 #define MUL(a, b) __dmul_rn((a), (b))
 #define ADD(a, b) __dadd_rn((a), (b))

@@ -4,9 +4,11 @@
 // All arithmetic is integer, so the numba twins in msa_gpu/backend/cpu.py
 // give the same results bit for bit, ties included.
 
-#define NEG_INF (-1000000000)
-#define VEC 24     // residue slots per column (alphabet size <= 23)
-#define FRAC 1024  // fixed-point one for fractions
+// Constants shared with the twins come from msa_gpu/kernels/constants.py, as
+// #define lines before this file (msa_gpu.kernels.full_source): NEG_INF, VEC
+// (residue slots per column), FRAC (fixed-point one for fractions), the gap
+// model codes GAP_COUNTS and GAP_EXACT (below them: flat), DIAG_INTS,
+// CKPT_INTS, STAT_COLS, STAT_LANES and MERGE_CHUNK.
 
 // a / d (d > 0) in fixed point: floored, or rounded to the nearest (halves
 // up) where rnd (1: the exact gap model, whose objective is the sum of pairs;
@@ -89,8 +91,7 @@ __device__ __forceinline__ unsigned char trace_step(unsigned char bits, int& i, 
 }
 
 // A pair's scratch holds H for two anti-diagonals and E, F, D for three, each
-// m + 1 ints indexed by row (DIAG_INTS rows of them): the ones anti-diagonal d uses.
-#define DIAG_INTS 11
+// m + 1 ints indexed by row (DIAG_INTS rows of them, kernels/constants.py): the ones anti-diagonal d uses.
 struct Diag {
     int* Hc; const int* Hp; int* Ec; const int* Ep; const int* Epp; int* Fc; const int* Fp; const int* Fpp;
     int* Dc; const int* Dp; const int* Dpp;
@@ -194,8 +195,7 @@ extern "C" __global__ void profile_dp(
 // sweeps the band in one block. The forward pass saves the state before each
 // band; the traceback pass walks the bands backwards, restoring that state,
 // keeping only one band's direction bits. Memory per pair: CKPT_INTS (m+1) ints per
-// band boundary, R (m+1) ints and bytes, DIAG_INTS (m+1) ints.
-#define CKPT_INTS 7
+// band boundary, R (m+1) ints and bytes, DIAG_INTS (m+1) ints (both in kernels/constants.py).
 
 // Sb[(d - d0) * (m+1) + i] = column score of cell (i, d - i), d0 <= d <= d1.
 extern "C" __global__ void band_scores(
@@ -335,8 +335,8 @@ __device__ __forceinline__ long long gap_charge(int c, bool prev, int first, int
     return opening ? (go + ge) * FRAC : ge * FRAC;
 }
 
-#define STAT_COLS 32   // boundary columns per profile_stats block
-#define STAT_LANES 8   // row lanes per column: blockDim.x = STAT_COLS * STAT_LANES
+// STAT_COLS (kernels/constants.py): boundary columns per profile_stats block;
+// STAT_LANES: row lanes per column, blockDim.x = STAT_COLS * STAT_LANES
 #define STAT_SUMS (VEC + 7)
 
 // Statistics of every profile of a level. A block takes STAT_COLS boundary
@@ -368,7 +368,7 @@ extern "C" __global__ void profile_stats(
     const int* lq = last + w_off[q];
     const long long go = gaps[4 * q], ge = gaps[4 * q + 1], tgo = gaps[4 * q + 2], tge = gaps[4 * q + 3];
     long long acc[STAT_SUMS];  // residue counts, then res_c, res_prev, both, ext, charge, opens, credit
-    const bool exact = gap_model[q] == 2;
+    const bool exact = gap_model[q] == GAP_EXACT;
     for (int x = 0; x < STAT_SUMS; ++x) acc[x] = 0;
     if (c <= Lq) {
         for (int s = lane; s < kq; s += STAT_LANES) {
@@ -398,7 +398,7 @@ extern "C" __global__ void profile_stats(
     }
     if (lane != 0 || c > Lq) return;
     const long long Wq = W[q];
-    const bool counts = gap_model[q] >= 1;
+    const bool counts = gap_model[q] >= GAP_COUNTS;
     const bool b_side = (q & 1) == 1;
     const long long* M = mats + (long long)mat[q] * VEC * VEC;
     const int rnd = exact ? 1 : 0;
@@ -443,7 +443,7 @@ extern "C" __global__ void column_scores(
     const int n = L[qb];
     const long long cells = s_off[p + 1] - s_off[p];
     const long long denom = W[qa] * W[qb];
-    const int rnd = gap_model[qa] == 2 ? 1 : 0;
+    const int rnd = gap_model[qa] == GAP_EXACT ? 1 : 0;
     const long long* va = vec + col_off[qa] * VEC;
     const long long* vb = vec + col_off[qb] * VEC;
     const int* ra = resid + 2 * col_off[qa];
@@ -477,7 +477,7 @@ extern "C" __global__ void merge_columns(
     }
 }
 
-#define MERGE_CHUNK 8192  // merged codes per merge_profiles block
+// MERGE_CHUNK (kernels/constants.py): merged codes per merge_profiles block
 
 // The merged profiles' codes (A's rows, then B's), MERGE_CHUNK codes a
 // block (tile_off: ceil((k_A + k_B) len / MERGE_CHUNK) blocks per pair).

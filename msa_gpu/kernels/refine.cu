@@ -9,11 +9,12 @@
 // (no column scores) score 0.
 
 // kernels/profile.cu's fixed_div (the operands here are never negative)
-// and gap_ext: a new gap column's extension.
+// and gap_ext: a new gap column's extension. FRAC (the fixed-point one,
+// 1024) comes from msa_gpu/kernels/constants.py (msa_gpu.kernels.full_source).
 __device__ __forceinline__ long long fixed_div(long long a, long long d, int rnd) { return (a + (rnd ? d / 2 : 0)) / d; }
 __device__ __forceinline__ int gap_ext(long long res, long long ext, int rnd)
 {
-    return (int)fixed_div(res * ext, 1024LL * 1024, rnd);
+    return (int)fixed_div(res * ext, (long long)FRAC * FRAC, rnd);
 }
 
 extern "C" __global__ void path_score(
@@ -37,18 +38,18 @@ extern "C" __global__ void path_score(
     for (int t = 0; t < move_len[p]; ++t) {
         const int move = mv[t];
         if (move == 0) {  // after a gap run: the opens it took over (kernels/profile.cu: dp_cell)
-            if (st == 1) score += fixed_div((long long)cp[4 * j + 2] * rp[4 * (i + 1) + 3], 1024, rnd);
-            else if (st == 2) score += fixed_div((long long)rp[4 * i + 2] * cp[4 * (j + 1) + 3], 1024, rnd);
+            if (st == 1) score += fixed_div((long long)cp[4 * j + 2] * rp[4 * (i + 1) + 3], FRAC, rnd);
+            else if (st == 2) score += fixed_div((long long)rp[4 * i + 2] * cp[4 * (j + 1) + 3], FRAC, rnd);
             score += Sp[(long long)i * n + j];
             ++i; ++j; st = 0;
         } else if (move == 1) {
             ++i;
-            if (st != 1) score -= fixed_div((long long)cp[4 * j] * rp[4 * i + 3], 1024, rnd);
+            if (st != 1) score -= fixed_div((long long)cp[4 * j] * rp[4 * i + 3], FRAC, rnd);
             score -= gap_ext(rp[4 * i + 3], cp[4 * j + 1], rnd);
             st = 1;
         } else {
             ++j;
-            if (st != 2) score -= fixed_div((long long)rp[4 * i] * cp[4 * j + 3], 1024, rnd);
+            if (st != 2) score -= fixed_div((long long)rp[4 * i] * cp[4 * j + 3], FRAC, rnd);
             score -= gap_ext(cp[4 * j + 3], rp[4 * i + 1], rnd);
             st = 2;
         }
