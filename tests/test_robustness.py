@@ -87,12 +87,13 @@ def test_unreadable_inputs_and_outputs(tmp_path):
     trunc.write_bytes(gzip.compress(b">a\nMKVLAW\n>b\nMKVAW\n" * 50)[:30])
     folder = tmp_path / "dir.fa"
     folder.mkdir()
-    for args, message in (([trunc, "-o", tmp_path / "o.fa"], "corrupt gzip"),
-                          ([folder, "-o", tmp_path / "o.fa"], "no FASTA files in this folder"),
-                          ([tmp_path / "missing.fa"], "missing.fa"),
-                          ([ok, "-o", tmp_path / "nofolder" / "o.fa"], "no such folder")):
+    # bad inputs exit 2; an output that cannot be written exits 4, as the README says
+    for args, message, code in (([trunc, "-o", tmp_path / "o.fa"], "corrupt gzip", 2),
+                                ([folder, "-o", tmp_path / "o.fa"], "no FASTA files in this folder", 2),
+                                ([tmp_path / "missing.fa"], "missing.fa", 2),
+                                ([ok, "-o", tmp_path / "nofolder" / "o.fa"], "no such folder", 4)):
         r = _cli("align", *args, "--backend", "cpu", "-q")
-        assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+        assert r.exit_code == code and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
     assert not (tmp_path / "o.fa").exists()
 
 
