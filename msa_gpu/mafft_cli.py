@@ -23,6 +23,7 @@ unless ``--preservecase``.
 from __future__ import annotations
 
 import sys
+import warnings
 from dataclasses import dataclass, field, replace
 
 from msa_gpu.choices import Mode, SeqType  # light, as config is: --help and --version need no numpy
@@ -70,7 +71,9 @@ MAPPING = {
     "--memsave": "accepted (long merges always run in msagpu's checkpointed kernel, memory ~ (m + n)^1.5)",
     "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90)",
     "--lop X": "library gap opening 11 X / -2.00 (L-INS-i's local pairs; proportional to MAFFT's default)",
-    "--lep X": "library gap extension 1.0 X / 0.1 (proportional to MAFFT's default)",
+    "--lexp X": "library gap extension 1.0 X / -0.10 (L-INS-i's local pairs; proportional to MAFFT's default)",
+    "--lep X": "accepted, with a note on stderr: MAFFT's score offset of the local pairs; msagpu's library has "
+               "no offset, so it changes nothing",
     "--adjustdirection": "nucleotide sequences whose reverse complement shares more 6-mers with the first sequence "
                          "are turned and named _R_<name>, as MAFFT names them",
     "--adjustdirectionaccurately": "the same as --adjustdirection (msagpu compares k-mers, not alignments)",
@@ -87,13 +90,13 @@ UNSUPPORTED = {
     "--tm": "msagpu has no transmembrane matrix; use --bl N",
 }
 _VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments",
-           "--bl", "--lop", "--lep", "--treein"}
+           "--bl", "--lop", "--lep", "--lexp", "--treein"}
 _FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
           "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength",
           "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave", "--adjustdirection",
           "--adjustdirectionaccurately"}
 _LARGE = ("--parttree", "--dpparttree", "--fastaparttree", "--large")
-MAFFT_LOP, MAFFT_LEP = -2.0, 0.1  # MAFFT's defaults of --lop and --lep
+MAFFT_LOP, MAFFT_LEXP = -2.0, -0.1  # MAFFT's defaults of --lop and --lexp (its local pairs' gap costs)
 
 
 @dataclass(frozen=True)
@@ -197,10 +200,13 @@ def parse(argv: list[str]) -> MafftOptions:
     library_open, library_extend = 11.0, 1.0
     if "--lop" in given:
         library_open = 11.0 * _number("--lop", given["--lop"]) / MAFFT_LOP
-    if "--lep" in given:
-        library_extend = 1.0 * _number("--lep", given["--lep"]) / MAFFT_LEP
+    if "--lexp" in given:
+        library_extend = 1.0 * _number("--lexp", given["--lexp"]) / MAFFT_LEXP
     if not (library_open > 0 and library_extend >= 0):
-        raise InputError("--lop must be negative and --lep not negative (MAFFT's signs)")
+        raise InputError("--lop must be negative and --lexp not positive (MAFFT's signs)")
+    if "--lep" in given:  # MAFFT's offset (pairlocalalign -h), not a gap cost: it was read as the extension once
+        warnings.warn(f"--lep {_number('--lep', given['--lep'])}: MAFFT's score offset of the local pairs has no "
+                      "counterpart in msagpu's library: ignored (--lexp sets their gap extension)")
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
         library_mode="global" if "--globalpair" in pair else "auto",

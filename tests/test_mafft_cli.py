@@ -39,7 +39,8 @@ def _run(*args, stdin=None):
     (["--large", "--memsave", "in.fa"], dict(mode="large")),
     (["--memsave", "in.fa"], dict(mode="fast")),
     (["--bl", "45", "in.fa"], dict(matrix="BLOSUM45")),
-    (["--localpair", "--lop", "-1.0", "--lep", "0.2", "in.fa"], dict(library_gap_open=5.5, library_gap_extend=2.0)),
+    (["--localpair", "--lop", "-1.0", "--lexp", "-0.2", "in.fa"], dict(library_gap_open=5.5, library_gap_extend=2.0)),
+    (["--localpair", "--lop", "-1.0", "--lep", "0.2", "in.fa"], dict(library_gap_open=5.5, library_gap_extend=1.0)),
 ])
 def test_options_map_onto_msagpu(argv, want):
     from msa_gpu.alphabet import SeqType
@@ -68,6 +69,7 @@ def test_options_map_onto_msagpu(argv, want):
     (["--bl", "30", "in.fa"], "BLOSUM45, 50, 62, 80 and 90"),
     (["--jtt", "200", "in.fa"], "no JTT matrix"),
     (["--lop", "2.0", "in.fa"], "--lop must be negative"),
+    (["--lexp", "0.3", "in.fa"], "--lexp not positive"),
     (["--localpair", "--parttree", "in.fa"], "exclude each other"),
     (["--leavegappyregion", "in.fa"], "not left unaligned"),
 ])
@@ -76,10 +78,21 @@ def test_bad_command_lines_name_the_problem(argv, message):
         parse(argv)
 
 
+def test_lep_is_mafft_offset_not_the_gap_extension():
+    """MAFFT's ``--lep`` is its local pairs' score offset (``--lexp`` their
+    gap extension): it was read as the extension, so ``--lep 0.5`` made the
+    library's gaps 5x dearer. Now it changes nothing, and says so."""
+    with pytest.warns(UserWarning, match="--lep 0.5: MAFFT's score offset"):
+        opts = parse(["--localpair", "--lep", "0.5", "in.fa"])
+    assert (opts.config.library_gap_open, opts.config.library_gap_extend) == (11.0, 1.0)
+    assert parse(["--localpair", "--lexp", "-0.5", "in.fa"]).config.library_gap_extend == 5.0
+
+
 def test_every_documented_option_parses():
     for option in MAPPING:
         name, _, value = option.partition(" ")
-        argv = [name] + ([{"--bl": "62", "--lop": "-2.0", "--lep": "0.1"}.get(name, "2")] if value else []) + ["in.fa"]
+        argv = [name] + ([{"--bl": "62", "--lop": "-2.0", "--lep": "0.1", "--lexp": "-0.1"}.get(name, "2")]
+                         if value else []) + ["in.fa"]
         if name in ("--localpair", "--genafpair", "--globalpair", "--auto"):
             argv = [name, "in.fa"]
         if name == "--keeplength":
