@@ -86,10 +86,17 @@ class Aligner:
             expected = sum(cpu_seconds(r, cores) for r in recipes)
             if expected <= self.config.cpu_max_seconds:
                 self._backend = cpu_backend(f"expected {expected:.2f} s on {cores} CPU core{'s' if cores > 1 else ''}, "
-                                            f"within the GPU's start-up (--backend gpu uses it)")
-                if self.reporter is not None:
-                    self.reporter.note(f"using the CPU backend: {self._backend.reason}")
+                                            f"within the GPU's start-up; --backend gpu uses it")
+                self._by_cost = True
         return self.backend
+
+    def backend_said(self, recipes: list[Recipe]) -> str:
+        """The backend as a recipe line says it (`choose_backend`'s): its
+        name, and where backend auto took the CPU by the expected time, why
+        ("cpu (expected 0.01 s on 16 CPU cores, within the GPU's start-up;
+        --backend gpu uses it)")."""
+        backend = self.choose_backend(recipes)
+        return f"{backend.name} ({backend.reason})" if getattr(self, "_by_cost", False) else backend.name
 
     def _scoring(self, seqs: Sequences, recipe: Recipe) -> Scoring:
         """A family's scoring (`family_scoring`: its recipe's, this run's terminal gaps)."""

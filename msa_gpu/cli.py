@@ -248,7 +248,7 @@ def align(
         recipes = aligner.plan(families, given)  # each family's choices, decided once, here
         if not quiet:
             where = ("Dask workers" if dask else f"{len(devices)} GPUs" if len(devices) > 1
-                     else aligner.choose_backend(recipes).name)
+                     else aligner.backend_said(recipes))
             for line in _recipe_lines(config, paths, recipes, where, explain or verbose, batch):
                 typer.echo(f"msagpu: {line}", err=True)
             cpu_cold, cuda_cold = kernels_cold(), backend is not BackendChoice.cpu and cuda_kernels_cold()

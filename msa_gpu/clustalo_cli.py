@@ -222,7 +222,7 @@ def run(argv: list[str]) -> int:
     aligner = Aligner(opts.config, reporter=reporter)
     recipe = aligner.plan([seqs], [tree])[0]
     if opts.verbose:  # as msagpu align and msagpu-mafft say it (Clustal Omega is quiet without -v)
-        print(f"msagpu-clustalo: recipe: {describe(recipe, aligner.choose_backend([recipe]).name)}", file=sys.stderr)
+        print(f"msagpu-clustalo: recipe: {describe(recipe, aligner.backend_said([recipe]))}", file=sys.stderr)
     result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
     names, rows = list(seqs.names), result.rows()
     if opts.tree_order:

@@ -231,7 +231,7 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
     first = Aligner(replace(config, keep_distances=True), reporter=reporter)
     planned = first.plan(families)
     if on_plan is not None:
-        on_plan(planned, first.choose_backend(planned).name)
+        on_plan(planned, first.backend_said(planned))
     bases = first.align_many(families, recipes=planned)
     if perturb == ("tree",) and n > 1 and any(b.distances is None for b in bases):
         raise InputError("--perturb tree: a family's guide tree comes without a distance matrix (the large "

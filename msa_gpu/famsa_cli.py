@@ -118,7 +118,7 @@ def run(argv: list[str]) -> int:
     aligner = Aligner(opts.config, reporter=reporter)
     recipe = aligner.plan([seqs], [tree])[0]
     if opts.verbose:  # as msagpu align and msagpu-mafft say it (FAMSA is quiet without -v)
-        print(f"msagpu-famsa: recipe: {describe(recipe, aligner.choose_backend([recipe]).name)}", file=sys.stderr)
+        print(f"msagpu-famsa: recipe: {describe(recipe, aligner.backend_said([recipe]))}", file=sys.stderr)
     result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
     names, rows = list(seqs.names), result.alignment.iter_rows(seqs)
     write_output(output, lambda h: stream_fasta(h, names, rows), compress=opts.gzip)

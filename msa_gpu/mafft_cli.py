@@ -266,7 +266,7 @@ def run(argv: list[str]) -> int:
     aligner = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05))
     recipe = aligner.plan([seqs], [tree])[0]
     if not opts.quiet:  # as MAFFT names its strategy
-        print(f"msagpu-mafft: {describe(recipe, aligner.choose_backend([recipe]).name)}", file=sys.stderr)
+        print(f"msagpu-mafft: {describe(recipe, aligner.backend_said([recipe]))}", file=sys.stderr)
     result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
     order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
     rows = result.rows()

@@ -71,8 +71,15 @@ def test_gpu_backend_fails_clearly_without_gpu(refs):
 
 @pytest.mark.skipif(gpu_available(), reason="needs a machine without a GPU")
 def test_auto_backend_says_why_it_falls_back(refs):
+    """The recipe line says where backend auto took the CPU by the expected
+    time, and why; an input expected to take longer than the GPU's start-up
+    says the fallback's own reason (no GPU here)."""
     res = run("align", refs / "BB11001.tfa")
-    assert res.exit_code == 0 and "using the CPU backend" in res.stderr
+    assert res.exit_code == 0 and ", CPU (expected 0.0" in res.stderr and "within the GPU's start-up" in res.stderr
+    res = run("align", refs / "BB20001.tfa", "--mode", "fast", "--threads", "1")
+    assert res.exit_code == 0
+    if "CuPy" in res.stderr or "CUDA" in res.stderr:  # no usable GPU: the fallback says why
+        assert "using the CPU backend" in res.stderr and "expected" not in res.stderr, res.stderr
 
 
 def test_score_text_and_json(refs):

@@ -155,12 +155,10 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     """Backend auto takes the CPU where its expected time is within the GPU's
     start-up (``cpu_max_seconds``), on the threshold included, and asks for
     the GPU just above it; the expected time grows as the cores shrink."""
-    import io
-
     import msa_gpu.aligner as aligner_mod
     from msa_gpu.backend.cost import cpu_seconds
     from msa_gpu.io import read_sequences
-    from msa_gpu.progress import StageReporter
+    from msa_gpu.recipe import describe
 
     seqs = read_sequences(refs / "BB11001.tfa")
     on_cpu = Aligner(AlignerConfig(backend="cpu")).align(seqs).rows()
@@ -170,10 +168,12 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     recipe = Aligner().plan([seqs])[0]
     expected = cpu_seconds(recipe, 16)
     assert 0 < expected < AlignerConfig().cpu_max_seconds
-    said = io.StringIO()
-    small = Aligner(AlignerConfig(), reporter=StageReporter(said, live=False))
+    small = Aligner(AlignerConfig())
     res = small.align(seqs)
-    assert small.backend.name == "cpu" and probes == [] and f"expected {expected:.2f} s on 16 CPU cores" in said.getvalue()
+    assert small.backend.name == "cpu" and probes == []
+    # the recipe line says why
+    assert describe(recipe, small.backend_said([recipe])).endswith(
+        f", CPU (expected {expected:.2f} s on 16 CPU cores, within the GPU's start-up; --backend gpu uses it)")
     assert res.rows() == on_cpu
     # exactly on the threshold: still the CPU
     on = Aligner(AlignerConfig(cpu_max_seconds=expected))
@@ -189,6 +189,7 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
         big = Aligner(config)
         big.align(seqs)
         assert probes == [AlignerConfig().backend] and big.backend.reason == "stub"
+        assert big.backend_said([recipe]) == "cpu"  # the stub's name, no cost said
 
 
 def test_expected_cpu_time_orders_the_libraries_and_sizes():
