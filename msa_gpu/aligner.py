@@ -307,7 +307,7 @@ class Aligner:
         timings: dict[str, float] = {}
         xp = self.backend.xp
         scorings = [self._scoring(s, r) for s, r in zip(families, recipes)]
-        accurate = [r.library is not None for r in recipes]
+        accurate = [r.library is not None and len(s) > 1 for s, r in zip(families, recipes)]  # one sequence: no pairs
         trees_streamed: dict[int, GuideTree] = {}
 
         # stage 1: consistency libraries (accurate mode) and distances where

@@ -361,11 +361,9 @@ def _recipe_lines(config: AlignerConfig, paths: list, recipes: list, where: str,
     """What the run says of its recipes: one family's recipe in one line
     (with the auto mode's rule where it chose), or a batch's count of each
     mode, and with ``each`` every family's recipe under its input's name."""
-    from msa_gpu.recipe import describe, summary
+    from msa_gpu.recipe import describe, mode_rule, summary
 
-    rule = (f" (mode auto: accurate up to {config.accurate_max_seqs:,} sequences of up to "
-            f"{config.accurate_max_length:,} residues, large from {config.large_min_seqs:,} sequences)"
-            if config.mode is Mode.auto else "")
+    rule = mode_rule(config, recipes)
     if not batch:
         return [f"recipe: {describe(recipes[0], where)}{rule}"]
     lines = [f"recipes: {summary(recipes, where)}{rule}" + ("" if each else "; --explain says each family's")]

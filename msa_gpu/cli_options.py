@@ -62,7 +62,7 @@ GapExtend = Annotated[Optional[float], typer.Option("--gap-extend", min=0.0, hel
 Matrix = Annotated[Optional[str], typer.Option("--matrix", help="Substitution matrix name (Biopython; PFASUM and VTML too where scoring-matrices is installed)")]
 Retree = Annotated[int, typer.Option("--retree", min=0, max=10, help="Guide-tree rebuilds from the alignment (the auto tree of 500+ sequences or of long ones is kept)")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No messages on stderr")]
-EnsembleN = Annotated[Optional[int], typer.Option("--ensemble", help="Align N replicates under perturbed guide trees "
+EnsembleN = Annotated[Optional[int], typer.Option("--ensemble", help="Align N (at least 2) replicates under perturbed guide trees "
                                                  "and gap costs (replicate 0: the default alignment) in one batch; "
                                                  "write the one the ensemble agrees with most, say the dispersion")]
 PerturbOpt = Annotated[Optional[str], typer.Option("--perturb", help="--ensemble: what replicates vary, a comma list of tree, "

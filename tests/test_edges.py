@@ -72,3 +72,23 @@ def test_a_cut_taken_in_the_last_round_stays_only_if_the_objective_rose(monkeypa
     assert calls == [True, False] and out.rounds == [1]
     same = np.array_equal(out.alignments[0].trace, res.alignment.trace)
     assert out.accepted == ([1] if kept else [0]) and same != kept
+
+
+def test_one_sequence_builds_no_library(monkeypatch):
+    """A family of one sequence has no pairs: accurate mode builds it no
+    library (it built one, 0.2-0.5 s for nothing, under "nothing to align"),
+    while the family beside it in the batch still gets its own."""
+    import msa_gpu.aligner as aligner_mod
+    from msa_gpu.io import make_sequences
+
+    built = []
+    real = aligner_mod.posterior_libraries
+    monkeypatch.setattr(aligner_mod, "posterior_libraries",
+                        lambda fams, **kw: built.append([len(f) for f in fams]) or real(fams, **kw))
+    one = make_sequences(["a"], [b"MKVLAAGIV"], "protein")
+    three = make_sequences(["a", "b", "c"], [b"MKVLA", b"MKVA", b"MKKVLA"], "protein")
+    config = AlignerConfig(backend="cpu", mode="accurate")
+    res = Aligner(config).align_many([one, three])
+    assert built == [[3]] and res[0].rows() == [b"MKVLAAGIV"] and len(res[1].rows()) == 3
+    built.clear()
+    assert Aligner(config).align(one).rows() == [b"MKVLAAGIV"] and built == []
