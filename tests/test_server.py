@@ -1,6 +1,7 @@
 """msagpu serve: a warm local server that the console commands use when it runs."""
 
 import os
+import select
 import signal
 import socket
 import stat
@@ -37,11 +38,15 @@ def serving(folder: Path, *args, delay: float | None = None, session: bool = Fal
     sock = folder / "s.sock"
     env = {**os.environ, **({"MSAGPU_SERVER_TEST_DELAY": str(delay)} if delay is not None else {})}
     proc = subprocess.Popen([sys.executable, "-m", "msa_gpu", "serve", "--socket", str(sock), *map(str, args)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=session)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=session,
+                            cwd=folder)  # (its own folder: nothing a request writes by mistake lands in the checkout)
     end = time.monotonic() + 120
-    while not (sock.exists() and server.running(str(sock))):
-        assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
-        time.sleep(0.1)
+    said = b""
+    while not (b"listening" in said and said.endswith(b"\n")):  # said once its workers are warm
+        assert proc.poll() is None and time.monotonic() < end, said + proc.stderr.read()
+        if select.select([proc.stderr], [], [], 0.1)[0]:
+            said += os.read(proc.stderr.fileno(), 1)  # (a byte at a time: nothing after the line is taken)
+    assert sock.exists() and server.running(str(sock))
     return sock, proc
 
 
@@ -315,7 +320,7 @@ def test_ctrl_c_stops_a_foreground_server_quietly(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
-    assert err.decode().splitlines()[1:] == ["msagpu: server stopped (interrupted)"]  # after "listening at"
+    assert err.decode().splitlines() == ["msagpu: server stopped (interrupted)"]  # (after "listening at")
     assert not sock.exists()
     time.sleep(0.5)
     assert all(_gone(int(w)) for w in workers)
@@ -474,3 +479,134 @@ def test_a_gathered_batch_keeps_each_requests_own_failures_and_warnings(refs, tm
     two = [_request(tmp_path, src, "-o", f"w{k}.fa", "--backend", "cpu", "--mode", "accurate") for k in range(2)]
     for a in gather.run_together(two, server.run_request):
         assert a["rc"] == 0 and b"more than its memory plan" in protocol.decode(a["stderr"])
+
+
+def _said(stderr: bytes) -> list[str]:
+    """Standard error's lines, the stages' times aside (said as they took long enough)."""
+    return [x for x in stderr.decode().splitlines() if " done in " not in x]
+
+
+def _connections(sock: Path) -> tuple[int, int]:
+    """Connections made to ``sock``: those a worker has taken, and all
+    (taken or queued), as Linux's /proc/net/unix lists them."""
+    lines = [line.split() for line in Path("/proc/net/unix").read_text().splitlines()[1:]]
+    mine = [f for f in lines if f[-1] == str(sock) and f[3] != "00010000"]  # (the listening socket aside)
+    return sum(1 for f in mine if f[6] != "0"), len(mine)  # (one queued has no inode yet)
+
+
+def _until(condition, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not Path("/proc/net/unix").exists(), reason="needs Linux's /proc")
+def test_different_clients_served_together_each_get_their_own_answer(tmp_path, monkeypatch):
+    """Issue 56: clients with different requests, queued behind the one busy
+    worker, are taken as one batch, and each gets exactly what it gets
+    alone: its own exit code (a bad input: 2), standard output, standard
+    error (its own messages), and files written with the permissions its own
+    umask gives (022 and 077)."""
+    log = tmp_path / "batches.txt"
+    monkeypatch.setenv("MSAGPU_SERVER_TEST_LOG", str(log))
+    sock, proc = serving(tmp_path / "srv", "--workers", "1")
+    (tmp_path / "bad.fa").write_text(">a\nMK1V\n>b\nMKV\n")
+    calls = [  # program, arguments, standard input, umask
+        ("msagpu", ["align", tmp_path / "bad.fa", "-o", "bad.out"], None, 0o022),
+        ("msagpu-clustalo", ["-i", "-", "-v", "--outfmt=clu"], (REFS / "BB20001.tfa").read_bytes(), 0o022),
+        ("msagpu", ["align", REFS / "BB11001.tfa", "-o", "out.fa"], None, 0o022),
+        ("msagpu-mafft", ["--op", "0.3", "--treeout", "in.fa"], None, 0o077),  # its tree: in.fa.tree
+    ]
+
+    def run(k: int, where):
+        folder = tmp_path / f"{'served' if where else 'alone'}{k}"
+        folder.mkdir()
+        (folder / "in.fa").write_bytes((REFS / "BB12006.tfa").read_bytes())
+        prog, args, stdin, umask = calls[k]
+        done = client(prog, *args, sock=where, cwd=folder, stdin=stdin, umask=umask)
+        files = {f.name: (f.read_bytes(), stat.S_IMODE(f.stat().st_mode)) for f in folder.iterdir()}
+        return done.returncode, done.stdout, _said(done.stderr), files
+
+    hold = tmp_path / "hold"
+    hold.touch()
+    try:
+        with ThreadPoolExecutor(2 * len(calls) + 1) as pool:
+            # one request holds the worker while the others queue behind it (and the same calls run alone)
+            alone = [pool.submit(run, k, None) for k in range(len(calls))]
+            holder = pool.submit(client, "msagpu-mafft", "--quiet", REFS / "BB11001.tfa", sock=sock,
+                                 env={"MSAGPU_SERVER_TEST_HOLD": str(hold)})
+            _until(lambda: _connections(sock)[0] == 1)  # in the worker's hands
+            served = [pool.submit(run, k, sock) for k in range(len(calls))]
+            _until(lambda: _connections(sock)[1] == 1 + len(calls))  # the others queued behind it
+            hold.unlink()
+            served, alone = [f.result() for f in served], [f.result() for f in alone]
+            assert holder.result().returncode == 0
+        assert log.read_text().split() == ["1", str(len(calls))]  # the holder, then the others as one batch
+        assert [a[0] for a in alone] == [2, 0, 0, 0] and len({repr(a) for a in alone}) == len(calls)
+        modes = [mode for a in alone for _, mode in a[3].values()]
+        assert len(set(modes)) == 2  # the two umasks give different permissions
+        for k, (got, want) in enumerate(zip(served, alone)):
+            assert got == want, calls[k]
+    finally:
+        server.stop(str(sock))
+        proc.wait(30)
+
+
+def _dna_family(path: Path, n: int = 5, length: int = 120, seed: int = 5) -> None:
+    """``n`` related DNA sequences (a random root's copies, each with 25
+    substitutions, deletions and insertions) written to ``path``."""
+    import random
+
+    rng = random.Random(seed)
+    root = "".join(rng.choice("ACGT") for _ in range(length))
+    with open(path, "w") as fh:
+        for k in range(n):
+            s = list(root)
+            for _ in range(25):
+                i, op = rng.randrange(len(s)), rng.random()
+                if op < 0.6:
+                    s[i] = rng.choice("ACGT")
+                elif op < 0.8:
+                    del s[i]
+                else:
+                    s.insert(i, rng.choice("ACGT"))
+            fh.write(f">s{k}\n{''.join(s)}\n")
+
+
+def test_requests_gathered_with_different_settings_each_align_with_their_own(tmp_path, monkeypatch):
+    """Issue 56: requests with different settings (mode, the library's gap
+    opening, which lives in the settings rather than in a family's recipe,
+    gap opening, output format) gathered into one batch: each one's answer is
+    the one it gets alone, byte for byte; those whose settings are equal share
+    one `align_many` call."""
+    from msa_gpu import aligner as aligner_mod
+    from msa_gpu.serving import gather
+
+    _dna_family(tmp_path / "dna.fa")
+    settings = [[], ["--localpair"], ["--localpair", "--lop", "-1"], ["--localpair", "--lop", "-6"], ["--globalpair"],
+                ["--op", "0.3"], ["--clustalout"], ["--localpair", "--lop", "-1"]]
+
+    def request(k: int) -> dict:
+        return {"program": "msagpu-mafft", "argv": ["--quiet", *settings[k], "dna.fa"], "cwd": str(tmp_path),
+                "env": {}, "umask": 0o022, "stdin": None}
+
+    def said(answer: dict) -> tuple:
+        return answer["rc"], protocol.decode(answer["stdout"]).decode(), protocol.decode(answer["stderr"]).decode()
+
+    alone = [said(server.run_request(request(k))) for k in range(len(settings))]
+    assert all(a[0] == 0 for a in alone)
+    assert len({a[1] for a in alone}) == len(settings) - 1  # each setting changes the output (the last repeats)
+    calls = []
+    real = aligner_mod.Aligner.align_many
+
+    def spy(self, families, *args, **kwargs):
+        if getattr(aligner_mod.gathering, "value", None) is None:  # the call that does the work
+            calls.append(len(families))
+        return real(self, families, *args, **kwargs)
+
+    monkeypatch.setattr(aligner_mod.Aligner, "align_many", spy)
+    together = gather.run_together([request(k) for k in range(len(settings))], server.run_request)
+    for k, (got, want) in enumerate(zip(map(said, together), alone)):
+        assert got == want, settings[k]
+    assert max(calls) > 1  # gathered: equal settings in one call

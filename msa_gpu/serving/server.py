@@ -171,8 +171,9 @@ def _listen(path: str, idle: float) -> socket.socket:
 def serve(path: str | None = None, idle: float = IDLE_SECONDS, ready=None, workers: int | None = None) -> int:
     """Listen at ``path`` (default `socket_path`) until ``--stop``, SIGTERM,
     SIGINT or ``idle`` seconds without a request; ``ready()`` is called once
-    it listens. ``workers`` (default `default_workers`) processes answer
-    requests at once (`_pool`). Returns the number of requests answered. A
+    its workers are warm (clients may connect from the start: they wait).
+    ``workers`` (default `default_workers`) processes answer requests at
+    once (`_pool`). Returns the number of requests answered. A
     signal ends it with one line on standard error ("msagpu: server
     stopped", and why); after SIGINT (Ctrl-C) it exits 130 (`SystemExit`),
     as an interrupted command does, and after SIGTERM it returns (exit 0),
@@ -299,10 +300,7 @@ def _run_batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
         else:
             conn.close()
     if taken:
-        delay = max(float((r.get("env") or {}).get("MSAGPU_SERVER_TEST_DELAY") or os.environ.get(
-            "MSAGPU_SERVER_TEST_DELAY") or 0) for _, r in taken)
-        if delay:  # tests (the server's setting, or a request's): a window in which to act mid-request
-            time.sleep(delay)
+        _test_hold([r.get("env") or {} for _, r in taken])
         try:
             from msa_gpu.serving.gather import run_together  # (the stack: loaded after the workers' fork)
 
@@ -324,6 +322,21 @@ def _run_batch(conns: list[socket.socket], mine: dict, on_stop) -> int:
             send(stop, {"stopped": True})
         raise _Stopped
     return len(taken)
+
+
+def _test_hold(envs: list[dict]) -> None:
+    """Tests: a window in which to act while a batch is held, by the
+    server's ``MSAGPU_SERVER_TEST_DELAY`` (seconds) or a request's, and
+    while a file a request names in ``MSAGPU_SERVER_TEST_HOLD`` exists (at
+    most 60 s)."""
+    delay = max(float(env.get("MSAGPU_SERVER_TEST_DELAY") or os.environ.get("MSAGPU_SERVER_TEST_DELAY") or 0)
+                for env in envs)
+    if delay:
+        time.sleep(delay)
+    holds = [env["MSAGPU_SERVER_TEST_HOLD"] for env in envs if env.get("MSAGPU_SERVER_TEST_HOLD")]
+    end = time.monotonic() + 60
+    while any(os.path.exists(h) for h in holds) and time.monotonic() < end:
+        time.sleep(0.02)
 
 
 def _take(conn: socket.socket, mine: dict) -> tuple[str, dict | None]:
@@ -437,6 +450,19 @@ class _Reports:
                 self.ends.append((int(rest[0]), int(rest[1])))
 
 
+def _await_ready(reports: _Reports, children: set[int], ending: dict, timeout: float = 600.0) -> None:
+    """Wait until every worker in ``children`` is warm (`_worker` says so),
+    one of them has ended (left to `_pool`'s wait), or the pool is told to
+    end."""
+    end = time.monotonic() + timeout
+    while not ending["stopping"] and not children <= reports.ready and time.monotonic() < end:
+        with contextlib.suppress(InterruptedError):
+            select.select([reports.fd], [], [], 0.2)
+        reports.read()
+        if hasattr(os, "waitid") and os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return  # one has ended (not reaped here)
+
+
 def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> tuple[int, int | None]:
     """``workers`` processes forked before any of them loads the stack (numba's
     OpenMP threads and CUDA do not survive a fork), each warmed up on its own
@@ -491,7 +517,8 @@ def _pool(path: str, idle: float, ready, workers: int, mine: dict) -> tuple[int,
     try:
         for _ in range(workers):
             start()
-        if ready is not None:
+        _await_ready(reports, children, ending)
+        if ready is not None and not ending["stopping"]:
             ready()
         while children:
             try:
