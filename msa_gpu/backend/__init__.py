@@ -94,7 +94,10 @@ def select_backend(choice: BackendChoice | str = BackendChoice.auto) -> Backend:
 
 
 def set_threads(threads: int | None) -> None:
-    """Cap the CPU threads numba uses."""
+    """Cap the CPU threads numba uses (for the calling thread; None leaves its
+    count as it is, by default every core). Each parallel loop of the CPU twins then takes at
+    most that many, fewer where its work is small or other processes keep
+    cores busy (`msa_gpu.backend.threads`)."""
     if threads is None:
         return
     import numba

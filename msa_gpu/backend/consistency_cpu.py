@@ -6,6 +6,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from msa_gpu.backend.threads import call
+
+#: Nanoseconds of one unit of each loop on one thread, for sizing the parallel
+#: loops (`msa_gpu.backend.threads`): a (residue, third sequence) step of
+#: `_library_extend`, a code of `_residue_columns`, a library entry added by
+#: `_consistency_add`, a cell of `_consistency_fold`.
+NS_PER_UNIT = {"extend": 5.0, "columns": 1.0, "add": 4.0, "fold": 10.0}
+
 
 @numba.njit(cache=True, parallel=True)
 def _library_extend(pairs, dense_off, pair_map, weights, length, res_off, n, dense):
@@ -27,8 +35,9 @@ def library_extend(pairs, dense_off, pair_map, weights, length, res_off, n: int,
     """Dense extended matrices of the pairs (host int64 (P, 2), s < t), laid
     out at ``dense_off``; see kernels/consistency.cu."""
     dense = np.zeros(max(total, 1), np.int32)
-    _library_extend(np.asarray(pairs, np.int64), dense_off, pair_map, weights, np.asarray(length, np.int64),
-                    np.asarray(res_off, np.int64), n, dense)
+    pairs, length = np.asarray(pairs, np.int64), np.asarray(length, np.int64)
+    call(_library_extend, pairs, dense_off, pair_map, weights, length, np.asarray(res_off, np.int64), n, dense,
+         work=float(length[pairs[:, 0]].sum()) * n * NS_PER_UNIT["extend"], items=pairs.shape[0])
     return dense[:total]
 
 
@@ -83,9 +92,16 @@ def _consistency_fold(lp, lp_n, W, s_off, lib, lam, one_sq, S):
 def consistency_scores(lv, codes, weights, members, lp, lp_n, stack, S, lam: int, one: int) -> None:
     """Add the library's share to the column scores S of the pairs ``lp``
     (their families' sizes ``lp_n``), in place."""
+    lp = np.asarray(lp, np.int64)
     col = np.empty(max(int(codes.shape[0]), 1), np.int32)
-    _residue_columns(codes, lv.code_off, lv.k, lv.L, lv.gap, col)
+    call(_residue_columns, codes, lv.code_off, lv.k, lv.L, lv.gap, col,
+         work=codes.shape[0] * NS_PER_UNIT["columns"], items=lv.k.shape[0])
     lib = np.zeros(max(lv.n_cells, 1), np.int64)
-    _consistency_add(np.asarray(lp, np.int64), lv.code_off, lv.k, lv.L, col, weights, members, lv.w_off,
-                     stack.pair_off, stack.x, stack.y, stack.w, stack.g_n, stack.g_base, stack.g_pair, lv.s_off, lib)
-    _consistency_fold(np.asarray(lp, np.int64), lp_n, lv.W, lv.s_off, lib, np.int64(lam), np.int64(one * one), S)
+    seq_pairs = float(np.asarray(lv.k[2 * lp], np.int64) @ np.asarray(lv.k[2 * lp + 1], np.int64))
+    entries = stack.x.shape[0] / max(stack.pair_off.shape[0] - 1, 1)  # a sequence pair's entries, on average
+    call(_consistency_add, lp, lv.code_off, lv.k, lv.L, col, weights, members, lv.w_off, stack.pair_off, stack.x,
+         stack.y, stack.w, stack.g_n, stack.g_base, stack.g_pair, lv.s_off, lib,
+         work=seq_pairs * entries * NS_PER_UNIT["add"], items=lp.shape[0])
+    cells = float((lv.s_off[lp + 1] - lv.s_off[lp]).sum())
+    call(_consistency_fold, lp, lp_n, lv.W, lv.s_off, lib, np.int64(lam), np.int64(one * one), S,
+         work=cells * NS_PER_UNIT["fold"], items=lp.shape[0])

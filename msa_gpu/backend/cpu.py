@@ -11,7 +11,9 @@ refinement         ``refine_cpu``           ``refine_gpu``
 =================  =======================  ===========================
 
 (The pairwise and MRLE engines are called directly: `msa_gpu.backend.pairwise`,
-`msa_gpu.backend.mrle`.)
+`msa_gpu.backend.mrle`.) Every parallel loop of the twins runs on as many
+threads as its work and the free cores warrant, never more than ``--threads``
+(`msa_gpu.backend.threads`).
 """
 
 from msa_gpu.backend.consistency_cpu import consistency_scores, library_extend

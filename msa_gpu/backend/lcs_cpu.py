@@ -6,6 +6,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from msa_gpu.backend.threads import call
+
+#: Nanoseconds of one 64-bit word step of `_lcs_one` (one residue of b against one
+#: word of a's masks), for sizing the parallel loops (`msa_gpu.backend.threads`).
+NS_PER_WORD = 1.5
+
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _lcs_one(masks, m0, w_i, len_i, b):
@@ -32,10 +38,17 @@ def _lcs_one(masks, m0, w_i, len_i, b):
     return zeros
 
 
-@numba.njit(cache=True, parallel=True)
 def lcs_rows(masks, mask_off, codes, code_off, lens, r0, r1, n, out):
     """LCS of rows r0..r1-1 against every later sequence, into
     ``out[i - r0, j]`` (the other entries are left as they are)."""
+    lens64 = np.asarray(lens[:n], np.int64)
+    later = np.cumsum(lens64[::-1])[::-1] - lens64  # residues after each row
+    work = float(((lens64[r0:r1] + 63) >> 6) @ later[r0:r1]) * NS_PER_WORD
+    call(_lcs_rows, masks, mask_off, codes, code_off, lens, r0, r1, n, out, work=work, items=r1 - r0)
+
+
+@numba.njit(cache=True, parallel=True)
+def _lcs_rows(masks, mask_off, codes, code_off, lens, r0, r1, n, out):
     for i in numba.prange(r0, r1):
         w_i = (lens[i] + 63) >> 6
         for j in range(i + 1, n):
@@ -81,9 +94,13 @@ def prim_lcs_edges(masks, mask_off, codes, code_off, lens, powers, no_common):
     length = np.empty(n - 1)
     j = 0
     inside[0] = True
+    words = (np.asarray(lens, np.int64) + 63) >> 6
+    words_out = int(words.sum() - words[0])  # mask words of the sequences outside the tree
     for step in range(n - 1):
-        _relax(masks, mask_off, codes, code_off, lens, powers, no_common, j, inside, best, src)
+        call(_relax, masks, mask_off, codes, code_off, lens, powers, no_common, j, inside, best, src,
+             work=int(lens[j]) * words_out * NS_PER_WORD, items=n - 1 - step)
         j = _pick(best, inside)
+        words_out -= int(words[j])
         ends[step] = src[j], j
         length[step] = best[j]
         inside[j] = True

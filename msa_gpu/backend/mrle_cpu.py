@@ -9,9 +9,10 @@ is written as its first value, followed by ``k + 2 * localstop`` when k >= 2.
 Encoding is two passes, as on the GPU: `row_lengths` (entries of ``Av`` per
 row), an exclusive scan done by the caller (``Ar``), then `write_rows`.
 Rows are independent: matrices of `PARALLEL_CELLS` cells or more run their
-row loops in parallel (``prange``), smaller ones on one thread (waking numba's
-pool cost up to 8 ms a call on a shared 2-core host); the results do not
-depend on the thread count.
+row loops in parallel (``prange``, on as many threads as
+`msa_gpu.backend.threads.threads_for` gives), smaller ones on one thread
+(waking numba's pool cost up to 8 ms a call on a shared 2-core host); the
+results do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from msa_gpu.backend.threads import call
+
 PARALLEL_CELLS = 1 << 22
+#: Nanoseconds of a cell on one thread, for sizing the parallel loops.
+NS_PER_CELL = 2.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -119,16 +124,23 @@ def _decode_par(Ar, Av, ls, M):
         _decode_row(Av, Ar[i], Ar[i + 1], ls, M[i])
 
 
+def _rows(seq, par, M, *args) -> None:
+    if M.size < PARALLEL_CELLS:
+        seq(*args)
+    else:
+        call(par, *args, work=M.size * NS_PER_CELL, items=M.shape[0])
+
+
 def row_lengths(M, ls: int, out) -> None:
     """Pass 1: ``out[i]`` = entries of ``Av`` that row ``i`` of ``M`` needs."""
-    (_lengths_par if M.size >= PARALLEL_CELLS else _lengths_seq)(M, ls, out)
+    _rows(_lengths_seq, _lengths_par, M, M, ls, out)
 
 
 def write_rows(M, ls: int, Ar, Av) -> None:
     """Pass 2: the entries of row ``i`` into ``Av[Ar[i]:Ar[i + 1]]``."""
-    (_write_par if M.size >= PARALLEL_CELLS else _write_seq)(M, ls, Ar, Av)
+    _rows(_write_seq, _write_par, M, M, ls, Ar, Av)
 
 
 def decode_rows(Ar, Av, ls: int, M) -> None:
     """Rebuild ``M`` (shape ``(len(Ar) - 1, n)``, written in full) from ``Ar``/``Av``."""
-    (_decode_par if M.size >= PARALLEL_CELLS else _decode_seq)(Ar, Av, ls, M)
+    _rows(_decode_seq, _decode_par, M, Ar, Av, ls, M)

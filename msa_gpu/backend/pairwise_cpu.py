@@ -39,6 +39,7 @@ import numba
 import numpy as np
 
 from msa_gpu.backend.profile_cpu import pick_h
+from msa_gpu.backend.threads import call
 
 NEG = -(1 << 29)
 GLOBAL, SEMIGLOBAL, LOCAL = 0, 1, 2
@@ -258,6 +259,15 @@ def move_segments(src, src_off, dst_off, dst):
 
 CHUNK_WORDS = 1 << 24  # run slots per chunk of the twin (64 MiB)
 
+#: Nanoseconds of a DP cell (without and with traceback), of a residue rescored
+#: and of a word moved on one thread, for sizing the parallel loops
+#: (`msa_gpu.backend.threads`).
+NS_PER_UNIT = {"cell": 4.5, "traced": 25.0, "rescore": 5.0, "move": 1.0}
+
+
+def _cells(lens, pa, pb) -> float:
+    return float(lens[pa].astype(np.float64) @ lens[pb].astype(np.float64))
+
 
 def no_offsets(P: int) -> np.ndarray:
     """The run offsets of P pairs without runs: P + 1 zeros, read-only, in no
@@ -281,8 +291,8 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_
     P = len(pa)
     res = np.zeros((P, 8), np.int64)
     if not traceback:
-        _batch(seq, off, pa, pb, S, go, ge, mode, False, limit_cells, np.empty(0, np.uint32),
-               np.zeros(P + 1, np.int64), res)
+        call(_batch, seq, off, pa, pb, S, go, ge, mode, False, limit_cells, np.empty(0, np.uint32),
+             np.zeros(P + 1, np.int64), res, work=_cells(lens, pa, pb) * NS_PER_UNIT["cell"], items=P)
         return res, np.empty(0, np.uint32), no_offsets(P)
     cap = lens[pa] + lens[pb]
     total = np.concatenate(([0], np.cumsum(cap)))
@@ -292,7 +302,8 @@ def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_
         slot_off = np.zeros(p1 - p0 + 1, np.int64)
         np.cumsum(cap[p0:p1], out=slot_off[1:])
         slots = np.empty(int(slot_off[-1]), np.uint32)
-        _batch(seq, off, pa[p0:p1], pb[p0:p1], S, go, ge, mode, True, limit_cells, slots, slot_off, res[p0:p1])
+        call(_batch, seq, off, pa[p0:p1], pb[p0:p1], S, go, ge, mode, True, limit_cells, slots, slot_off, res[p0:p1],
+             work=_cells(lens, pa[p0:p1], pb[p0:p1]) * NS_PER_UNIT["traced"], items=p1 - p0)
         if runs:
             parts.append(gather_runs(slots, slot_off, res[p0:p1, 5]))
         p0 = p1
@@ -312,7 +323,8 @@ def gather_runs(runs, slot_off, first):
     out_off = np.zeros(len(first) + 1, np.int64)
     np.cumsum(length, out=out_off[1:])
     out = np.empty(int(out_off[-1]), np.uint32)
-    move_segments(runs, slot_off[:-1] + first, out_off, out)
+    call(move_segments, runs, slot_off[:-1] + first, out_off, out, work=out.shape[0] * NS_PER_UNIT["move"],
+         items=len(first))
     return out, out_off
 
 
@@ -350,8 +362,16 @@ def rescore_one(a, b, S, go, ge, mode, runs, si, sj):
     return total
 
 
-@numba.njit(cache=True, parallel=True)
 def rescore_batch(seq, off, pa, pb, S, go, ge, mode, runs, runs_off, start, out):
+    """``out[p]``: `rescore_one` of pair p's runs ``runs[runs_off[p]:runs_off[p + 1]]`` from ``start[p]``."""
+    pa, pb = np.asarray(pa, np.int64), np.asarray(pb, np.int64)
+    lens = np.diff(off)
+    call(_rescore_batch, seq, off, pa, pb, S, go, ge, mode, runs, runs_off, start, out,
+         work=float(lens[pa].sum() + lens[pb].sum()) * NS_PER_UNIT["rescore"], items=pa.shape[0])
+
+
+@numba.njit(cache=True, parallel=True)
+def _rescore_batch(seq, off, pa, pb, S, go, ge, mode, runs, runs_off, start, out):
     for p in numba.prange(pa.shape[0]):
         a = seq[off[pa[p]]: off[pa[p] + 1]]
         b = seq[off[pb[p]]: off[pb[p] + 1]]

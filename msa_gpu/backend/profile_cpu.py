@@ -7,6 +7,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from msa_gpu.backend.threads import call
+
 NEG_INF = -1_000_000_000
 VEC = 24
 FRAC = 1024
@@ -224,10 +226,9 @@ def align_batch(batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     path = np.empty(int(batch.path_off[-1]), np.uint8)
     path_len = np.empty(npairs, np.int32)
     score = np.empty(npairs, np.int32)
-    _align_batch(
-        batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off,
-        batch.dims, batch.dir_off, path, batch.path_off, path_len, score,
-    )
+    call(_align_batch, batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off,
+         batch.dims, batch.dir_off, path, batch.path_off, path_len, score,
+         work=batch.n_dir * NS_PER_CELL["dp"], items=npairs)
     return path, path_len, score
 
 
@@ -253,8 +254,11 @@ def align_long(batch, lv, vec, resid, long_idx, path, path_len):
     """Align the long pairs ``long_idx`` with checkpointed bands, writing into
     ``path``/``path_len`` beside the short pairs; returns their scores."""
     score = np.empty(len(long_idx), np.int32)
-    _align_long(vec, resid, lv.col_off, lv.W, batch.rowp, batch.row_off, batch.colp, batch.col_off,
-                batch.dims, np.asarray(long_idx, dtype=np.int64), path, batch.path_off, path_len, score)
+    long_idx = np.asarray(long_idx, dtype=np.int64)
+    dims = np.asarray(batch.dims[long_idx], np.int64)
+    call(_align_long, vec, resid, lv.col_off, lv.W, batch.rowp, batch.row_off, batch.colp, batch.col_off,
+         batch.dims, long_idx, path, batch.path_off, path_len, score,
+         work=2 * float(dims[:, 0] @ dims[:, 1]) * NS_PER_CELL["dp"], items=len(long_idx))
     return score
 
 
@@ -432,6 +436,13 @@ def _merge_profiles(codes, code_off, k, L, gap, path, path_off, path_len, out, o
 #: between anchors peak at 197 MB (64 MB: 262 MB; 16 MB: 206 MB).
 CPU_BATCH_BYTES = 8 << 20
 
+#: Nanoseconds of one unit of each loop on one thread, for sizing the parallel
+#: loops (`msa_gpu.backend.threads`): a DP cell (`_align_batch`; `_align_long`
+#: counts each cell twice), a profile code and a profile column
+#: (`_profile_stats`), a column score (`_column_scores`), a merged code
+#: (`_merge_profiles`).
+NS_PER_CELL = {"dp": 8.0, "stats": 2.0, "stats_col": 100.0, "score": 8.0, "merge": 1.0}
+
 
 def memory_budget() -> int:
     """Bytes of score matrices and direction arrays one batch may take."""
@@ -443,18 +454,21 @@ def profile_stats(lv, codes, weights, mats):
     vec = np.empty((lv.n_cols, VEC), np.int64)
     resid = np.empty((lv.n_cols, 2), np.int32)
     rowp = np.empty((lv.n_bnd, 4), np.int32)
-    _profile_stats(codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.gap_model,
-                   lv.gap_pair, lv.mat, mats, lv.col_off, lv.bnd_off, vec, resid, rowp)
+    call(_profile_stats, codes, lv.code_off, lv.k, lv.L, weights, lv.w_off, lv.W, lv.gap, lv.gaps, lv.gap_model,
+         lv.gap_pair, lv.mat, mats, lv.col_off, lv.bnd_off, vec, resid, rowp,
+         work=codes.shape[0] * NS_PER_CELL["stats"] + lv.n_cols * NS_PER_CELL["stats_col"], items=lv.k.shape[0])
     return vec, resid, rowp
 
 
 def column_scores(lv, vec, resid):
     S = np.empty(lv.n_cells, np.int32)
-    _column_scores(vec, resid, lv.col_off, lv.L, lv.W, lv.gap_model, S, lv.s_off)
+    call(_column_scores, vec, resid, lv.col_off, lv.L, lv.W, lv.gap_model, S, lv.s_off,
+         work=lv.n_cells * NS_PER_CELL["score"], items=lv.s_off.shape[0] - 1)
     return S
 
 
 def merge_profiles(lv, codes, path, path_off, path_len, out_off, n_out):
     out = np.empty(n_out, np.uint8)
-    _merge_profiles(codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, out, out_off)
+    call(_merge_profiles, codes, lv.code_off, lv.k, lv.L, lv.gap, path, path_off, path_len, out, out_off,
+         work=n_out * NS_PER_CELL["merge"], items=path_len.shape[0])
     return out

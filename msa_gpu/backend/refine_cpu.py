@@ -6,6 +6,11 @@ import numba
 import numpy as np
 
 from msa_gpu.backend.profile_cpu import FRAC, fixed_div, gap_ext
+from msa_gpu.backend.threads import call
+
+#: Nanoseconds of a move of `_path_score` and of a code of `_gather_profiles`
+#: on one thread, for sizing the parallel loops (`msa_gpu.backend.threads`).
+NS_PER_UNIT = {"move": 8.0, "code": 4.0}
 
 
 @numba.njit(cache=True, parallel=True)
@@ -48,8 +53,10 @@ def path_score(batch, moves, move_off, move_len) -> np.ndarray:
     """Score of each pair's given path (forward moves at ``move_off``) under
     the DP's recurrences; see kernels/refine.cu."""
     out = np.empty(batch.dims.shape[0], np.int64)
-    _path_score(batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims,
-                moves, np.asarray(move_off, np.int64), np.asarray(move_len, np.int32), out)
+    move_len = np.asarray(move_len, np.int32)
+    call(_path_score, batch.S, batch.s_off, batch.rowp, batch.row_off, batch.colp, batch.col_off, batch.dims,
+         moves, np.asarray(move_off, np.int64), move_len, out,
+         work=float(move_len.sum()) * NS_PER_UNIT["move"], items=out.shape[0])
     return out
 
 
@@ -66,6 +73,6 @@ def gather_profiles(flat, rows, row_off, cols, col_off, L, base, width, code_off
     """Codes of profiles cut from alignments (see kernels/refine.cu); the
     per-profile arrays are host int64, ``cols`` of the backend."""
     out = np.empty(int(code_off[-1]), np.uint8)
-    _gather_profiles(flat, np.asarray(rows, np.int64), row_off, np.asarray(cols, np.int64), col_off, L, base,
-                     width, code_off, out)
+    call(_gather_profiles, flat, np.asarray(rows, np.int64), row_off, np.asarray(cols, np.int64), col_off, L, base,
+         width, code_off, out, work=out.shape[0] * NS_PER_UNIT["code"], items=L.shape[0])
     return out
