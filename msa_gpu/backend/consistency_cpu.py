@@ -7,6 +7,7 @@ import numba
 import numpy as np
 
 from msa_gpu.backend.threads import call
+from msa_gpu.kernels.constants import CONS_STEPS
 
 #: Nanoseconds of one unit of each loop on one thread, for sizing the parallel
 #: loops (`msa_gpu.backend.threads`): a (residue, third sequence) step of
@@ -85,8 +86,8 @@ def _consistency_fold(lp, lp_n, W, s_off, lib, lam, one_sq, S):
         n = np.int64(lp_n[i])
         denom = W[2 * p] * W[2 * p + 1]
         for c in range(s_off[p], s_off[p + 1]):
-            v = (lib[c] // n) * 16 // denom
-            S[c] += np.int32(v * lam // (16 * one_sq))
+            v = (lib[c] // n) * CONS_STEPS // denom
+            S[c] += np.int32(v * lam // (CONS_STEPS * one_sq))
 
 
 def consistency_scores(lv, codes, weights, members, lp, lp_n, stack, S, lam: int, one: int) -> None:

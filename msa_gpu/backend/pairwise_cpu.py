@@ -41,8 +41,10 @@ import numpy as np
 from msa_gpu.backend.profile_cpu import pick_h
 from msa_gpu.backend.threads import call
 
-NEG = -(1 << 29)
-GLOBAL, SEMIGLOBAL, LOCAL = 0, 1, 2
+from msa_gpu.kernels.constants import MODE_GLOBAL as GLOBAL  # the kernels' own values
+from msa_gpu.kernels.constants import MODE_LOCAL as LOCAL
+from msa_gpu.kernels.constants import MODE_SEMIGLOBAL as SEMIGLOBAL
+from msa_gpu.kernels.constants import PAIR_NEG as NEG
 LIMIT_CELLS = 1 << 25  # full nibble matrix up to 16 MiB per pair
 
 

@@ -25,7 +25,8 @@ import math
 import numba
 import numpy as np
 
-M, N_STATES = 0, 5
+from msa_gpu.kernels.constants import MATCH as M  # the kernels' own values
+from msa_gpu.kernels.constants import N_STATES
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -8,10 +8,7 @@ import numba
 import numpy as np
 
 from msa_gpu.backend.threads import call
-
-NEG_INF = -1_000_000_000
-VEC = 24
-FRAC = 1024
+from msa_gpu.kernels.constants import FRAC, GAP_COUNTS, GAP_EXACT, NEG_INF, VEC  # the kernels' own values
 
 
 @numba.njit(cache=True, inline="always")
@@ -271,8 +268,8 @@ def _profile_stats(codes, code_off, k, L, weights, w_off, W, gap, gaps, gap_mode
         kq, Lq, g = k[q], L[q], gap[q]
         Wq = W[q]
         go, ge, tgo, tge = np.int64(gaps[q, 0]), np.int64(gaps[q, 1]), np.int64(gaps[q, 2]), np.int64(gaps[q, 3])
-        counts = gap_model[q] >= 1
-        exact = gap_model[q] == 2
+        counts = gap_model[q] >= GAP_COUNTS
+        exact = gap_model[q] == GAP_EXACT
         gp = np.int64(gap_pair[q // 2])
         b_side = (q & 1) == 1
         M = mats[mat[q]]
@@ -389,7 +386,7 @@ def _column_scores(vec, resid, col_off, L, W, gap_model, S, s_off):
         va, vb = vec[col_off[qa]: col_off[qa] + m], vec[col_off[qb]: col_off[qb] + n]
         ra, rb = resid[col_off[qa]: col_off[qa] + m], resid[col_off[qb]: col_off[qb] + n]
         denom = W[qa] * W[qb]
-        rnd = 1 if gap_model[qa] == 2 else 0
+        rnd = 1 if gap_model[qa] == GAP_EXACT else 0
         for i in range(m):
             for j in range(n):
                 S[s_off[p] + i * n + j] = _col_score(va, vb, ra, rb, i, j, denom, rnd)
