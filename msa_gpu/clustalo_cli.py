@@ -209,6 +209,8 @@ def run(argv: list[str]) -> int:
     # every output as the main one: an existing file is kept without --force, as Clustal Omega keeps it
     check_outputs(*(getattr(opts, name) for name in OUTPUTS), force=opts.force,
                   refusal="Clustal Omega's --force overwrites it")
+    if opts.distmat_out is not None and not opts.percent_id and opts.tree_in is not None:
+        raise InputError("--distmat-out: a run along --guidetree-in makes no distance matrix (add --percent-id)")
     with warnings.catch_warnings():
         if not opts.verbose:
             warnings.simplefilter("ignore")
@@ -262,4 +264,10 @@ def main(argv: list[str] | None = None) -> None:
     if argv[0] in ("--version", "--long-version"):
         print(f"msagpu-clustalo {__version__} (msagpu; Clustal Omega's command line)")
         raise SystemExit(0)
+    # quiet as Clustal Omega unless -v, which says a warning in one line (no source line); the input's too
+    import warnings
+
+    verbose = "-v" in argv or "--verbose" in argv
+    warnings.showwarning = (lambda message, *a, **k: print(f"msagpu-clustalo: {message}", file=sys.stderr)) \
+        if verbose else (lambda *a, **k: None)
     exit_with("msagpu-clustalo", run, argv)

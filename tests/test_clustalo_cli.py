@@ -238,3 +238,48 @@ def test_v_says_the_recipe_line_as_msagpu_align_does(refs, tmp_path, capsys):
     assert run(["-i", str(src), "-o", str(tmp_path / "verbose.fa"), "-v"]) == 0
     said = [x for x in capsys.readouterr().err.splitlines() if "recipe" in x]
     assert said == [f"msagpu-clustalo: recipe: {want}"] and want.startswith("4 sequences, mean length ")
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_backend_fallback_is_quiet_without_v_and_one_line_with_it(refs, tmp_path, monkeypatch, capsys, verbose):
+    """Clustal Omega is quiet without -v: backend auto's CPU fallback (no GPU)
+    printed a RuntimeWarning with a source line; with -v it is one line."""
+    import sys
+    import warnings
+
+    import msa_gpu.aligner as aligner_mod
+    from msa_gpu.backend import probe_gpu
+    from msa_gpu.clustalo_cli import main
+
+    if probe_gpu()[0]:
+        pytest.skip("a GPU is here: no fallback to say")
+    monkeypatch.setattr(aligner_mod, "cpu_seconds", lambda recipe, cores: 1e9)  # auto asks for the GPU
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # main sets it; given back after
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        # Python's own printing, as a console run has it (pytest records warnings instead)
+        warnings.showwarning = lambda m, c, f, n, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(m, c, f, n, line))
+        with pytest.raises(SystemExit) as end:
+            main(["-i", str(refs / "BB11001.tfa"), "-o", str(tmp_path / "o.aln")] + (["-v"] if verbose else []))
+        warnings.showwarning("a later warning", UserWarning, "somewhere.py", 7)  # the printer main installed
+    err = capsys.readouterr().err
+    assert ("msagpu-clustalo: a later warning" in err) == verbose and "somewhere.py" not in err, err
+    assert end.value.code == 0 and "RuntimeWarning" not in err and "aligner.py" not in err, err
+    said = [line for line in err.splitlines() if "using the CPU backend" in line]
+    assert said == (["msagpu-clustalo: using the CPU backend: CuPy is not installed (pip install 'msagpu[gpu]')"]
+                    if verbose else []) or (verbose and len(said) == 1 and said[0].startswith("msagpu-clustalo: ")), err
+
+
+def test_distmat_along_a_given_tree_is_refused_before_aligning(refs, tmp_path):
+    """--distmat-out (without --percent-id) along --guidetree-in has no matrix
+    to write: said before the alignment, so the main output is not written
+    (it was, and then the run failed)."""
+    from msa_gpu.clustalo_cli import run
+
+    tree, out = tmp_path / "t.dnd", tmp_path / "o.aln"
+    assert run(["-i", str(refs / "BB11001.tfa"), "-o", str(tmp_path / "first.aln"), "--guidetree-out", str(tree)]) == 0
+    with pytest.raises(InputError, match="--distmat-out: a run along --guidetree-in makes no distance matrix"):
+        run(["-i", str(refs / "BB11001.tfa"), "-o", str(out), "--guidetree-in", str(tree),
+             "--distmat-out", str(tmp_path / "d.mat")])
+    assert not out.exists() and not (tmp_path / "d.mat").exists()
