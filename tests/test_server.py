@@ -61,6 +61,23 @@ def running(tmp_path_factory):
         proc.wait(30)
 
 
+
+def _count_align_many(monkeypatch) -> list:
+    """The families of each `Aligner.align_many` call that does the work (not
+    a gathered request's own parked call), appended to the list returned."""
+    from msa_gpu import aligner as aligner_mod
+
+    calls = []
+    real = aligner_mod.Aligner.align_many
+
+    def spy(self, families, *args, **kwargs):
+        if getattr(aligner_mod.gathering, "value", None) is None:
+            calls.append(len(families))
+        return real(self, families, *args, **kwargs)
+
+    monkeypatch.setattr(aligner_mod.Aligner, "align_many", spy)
+    return calls
+
 def test_served_output_is_the_in_process_output(running, tmp_path):
     """Same bytes, stdout and exit codes through the server as alone, for each
     front door; a bad input fails that call alone, with the same message."""
@@ -360,21 +377,13 @@ def test_requests_taken_together_are_aligned_in_one_batch(refs, tmp_path, monkey
     settings) go through one `align_many` call, each request writes its own
     output, byte for byte the in-process one, and gets its own messages; a
     bad input fails its own call alone, with its own message and code."""
-    from msa_gpu import aligner as aligner_mod
     from msa_gpu.serving import gather
 
-    calls = []
-    real = aligner_mod.Aligner.align_many
-
-    def spy(self, families, *args, **kwargs):
-        if getattr(aligner_mod.gathering, "value", None) is None:  # the call that does the work
-            calls.append(len(families))
-        return real(self, families, *args, **kwargs)
 
     # kernels compiled first (a cold machine's first run says so on stderr; the runs compared here are warm)
     assert server.run_request(_request(tmp_path, str(refs / "BB11001.tfa"), "-o", "warm.fa", "--backend", "cpu",
                                        "--mode", "accurate"))["rc"] == 0
-    monkeypatch.setattr(aligner_mod.Aligner, "align_many", spy)
+    calls = _count_align_many(monkeypatch)
     names = ["BB11001", "BB12006", "BB20001"]
     (tmp_path / "bad.fa").write_text(">x\nMKV1L\n")
     requests = [_request(tmp_path, str(refs / f"{n}.tfa"), "-o", f"{n}.fa", "--backend", "cpu") for n in names]
@@ -580,7 +589,6 @@ def test_requests_gathered_with_different_settings_each_align_with_their_own(tmp
     gap opening, output format) gathered into one batch: each one's answer is
     the one it gets alone, byte for byte; those whose settings are equal share
     one `align_many` call."""
-    from msa_gpu import aligner as aligner_mod
     from msa_gpu.serving import gather
 
     _dna_family(tmp_path / "dna.fa")
@@ -597,15 +605,8 @@ def test_requests_gathered_with_different_settings_each_align_with_their_own(tmp
     alone = [said(server.run_request(request(k))) for k in range(len(settings))]
     assert all(a[0] == 0 for a in alone)
     assert len({a[1] for a in alone}) == len(settings) - 1  # each setting changes the output (the last repeats)
-    calls = []
-    real = aligner_mod.Aligner.align_many
 
-    def spy(self, families, *args, **kwargs):
-        if getattr(aligner_mod.gathering, "value", None) is None:  # the call that does the work
-            calls.append(len(families))
-        return real(self, families, *args, **kwargs)
-
-    monkeypatch.setattr(aligner_mod.Aligner, "align_many", spy)
+    calls = _count_align_many(monkeypatch)
     together = gather.run_together([request(k) for k in range(len(settings))], server.run_request)
     for k, (got, want) in enumerate(zip(map(said, together), alone)):
         assert got == want, settings[k]
