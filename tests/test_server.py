@@ -551,7 +551,10 @@ def test_different_clients_served_together_each_get_their_own_answer(tmp_path, m
             hold.unlink()
             served, alone = [f.result() for f in served], [f.result() for f in alone]
             assert holder.result().returncode == 0
-        assert log.read_text().split() == ["1", str(len(calls))]  # the holder, then the others as one batch
+        # the holder's batch (with any request that arrived inside its gathering window: under load, some
+        # did), then the rest as one batch: at least three different clients were served together
+        sizes = [int(x) for x in log.read_text().split()]
+        assert len(sizes) <= 2 and sum(sizes) == 1 + len(calls) and max(sizes) >= 3, sizes
         assert [a[0] for a in alone] == [2, 0, 0, 0] and len({repr(a) for a in alone}) == len(calls)
         modes = [mode for a in alone for _, mode in a[3].values()]
         assert len(set(modes)) == 2  # the two umasks give different permissions
