@@ -33,8 +33,9 @@ run: $(VENV)/.installed
 	$(VENV)/bin/msagpu score out/BB11001.aln.fa $(EXAMPLE).ref.fa --core $(EXAMPLE).core
 
 # pytest exit 5 means no test ran: treat it as a failure, pass others through; the tests run on
-# every core (pytest-xdist). On the 2-core VM from a fresh clone (2026-12-06): pytest 5.1 min, make test
-# 5.9 min with the venv's installs; the first run of a machine also installs the Debian tools (minutes)
+# every core (pytest-xdist). On the 2-core VM from a fresh clone (2026-12-06): pytest 2.8 min alone, 5.1 min
+# beside other jobs; .ci/run 3.9 to 6 min with the venv's installs; a machine's first run also installs the
+# Debian tools (minutes)
 test: $(VENV)/.installed-test
 	@$(PY) -m pytest -q -n auto; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
