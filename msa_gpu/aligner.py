@@ -146,9 +146,6 @@ class Aligner:
         libs: list = [None] * len(families)
         kinds = {f: recipes[f].library for f in todo}
         posterior = [f for f in todo if kinds[f] == "posterior"]
-        for f in posterior:
-            if families[f].seqtype is not SeqType.protein:
-                raise ValueError("the posterior library needs protein sequences (ProbCons' pair-HMM is a protein model)")
         if posterior:  # pair-HMM posteriors, every family's together
             xp = self.backend.xp
             for f, lib in zip(posterior, posterior_libraries([families[f] for f in posterior], xp=xp,

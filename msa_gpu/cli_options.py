@@ -86,14 +86,14 @@ Explain = Annotated[bool, typer.Option("--explain", help="Say each family's reci
 Anchors = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Cut merges of over 16M DP cells at exact k-mer "
                                        "matches and align only between them (long genomes); --no-anchors: the full DP")]
 ModeOpt = Annotated[Mode, typer.Option("--mode", help="accurate: a consistency library (MAFFT L-INS-i class): "
-                                       "the pair-HMM posterior library for protein (ProbCons' posteriors), the "
-                                       "local-alignment library for nucleotides; fast: progressive only (FFT-NS-2 "
+                                       "the pair-HMM posterior library for protein (ProbCons' model), the pair-HMM "
+                                       "posterior library for nucleotides (ProbConsRNA's); fast: progressive only (FFT-NS-2 "
                                        "class); large: no N x N matrix (k-mer pivots, partition tree); auto: accurate "
                                        "up to 200 sequences of up to 2,000 residues, large from 20,000 sequences, "
                                        "else fast")]
 Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="MAFFT's spelling of --mode accurate (L-INS-i), "
-                                     "the same run: the pair-HMM posterior library for protein, the local-alignment "
-                                     "library for nucleotides")]
+                                     "the same run: the pair-HMM posterior library for protein (ProbCons' model), "
+                                     "the pair-HMM posterior library for nucleotides (ProbConsRNA's)")]
 Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode (MAFFT's G-INS-i): the "
                                      "global-alignment library for nucleotides; the pair-HMM posterior library for "
                                      "protein, the same run as --mode accurate")]
@@ -103,7 +103,7 @@ GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs of this mac
 DaskOpt = Annotated[Optional[str], typer.Option("--dask", help="Spread a batch's families over Dask workers: a scheduler "
                                                 "address, or 'local' for worker processes on this machine")]
 MaxIterate = Annotated[Optional[int], typer.Option("--maxiterate", "--iter", min=0, max=100000,
-                                                   help="Refinement rounds, at most (default: 10 in accurate mode "
+                                                   help="Refinement rounds, at most (default: 0 in accurate mode "
                                                         "for nucleotides, 0 in accurate mode for protein, 0 in fast "
                                                         "mode; large mode never refines)")]
 

@@ -282,18 +282,19 @@ def _model_libraries(aligner: Aligner, families: list[Sequences], plan: list, li
     one built from the pair-HMM perturbed by ``models[k]``'s generator, for
     every family whose recipe takes the posterior library (all of replicate
     k's families in one `posterior_libraries` call)."""
-    from msa_gpu.consistency import on_backend, perturbed_model, posterior_libraries, probcons_model
+    from msa_gpu.consistency import model_for, on_backend, perturbed_model, posterior_libraries
 
     posterior = [f for f in range(len(families)) if plan[f * (n - 1)].library == "posterior"]
     if not posterior:
-        raise InputError("--perturb model: no family here takes the pair-HMM library (protein, accurate mode)")
+        raise InputError("--perturb model: no family here takes the pair-HMM library (accurate mode)")
     xp = aligner.backend.xp
     by_size: dict[int, list[int]] = {}
     for f in posterior:
         by_size.setdefault(families[f].alphabet.size, []).append(f)
     for k, rng in sorted(models.items()):
         for size, group in sorted(by_size.items()):
-            model = perturbed_model(probcons_model(size), np.random.default_rng(rng.integers(1 << 62)), SIGMA)
+            model = perturbed_model(model_for(families[group[0]].alphabet), np.random.default_rng(rng.integers(1 << 62)),
+                                    SIGMA)
             for f, lib in zip(group, posterior_libraries([families[f] for f in group], model=model, xp=xp)):
                 libs[f * (n - 1) + k - 1] = on_backend(lib, xp)
 

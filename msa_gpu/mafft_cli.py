@@ -36,8 +36,9 @@ MAFFT_OP, MAFFT_EP = 1.53, 0.123
 #: What each MAFFT option becomes (the table in the README).
 MAPPING = {
     "--auto": "--mode auto (accurate up to 200 sequences, large from 20,000, else fast)",
-    "--localpair": "--mode accurate (L-INS-i): the pair-HMM posterior library for protein, the local-alignment "
-                   "library for nucleotides; no refinement unless --maxiterate N (as MAFFT)",
+    "--localpair": "--mode accurate (L-INS-i): the pair-HMM posterior library for protein (ProbCons' model), "
+                   "the pair-HMM posterior library for nucleotides (ProbConsRNA's); no refinement unless "
+                   "--maxiterate N (as MAFFT)",
     "--genafpair": "the same as --localpair (msagpu has no generalised affine pairs)",
     "--globalpair": "--mode accurate (G-INS-i): the global-alignment library for nucleotides; the pair-HMM posterior "
                     "library for protein, the same run as --localpair; no refinement unless --maxiterate N (as MAFFT)",

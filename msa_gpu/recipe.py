@@ -158,8 +158,9 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
                 TreeMethod.upgma if n >= config.upgma_min_seqs else TreeMethod.mixed)
     library = None
     if accurate:
-        library = config.library_mode if config.library_mode != "auto" else (
-            "posterior" if seqtype is SeqType.protein else "local")
+        # the pair-HMM posteriors, ProbCons' model for protein and ProbConsRNA's for nucleotides (issue 57:
+        # bralibase3_dev 0.650 / 0.201 with the local-alignment library, 0.833 / 0.317 with ProbConsRNA's)
+        library = config.library_mode if config.library_mode != "auto" else "posterior"
     own_tree = accurate and config.accurate_tree == "library"
     # given distances (the API's) make the tree, by the same rules, also on the large path
     pivots = large and not distances_given
@@ -259,7 +260,10 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
         return f"{head}, length {recipe.mean_length:,.0f}: nothing to align"
     parts = [recipe.mode + (" (long sequences)" if recipe.long else "")]
     if recipe.library is not None:
-        parts.append(_LIBRARIES[recipe.library] + (", MEA objective" if recipe.objective == "mea" else ""))
+        name = _LIBRARIES[recipe.library]
+        if recipe.library == "posterior" and recipe.seqtype != "protein":  # which model ran (issue 57)
+            name = "ProbConsRNA " + name
+        parts.append(name + (", MEA objective" if recipe.objective == "mea" else ""))
     if recipe.distance == "given":
         parts.append(_DISTANCES["given"])
     else:

@@ -462,3 +462,23 @@ def test_fixed_point_transformation_equals_dense_products(n, longest, density):
             keep = np.nonzero((want >= cutoff) & (want > 0))
             assert np.array_equal(rows, keep[0]) and np.array_equal(cols, keep[1])
             assert np.allclose(vals, want[keep].astype(np.float32), rtol=1e-6, atol=0)
+
+
+def test_nucleotides_take_probconsrna_published_model():
+    """Issue 57: a nucleotide family's pair-HMM is ProbConsRNA 1.1's (its
+    Defaults.h): A, C, G, T (U) emit as its ACGU, every ambiguity code as its
+    N; protein keeps ProbCons' model."""
+    from msa_gpu.alphabet import NUCLEOTIDE, PROTEIN
+    from msa_gpu.consistency import model_for, probcons_model
+
+    m = model_for(NUCLEOTIDE)
+    code = {c: NUCLEOTIDE.letters.index(c) for c in "ACGTNR"}
+    assert m.pair.shape == (NUCLEOTIDE.size, NUCLEOTIDE.size) and np.allclose(m.pair, m.pair.T)
+    assert m.pair[code["A"], code["A"]] == 0.1487240046 and m.pair[code["G"], code["T"]] == 0.0244289003
+    assert m.pair[code["C"], code["G"]] == 0.0275536999 and m.single[code["G"]] == 0.2839320004
+    assert m.pair[code["N"], code["R"]] == 0.0000263252 and m.single[code["R"]] == 0.0003124650
+    assert tuple(m.init) == (0.9615409374, 0.0000004538, 0.0000004538, 0.0192291681, 0.0192291681)
+    assert m.trans[0, 0] == 1.0 - (0.0082473317 * 2 + 0.0107844425 * 2) and m.trans[1, 1] == 0.3210460842
+    assert np.allclose(m.trans.sum(axis=1), 1.0)
+    p = model_for(PROTEIN)
+    assert np.array_equal(p.pair, probcons_model(PROTEIN.size).pair)

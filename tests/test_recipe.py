@@ -115,7 +115,11 @@ def test_library_rounds_gaps_and_cells():
     assert (_r(500).gap_model, _r(500).profile_scale) == ("exact", 1000)
     assert (_r(500, mode="accurate").gap_model, _r(500, mode="accurate").profile_scale) == ("counts", 100)
     assert _r(201, profile_scale=100).profile_scale == 100 and _r(10, profile_scale=1000).profile_scale == 1000
-    assert (dna.library, dna.iterations, dna.gap_model, dna.matrix) == ("local", 10, "flat", "NUC.4.4")
+    # nucleotides: ProbConsRNA's posteriors (issue 57), as protein takes ProbCons'; an alignment library asked
+    # for brings its refinement rounds and flat gaps
+    assert (dna.library, dna.iterations, dna.gap_model, dna.matrix) == ("posterior", 0, "counts", "NUC.4.4")
+    local = _r(10, seqtype=SeqType.dna, library_mode="local")
+    assert (local.library, local.iterations, local.gap_model) == ("local", 10, "flat")
     assert _r(201).library is None and _r(201).iterations == 0
     assert _r(45, mode="fast").gap_factor == 1.0 and _r(46, mode="fast").gap_factor > 1.0
     assert _r(4, mean=100.0).dp_cells == 6 * 100 * 100 and _r(4, mean=100.0, mode="fast").dp_cells == 4 * 2 * 100 * 100

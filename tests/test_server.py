@@ -595,8 +595,8 @@ def test_requests_gathered_with_different_settings_each_align_with_their_own(tmp
     from msa_gpu.serving import gather
 
     _dna_family(tmp_path / "dna.fa")
-    settings = [[], ["--localpair"], ["--localpair", "--lop", "-1"], ["--localpair", "--lop", "-6"], ["--globalpair"],
-                ["--op", "0.3"], ["--clustalout"], ["--localpair", "--lop", "-1"]]
+    settings = [[], ["--localpair"], ["--globalpair", "--lop", "-1"], ["--globalpair", "--lop", "-6"], ["--globalpair"],
+                ["--op", "0.3"], ["--clustalout"], ["--globalpair", "--lop", "-1"]]
 
     def request(k: int) -> dict:
         return {"program": "msagpu-mafft", "argv": ["--quiet", *settings[k], "dna.fa"], "cwd": str(tmp_path),

@@ -190,9 +190,10 @@ def test_the_twins_give_the_same_bytes_on_one_thread_and_two(monkeypatch, produc
             _forced_parallel(monkeypatch)
         a = Aligner(AlignerConfig(backend="cpu", threads=n, mode="fast", distance="lcs", maxiterate=2), backend=cpu)
         b = Aligner(AlignerConfig(backend="cpu", threads=n, mode="accurate"), backend=cpu)
+        c = Aligner(AlignerConfig(backend="cpu", threads=n, mode="accurate", library_mode="local"), backend=cpu)
         ends, length = lcs_spanning_edges(fast)
         products.clear()
-        rows = (a.align(fast).rows(), b.align(accurate).rows(), b.align(dna).rows())
+        rows = (a.align(fast).rows(), b.align(accurate).rows(), c.align(dna).rows(), b.align(dna).rows())
         runs[n] = (rows, ends.tolist(), length.tobytes(), list(products))
     used = {t[0] for t in threads.trace if t[3] == 2}
     assert {"_lcs_rows", "_relax", "_align_batch", "_column_scores", "_profile_stats", "_merge_profiles",

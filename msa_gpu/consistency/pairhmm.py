@@ -122,3 +122,53 @@ def perturbed_model(model: PairHMM, rng, sigma: float) -> PairHMM:
             trans[s, 0] = 1.0 - trans[s, s]
     trans[0, 0] = 1.0 - trans[0, 1:].sum()
     return PairHMM(model.init.copy(), trans, model.pair, model.single)
+
+
+#: ProbConsRNA 1.1's pair and single emissions over its alphabet ACGUTN (its ``Defaults.h``, trained on
+#: BRAliBase II; U and T are one nucleotide), and its initial, gap-open and gap-extend probabilities.
+_RNA_LETTERS = "ACGUTN"
+_RNA_SINGLES = (0.2270790040, 0.2422080040, 0.2839320004, 0.2464679927, 0.2464679927, 0.0003124650)
+_RNA_PAIRS = (
+    (0.1487240046, 0.0184142999, 0.0361397006, 0.0238473993, 0.0238473993, 0.0000375308),
+    (0.0184142999, 0.1583919972, 0.0275536999, 0.0389291011, 0.0389291011, 0.0000815823),
+    (0.0361397006, 0.0275536999, 0.1979320049, 0.0244289003, 0.0244289003, 0.0000824765),
+    (0.0238473993, 0.0389291011, 0.0244289003, 0.1557479948, 0.1557479948, 0.0000743985),
+    (0.0238473993, 0.0389291011, 0.0244289003, 0.1557479948, 0.1557479948, 0.0000743985),
+    (0.0000375308, 0.0000815823, 0.0000824765, 0.0000743985, 0.0000743985, 0.0000263252))
+_RNA_INIT = (0.9615409374, 0.0000004538, 0.0000004538, 0.0192291681, 0.0192291681)
+_RNA_OPEN = (0.0082473317, 0.0082473317, 0.0107844425, 0.0107844425)
+_RNA_EXTEND = (0.3210460842, 0.3210460842, 0.3298229277, 0.3298229277)
+
+
+def _transitions(gap_open, gap_extend) -> np.ndarray:
+    trans = np.zeros((5, 5))
+    trans[0, 0] = 1.0 - sum(gap_open)
+    trans[0, 1:] = gap_open
+    for k in range(4):
+        trans[1 + k, 1 + k] = gap_extend[k]
+        trans[1 + k, 0] = 1.0 - gap_extend[k]
+    return trans
+
+
+def probcons_rna_model(letters: str) -> PairHMM:
+    """ProbConsRNA 1.1's default model (Do et al.; the nucleotide parameters
+    MUSCLE 5 also carries) over msagpu's nucleotide letters: A, C, G and T
+    (U is T) as ProbConsRNA's, every ambiguity code (N, R, Y, ...) as its N.
+
+    >>> from msa_gpu.alphabet import NUCLEOTIDE
+    >>> m = probcons_rna_model(NUCLEOTIDE.letters)
+    >>> a, t = NUCLEOTIDE.letters.index("A"), NUCLEOTIDE.letters.index("T")
+    >>> round(float(m.pair[a, a]), 4), round(float(m.pair[t, t]), 4), round(float(m.trans[0, 0]), 4)
+    (0.1487, 0.1557, 0.9619)
+    """
+    index = [_RNA_LETTERS.index(c) if c in "ACGT" else _RNA_LETTERS.index("N") for c in letters]
+    pair = np.array([[_RNA_PAIRS[i][j] for j in index] for i in index])
+    single = np.array([_RNA_SINGLES[i] for i in index])
+    return PairHMM(np.array(_RNA_INIT), _transitions(_RNA_OPEN, _RNA_EXTEND), pair, single)
+
+
+def model_for(alphabet) -> PairHMM:
+    """The published pair-HMM of an alphabet: ProbCons' for protein,
+    ProbConsRNA's for nucleotides."""
+    return probcons_model(alphabet.size) if alphabet.name == "protein" else probcons_rna_model(alphabet.letters)
+

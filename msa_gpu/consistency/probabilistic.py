@@ -20,7 +20,7 @@ import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend import to_host
-from msa_gpu.consistency.pairhmm import PairHMM, probcons_model
+from msa_gpu.consistency.pairhmm import PairHMM, model_for
 from msa_gpu.consistency.memory import LibraryPlan, library_plan, planned_entries
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
 
@@ -70,8 +70,8 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
             on_progress(done, total)
 
     for group in library_groups(families, xp, group_cells):
-        size = families[group[0]].alphabet.size
-        libs = _Group([families[i] for i in group]).libraries(model or probcons_model(size), cutoff, passes, xp, tick)
+        hmm = model or model_for(families[group[0]].alphabet)
+        libs = _Group([families[i] for i in group]).libraries(hmm, cutoff, passes, xp, tick)
         for i, lib in zip(group, libs):
             out[i] = lib
     return out
