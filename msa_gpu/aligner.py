@@ -9,7 +9,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import Backend, cpu_backend, select_backend, set_threads
 from msa_gpu.backend.cost import cpu_seconds, usable_cores
 from msa_gpu.config import AlignerConfig, BackendChoice
@@ -65,6 +64,7 @@ class Aligner:
         self.config = config or AlignerConfig()
         self.reporter = reporter  # a progress.StageReporter, or None for silence
         self._backend = backend
+        self._by_cost = False  # backend auto took the CPU by the expected time (`choose_backend`)
         set_threads(self.config.threads)
 
     @property
@@ -93,10 +93,10 @@ class Aligner:
     def backend_said(self, recipes: list[Recipe]) -> str:
         """The backend as a recipe line says it (`choose_backend`'s): its
         name, and where backend auto took the CPU by the expected time, why
-        ("cpu (expected 0.01 s on 16 CPU cores, within the GPU's start-up;
+        ("CPU (expected 0.01 s on 16 CPU cores, within the GPU's start-up;
         --backend gpu uses it)")."""
         backend = self.choose_backend(recipes)
-        return f"{backend.name} ({backend.reason})" if getattr(self, "_by_cost", False) else backend.name
+        return f"CPU ({backend.reason})" if self._by_cost else backend.name
 
     def _scoring(self, seqs: Sequences, recipe: Recipe) -> Scoring:
         """A family's scoring (`family_scoring`: its recipe's, this run's terminal gaps)."""

@@ -318,5 +318,4 @@ def summary(recipes: list[Recipe], backend: str | None = None) -> str:
 
 def _where(backend: str) -> str:
     """A backend's name as the recipe line says it ("cpu" as CPU; others as given)."""
-    name, _, why = backend.partition(" ")
-    return {"cpu": "CPU", "gpu": "GPU"}.get(name, name) + (f" {why}" if why else "")
+    return {"cpu": "CPU", "gpu": "GPU"}.get(backend, backend)
