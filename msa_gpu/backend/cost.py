@@ -7,7 +7,8 @@ import, a CUDA context, the kernels loaded from their cache: about 0.5 s more
 than a CPU run of the same tiny family, fresh process, on the H100 host), and
 then aligns small and middle-sized families in a time that barely grows. The
 CPU's time grows with the DP work. So the CPU is taken where its expected
-time for the work is at most that start-up.
+time for the work is at most that start-up (``AlignerConfig.cpu_max_seconds``,
+0.5 s: the H100 host's 0.3-0.7 s).
 
 The rates are seconds a DP cell (`Recipe.dp_cells`) beyond a fresh process's
 start-up, measured on the H100 host's 16 cores (session 55: 35 families of
@@ -33,9 +34,6 @@ MEASURED_CORES = 16
 #: profiles are: BB40047, 54 sequences of mean 582 and longest 4,548
 #: residues, took 5.8 s beyond start-up).
 NS_PER_CELL = {"posterior": 25.0, "local": 60.0, "global": 60.0, "both": 90.0, None: 20.0}
-
-#: The GPU's start-up beyond the CPU's, seconds (H100 host: 0.3-0.7 s).
-GPU_START_SECONDS = 0.5
 
 
 def usable_cores(threads: int | None = None) -> int:

@@ -15,9 +15,16 @@ from msa_gpu.consistency.library import (
 )
 
 from msa_gpu.consistency.confidence import column_confidence
-from msa_gpu.consistency.pairhmm import PairHMM, model_for, pair_posteriors, perturbed_model, probcons_model, probcons_rna_model
+from msa_gpu.consistency.pairhmm import (
+    PairHMM,
+    model_for,
+    pair_posteriors,
+    perturbed_model,
+    probcons_model,
+    probcons_rna_model,
+)
 from msa_gpu.consistency.probabilistic import library_memory, on_backend, posterior_libraries, posterior_library
 
 __all__ = ["LibrarySettings", "LibraryStack", "LibraryWeight", "PairHMM", "build_libraries", "column_confidence",
-           "library_distance", "library_memory", "on_backend", "pair_posteriors", "posterior_libraries",
-           "perturbed_model", "posterior_library", "probcons_model", "probcons_rna_model", "stack_libraries", "model_for"]
+           "library_distance", "library_memory", "model_for", "on_backend", "pair_posteriors", "posterior_libraries",
+           "perturbed_model", "posterior_library", "probcons_model", "probcons_rna_model", "stack_libraries"]

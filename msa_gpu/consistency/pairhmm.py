@@ -73,12 +73,7 @@ def probcons_model(alphabet_size: int = 23) -> PairHMM:
     init = np.array([0.6814756989, 8.615339902e-05, 8.615339902e-05, 0.1591759622, 0.1591759622])
     gap_open = np.array([0.0119511066, 0.0119511066, 0.008008334786, 0.008008334786])
     gap_extend = np.array([0.3965826333, 0.3965826333, 0.8988758326, 0.8988758326])
-    trans = np.zeros((5, 5))
-    trans[0, 0] = 1.0 - gap_open.sum()
-    trans[0, 1:] = gap_open
-    for k in range(4):
-        trans[1 + k, 1 + k] = gap_extend[k]
-        trans[1 + k, 0] = 1.0 - gap_extend[k]
+    trans = _transitions(gap_open, gap_extend)
     low = [np.array(row.split(), float) for row in _PAIRS.strip().splitlines()]
     pair = np.full((alphabet_size, alphabet_size), UNKNOWN_PAIR)
     for a, row in enumerate(low):
@@ -141,6 +136,8 @@ _RNA_EXTEND = (0.3210460842, 0.3210460842, 0.3298229277, 0.3298229277)
 
 
 def _transitions(gap_open, gap_extend) -> np.ndarray:
+    """The five states' transitions from the gap-open and gap-extend
+    probabilities of the four insert states (ProbCons' layout)."""
     trans = np.zeros((5, 5))
     trans[0, 0] = 1.0 - sum(gap_open)
     trans[0, 1:] = gap_open
