@@ -22,12 +22,12 @@ def writing(target):
     """Writes to ``target`` (None or '-': standard output): an `OSError` they
     raise becomes an `OutputError` naming ``target``, a broken pipe
     `PipeClosed`."""
+    where = "standard output" if target is None or str(target) == "-" else target
     try:
         yield
     except BrokenPipeError:
-        raise PipeClosed(f"{target or 'standard output'}: the reader closed the pipe") from None
+        raise PipeClosed(f"{where}: the reader closed the pipe") from None
     except OSError as exc:
-        where = "standard output" if target is None or str(target) == "-" else target
         raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
