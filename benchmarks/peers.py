@@ -39,6 +39,7 @@ MAFFT_MODES = {
     "auto": ["--auto"],
     "fftns2": ["--retree", "2", "--maxiterate", "0"],
     "linsi": ["--localpair", "--maxiterate", "1000"],
+    "ginsi": ["--globalpair", "--maxiterate", "1000"],
 }
 
 #: Extra seconds the parent grants past ``timeout`` before killing a worker

@@ -8,7 +8,7 @@ Each msagpu mode is one batch-mode call over every selected family
 (``msagpu align DIR --outdir OUT --backend B --mode M``, as the ``batch``
 benchmark times it: start-up included). Each peer runs through the harness
 (`peers.probe`, `runner.run_aligner`), ``--peer-jobs`` families at a time.
-``mafft-auto``, ``mafft-linsi`` and ``mafft-fftns2`` are MAFFT in that mode
+``mafft-auto``, ``mafft-linsi``, ``mafft-ginsi`` and ``mafft-fftns2`` are MAFFT in that mode
 (`peers.MAFFT_MODES`); other peers go by their `peers.KNOWN` name.
 
 A peer may run on a subset (``--peer-sets``, ``--peer-limit K`` or
@@ -356,7 +356,7 @@ def register(sub) -> None:
     b.add_argument("--modes", type=_modes, default=["fast", "accurate"], help="msagpu modes, one batch call each")
     b.add_argument("--maxiterate", type=int, default=None, help="msagpu --maxiterate for every mode")
     b.add_argument("--peers", type=_peers, default=_peers("famsa,mafft-auto"),
-                   help="NAME or NAME:K (at most K families a set); mafft-auto, mafft-linsi, mafft-fftns2")
+                   help="NAME or NAME:K (at most K families a set); mafft-auto, mafft-linsi, mafft-ginsi, mafft-fftns2")
     b.add_argument("--peer-jobs", "--jobs", dest="peer_jobs", type=_positive, default=1, help="peer families at a time")
     b.add_argument("--peer-threads", "--threads", dest="peer_threads", type=_positive, default=1,
                    help="threads per peer family")

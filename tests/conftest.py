@@ -83,7 +83,8 @@ def pytest_unconfigure(config):
 #: the whole suite that misses one fails.
 GPU_PATHS = ("profile DP", "checkpointed DP", "wide-profile DP", "consistency library", "pairwise engine",
              "refinement", "k-mer distances", "k-mer sort", "identity distances", "pivot distances",
-             "lcs distances", "lcs spanning tree", "pair-HMM posteriors", "anchored merges")
+             "lcs distances", "lcs spanning tree", "pair-HMM posteriors", "nucleotide pair-HMM posteriors",
+             "anchored merges")
 GPU_PATHS_REACHED: set[str] = set()
 
 

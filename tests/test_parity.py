@@ -349,3 +349,25 @@ def test_anchored_long_merges_identical_on_the_gpu():
     cpu_rows = Aligner(cfg, backend=cpu_backend()).align(seqs).rows()
     assert Aligner(cfg, backend=_gpu()).align(seqs).rows() == cpu_rows
     reached_gpu_path("anchored merges")
+
+
+def test_rna_posteriors_identical_on_the_gpu(refs):
+    """Issue 57: nucleotides take ProbConsRNA's pair-HMM through the same
+    kernels as protein, with its own alphabet size; the bundled BRAliBase III
+    cases (tRNA, rRNA, U5) and the same rows as DNA give the same library and
+    the same alignment bytes on both backends."""
+    _gpu()
+    import cupy
+
+    from msa_gpu.consistency.probabilistic import posterior_libraries
+
+    fams = [read_sequences(t) for t in sorted((refs / "bralibase3").glob("*.tfa"))]
+    fams.append(make_sequences(fams[0].names, [s.replace(b"U", b"T") for s in fams[0].raw], "dna"))
+    assert {f.seqtype.value for f in fams} == {"rna", "dna"}
+    for a, b in zip(posterior_libraries(fams, xp=np), posterior_libraries(fams, xp=cupy)):
+        for name in ("w", "x", "y", "pair_off", "identity"):
+            assert np.array_equal(getattr(a, name), cupy.asnumpy(cupy.asarray(getattr(b, name)))), name
+    cfg = AlignerConfig(mode="accurate")
+    cpu = [r.rows() for r in Aligner(cfg, backend=cpu_backend()).align_many(fams)]
+    assert [r.rows() for r in Aligner(cfg, backend=_gpu()).align_many(fams)] == cpu
+    reached_gpu_path("nucleotide pair-HMM posteriors")
