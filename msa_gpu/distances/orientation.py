@@ -20,12 +20,20 @@ from msa_gpu.errors import InputError
 from msa_gpu.types import Sequences
 
 _COMPLEMENT = bytes.maketrans(b"ACGTUNRYKMBVDHSWacgtunrykmbvdhsw", b"TGCAANYRMKVBHDSWtgcaanyrmkvbhdsw")
+_T_TO_U = bytes.maketrans(b"Tt", b"Uu")
 
 
 def reverse_complement(seq: bytes) -> bytes:
     """The reverse complement of a nucleotide sequence (IUPAC codes
-    complemented, U read as T's partner A; case kept)."""
-    return seq.translate(_COMPLEMENT)[::-1]
+    complemented, case kept); an RNA sequence (U and no T) stays RNA, A's
+    partner written U, as MAFFT's --adjustdirection writes it.
+
+    >>> reverse_complement(b"ACGTrn"), reverse_complement(b"AACGu")
+    (b'nyACGT', b'aCGUU')
+    """
+    out = seq.translate(_COMPLEMENT)[::-1]
+    rna = (b"U" in seq or b"u" in seq) and not (b"T" in seq or b"t" in seq)
+    return out.translate(_T_TO_U) if rna else out
 
 
 def _kmers(seq: bytes, k: int) -> set[bytes]:
