@@ -30,8 +30,12 @@ from msa_gpu.choices import Mode, SeqType  # light, as config is: --help and --v
 from msa_gpu.config import DEFAULTS, AlignerConfig
 from msa_gpu.errors import InputError
 
-#: MAFFT's default gap costs (its own units): the scale of --op and --ep.
-MAFFT_OP, MAFFT_EP = 1.53, 0.123
+#: MAFFT's default gap opening (its own units), the scale of --op and --ep, and its default --ep: an offset
+#: added to every pair score, 0.0 since MAFFT 7 (0.123 before), so ``--ep 0`` changes nothing.
+MAFFT_OP, MAFFT_EP = 1.53, 0.0
+#: MAFFT's --kimura N (and its twin --jtt N on nucleotides): the one PAM distance msagpu's fixed nucleotide
+#: scoring stands for, MAFFT's default.
+MAFFT_KIMURA = 200
 
 #: What each MAFFT option becomes (the table in the README).
 MAPPING = {
@@ -45,7 +49,10 @@ MAPPING = {
     "--maxiterate N": "--maxiterate N (refinement rounds; without a *pair option: fast mode + refinement, FFT-NS-i)",
     "--retree N": "--retree N-1 (MAFFT counts the first tree; FFT-NS-2 is --retree 2 there, 1 here)",
     "--op X": "--gap-open 13 X / 1.53 (protein; 12 X / 1.53 nucleotides): proportional to MAFFT's default",
-    "--ep X": "--gap-extend 0.8 X / 0.123 (protein; 1.0 X / 0.123 nucleotides): proportional to MAFFT's default",
+    "--ep X": "MAFFT's offset (default 0, which changes nothing): --gap-extend 0.8 + 13 X / 1.53 / 2 (protein; "
+              "1.0 + 12 X / 1.53 / 2 nucleotides), half an offset a gapped residue on --op's scale",
+    "--kimura N": "accepted for N = 200, MAFFT's default (msagpu's nucleotide scoring is fixed: NUC.4.4 and "
+                  "ProbConsRNA's pair-HMM); any other N, or protein input (where MAFFT reads it as JTT N), an error",
     "--thread N": "--threads N (N <= 0: all cores)",
     "--reorder": "rows in guide-tree order",
     "--inputorder": "rows in input order (the default)",
@@ -70,7 +77,8 @@ MAPPING = {
     "--fastaparttree": "--mode large",
     "--large": "--mode large (no N x N matrix)",
     "--memsave": "accepted (long merges always run in msagpu's checkpointed kernel, memory ~ (m + n)^1.5)",
-    "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90)",
+    "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90) for protein; nucleotides keep their scoring, as in MAFFT "
+              "(a note on stderr)",
     "--lop X": "library gap opening 11 X / -2.00 (L-INS-i's local pairs; proportional to MAFFT's default)",
     "--lexp X": "library gap extension 1.0 X / -0.10 (L-INS-i's local pairs; proportional to MAFFT's default)",
     "--lep X": "accepted, with a note on stderr: MAFFT's score offset of the local pairs; msagpu's library has "
@@ -87,11 +95,13 @@ UNSUPPORTED = {
     "--seed": "seed alignments are not built yet",
     "--leavegappyregion": "msagpu aligns every region; gappy regions are not left unaligned",
     "--unalignlevel": "msagpu has no unaligned-region model (MAFFT's --unalignlevel); drop the option",
-    "--jtt": "msagpu has no JTT matrix covering B, Z and X (Biopython's JONES lacks them); use --bl N",
-    "--tm": "msagpu has no transmembrane matrix; use --bl N",
+    "--jtt": "msagpu has no JTT matrix covering B, Z and X (Biopython's JONES lacks them); use --bl N "
+             "(nucleotides: MAFFT reads --jtt N as --kimura N; drop it, or give --kimura 200)",
+    "--tm": "msagpu has no transmembrane matrix; use --bl N (nucleotides: MAFFT ignores it; drop it)",
+    "--aamatrix": "msagpu reads no matrix files; use --bl N (nucleotides: MAFFT ignores it; drop it)",
 }
 _VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments",
-           "--bl", "--lop", "--lep", "--lexp", "--treein"}
+           "--bl", "--lop", "--lep", "--lexp", "--treein", "--kimura"}
 _FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
           "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength",
           "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave", "--adjustdirection",
@@ -121,16 +131,27 @@ class MafftOptions:
 
     def config_for(self, seqtype: SeqType) -> AlignerConfig:
         """The config with --op/--ep scaled for the detected sequence type
-        (proportional to msagpu's default for that alphabet); protein takes
-        ProbCons' posteriors as its library with --localpair and --globalpair
-        alike (issue 29), nucleotides local or global alignments."""
+        (from msagpu's default for that alphabet); protein takes ProbCons'
+        posteriors as its library with --localpair and --globalpair alike
+        (issue 29), nucleotides local or global alignments. As in MAFFT,
+        --bl applies to protein only and --kimura to nucleotides only (on
+        protein MAFFT reads it as JTT, which msagpu lacks: `InputError`)."""
         kind = "protein" if SeqType(seqtype) is SeqType.protein else "nucleotide"
         _, go, ge, _ = DEFAULTS[kind]
-
+        if kind == "protein" and "--kimura" in self.given:
+            pam = self.given["--kimura"]
+            raise InputError(f"--kimura {pam}: the input is protein, where MAFFT reads it as JTT PAM {pam}; "
+                             "msagpu has no JTT matrix (use --bl N)")
+        if kind == "nucleotide" and self.config.matrix is not None:  # MAFFT's --bl is for amino acids only
+            warnings.warn(f"--bl {self.given['--bl']}: a protein matrix; nucleotides keep their scoring, as in MAFFT")
+        extend = ge + go / MAFFT_OP * (self.ep - MAFFT_EP) / 2 if self.ep is not None else None
+        if extend is not None and extend < 0:
+            raise InputError(f"--ep {self.ep}: msagpu's gap extension would be negative ({extend:.2f}); "
+                             f"the least is --ep {MAFFT_EP - 2 * ge * MAFFT_OP / go:.3f}")
         library = "auto" if kind == "protein" else self.config.library_mode
         return replace(self.config, seqtype=seqtype, library_mode=library,
-                       gap_open=go * self.op / MAFFT_OP if self.op is not None else None,
-                       gap_extend=ge * self.ep / MAFFT_EP if self.ep is not None else None)
+                       matrix=self.config.matrix if kind == "protein" else None,
+                       gap_open=go * self.op / MAFFT_OP if self.op is not None else None, gap_extend=extend)
 
 
 def _number(option: str, text: str, kind=float):
@@ -198,6 +219,11 @@ def parse(argv: list[str]) -> MafftOptions:
         if bl not in (45, 50, 62, 80, 90):
             raise InputError(f"--bl {bl}: msagpu has BLOSUM45, 50, 62, 80 and 90")
         matrix = f"BLOSUM{bl}"
+    if "--kimura" in given:
+        kimura = int(_number("--kimura", given["--kimura"], int))
+        if kimura != MAFFT_KIMURA:  # (on protein input config_for refuses it: MAFFT's JTT N)
+            raise InputError(f"--kimura {kimura}: msagpu's nucleotide scoring is fixed (NUC.4.4, ProbConsRNA's "
+                             f"pair-HMM); it takes only --kimura {MAFFT_KIMURA}, MAFFT's default, for nucleotides")
     library_open, library_extend = 11.0, 1.0
     if "--lop" in given:
         library_open = 11.0 * _number("--lop", given["--lop"]) / MAFFT_LOP

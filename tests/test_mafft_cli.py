@@ -1,6 +1,7 @@
 """msagpu-mafft: MAFFT's command line mapped onto msagpu."""
 
 import io
+import random
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,8 @@ def _run(*args, stdin=None):
     (["--retree", "1", "in.fa"], dict(retree=0)),
     (["--retree", "2", "--thread", "4", "in.fa"], dict(retree=1, threads=4)),
     (["--thread", "-1", "in.fa"], dict(threads=None)),
-    (["--amino", "--op", "1.53", "--ep", "0.123", "in.fa"], dict(seqtype="protein", gap_open=13.0, gap_extend=0.8)),
+    (["--amino", "--op", "1.53", "--ep", "0", "in.fa"], dict(seqtype="protein", gap_open=13.0, gap_extend=0.8)),
+    (["--amino", "--ep", "0.153", "in.fa"], dict(gap_extend=0.8 + 13 * 0.153 / 1.53 / 2)),
     (["--nuc", "--op", "3.06", "in.fa"], dict(seqtype="dna", gap_open=24.0)),
     (["--6merpair", "in.fa"], dict(mode="fast")),
     (["--parttree", "in.fa"], dict(mode="large")),
@@ -91,8 +93,8 @@ def test_lep_is_mafft_offset_not_the_gap_extension():
 def test_every_documented_option_parses():
     for option in MAPPING:
         name, _, value = option.partition(" ")
-        argv = [name] + ([{"--bl": "62", "--lop": "-2.0", "--lep": "0.1", "--lexp": "-0.1"}.get(name, "2")]
-                         if value else []) + ["in.fa"]
+        values = {"--bl": "62", "--kimura": "200", "--lop": "-2.0", "--lep": "0.1", "--lexp": "-0.1"}
+        argv = [name] + ([values.get(name, "2")] if value else []) + ["in.fa"]
         if name in ("--localpair", "--genafpair", "--globalpair", "--auto"):
             argv = [name, "in.fa"]
         if name == "--keeplength":
@@ -288,8 +290,8 @@ def test_op_and_ep_scale_with_the_detected_type(tmp_path):
     src.write_text("".join(f">d{i}\n" + "".join(c if rng.random() > 0.15 else rng.choice("ACGT") for c in base)
                            + "\n" for i in range(6)))
     plain = _run("--quiet", src).stdout
-    assert _run("--quiet", "--op", "1.53", "--ep", "0.123", src).stdout == plain
-    assert _run("--quiet", "--nuc", "--op", "1.53", "--ep", "0.123", src).stdout == plain
+    assert _run("--quiet", "--op", "1.53", "--ep", "0", src).stdout == plain  # MAFFT 7's --ep default: 0
+    assert _run("--quiet", "--nuc", "--op", "1.53", "--ep", "0", src).stdout == plain
 
 
 def test_the_pipelines_page_lists_every_option_as_the_code_maps_it():
@@ -458,3 +460,100 @@ def test_localpair_with_an_extension_above_the_opening_aligns(tmp_path, capsysbi
     names, rows = _fasta(capsysbinary.readouterr().out)
     assert names == [f"s{k}" for k in range(8)] and len({len(r) for r in rows}) == 1
     assert [r.replace(b"-", b"").upper() for r in rows] == [s.upper() for s in _fasta(src.read_bytes())[1]]
+
+
+# ---- issue 57: the nucleotide options --nuc, --kimura, --op/--ep, and the protein ones on nucleotides
+
+def _dna_family(path, n=6, seed=3):
+    rng = random.Random(seed)
+    base = "".join(rng.choice("ACGT") for _ in range(120))
+    path.write_text("".join(f">d{i}\n" + "".join("" if rng.random() < 0.05 else c if rng.random() > 0.15 else
+                                                  rng.choice("ACGT") for c in base) + "\n" for i in range(n)))
+    return path
+
+
+def _one_line_error(r, *words):
+    err = r.stderr.decode().strip()
+    assert r.returncode == 2 and r.stdout == b"" and len(err.splitlines()) == 1, err
+    assert all(w in err for w in words), err
+
+
+def test_kimura_200_is_maffts_default_and_other_values_are_refused(tmp_path):
+    """--kimura 200 is MAFFT's default nucleotide matrix: the same output as
+    without it. msagpu's nucleotide scoring is fixed, so any other N is
+    refused by name; so is --kimura on protein, where MAFFT reads it as JTT."""
+    src = _dna_family(tmp_path / "dna.fa")
+    plain = _run("--quiet", src)
+    assert plain.returncode == 0
+    assert _run("--quiet", "--kimura", "200", src).stdout == plain.stdout
+    assert _run("--quiet", "--kimura=200", "--nuc", src).stdout == plain.stdout
+    for n in ("1", "100"):
+        _one_line_error(_run("--kimura", n, src), f"--kimura {n}", "--kimura 200")
+    _one_line_error(_run("--kimura", "x", src), "--kimura needs a number")
+    prot = tmp_path / "prot.fa"
+    prot.write_text(">p1\nMKVLAAGIVGLLLAQEWRST\n>p2\nMKVLAGIVGLLAQEWRSTY\n>p3\nMKILAAGIVGLLIAQEFRST\n")
+    _one_line_error(_run("--kimura", "200", prot), "--kimura 200", "JTT", "--bl N")
+    _one_line_error(_run("--amino", "--kimura", "200", src), "--kimura 200", "JTT")
+
+
+def test_bl_leaves_nucleotides_as_mafft_does(tmp_path):
+    """MAFFT's --bl N picks a protein matrix; nucleotides keep theirs. msagpu
+    scored DNA with BLOSUM62 (its letters read as amino acids)."""
+    src = _dna_family(tmp_path / "dna.fa")
+    plain = _run("--quiet", src).stdout
+    r = _run("--bl", "62", src)
+    assert r.returncode == 0 and b"--bl 62: a protein matrix; nucleotides keep their scoring" in r.stderr, r.stderr
+    assert r.stdout == plain
+    assert _run("--quiet", "--bl", "45", "--localpair", src).stdout == _run("--quiet", "--localpair", src).stdout
+
+
+@pytest.mark.parametrize("argv, word", [(["--jtt", "200"], "--jtt"), (["--tm", "200"], "--tm"),
+                                        (["--aamatrix", "m.txt"], "--aamatrix")])
+def test_protein_matrices_on_nucleotides_are_refused_by_name(tmp_path, argv, word):
+    """MAFFT reads --jtt N on nucleotides as --kimura N and ignores --tm and
+    --aamatrix there; msagpu refuses them by name, saying what to do instead."""
+    r = _run(*argv, _dna_family(tmp_path / "dna.fa"))
+    _one_line_error(r, f"MAFFT option {word} is not supported", "nucleotides")
+
+
+def test_ep_is_maffts_offset_whose_default_is_zero(tmp_path):
+    """MAFFT 7's --ep defaults to 0 (an offset that works like a gap
+    extension): --ep 0 changes nothing, a positive one raises msagpu's gap
+    extension by half an offset a residue on --op's scale, for protein and
+    nucleotides; one that would make it negative is refused by name."""
+    from msa_gpu.alphabet import SeqType
+
+    src = _dna_family(tmp_path / "dna.fa")
+    plain = _run("--quiet", src).stdout
+    assert _run("--quiet", "--op", "1.53", "--ep", "0", src).stdout == plain
+    assert _run("--quiet", "--nuc", "--localpair", "--ep", "0.0", src).stdout == \
+        _run("--quiet", "--localpair", src).stdout
+    opts = parse(["--ep", "0.153", "--op", "3.06", "in.fa"])
+    assert opts.config_for(SeqType.dna).gap_extend == pytest.approx(1.0 + 12 * 0.153 / 1.53 / 2)
+    assert opts.config_for(SeqType.rna).gap_open == pytest.approx(24.0)
+    assert opts.config_for(SeqType.protein).gap_extend == pytest.approx(0.8 + 13 * 0.153 / 1.53 / 2)
+    assert parse(["--ep", "0", "in.fa"]).config_for(SeqType.protein).gap_extend == pytest.approx(0.8)
+    _one_line_error(_run("--ep", "-0.5", src), "--ep -0.5", "negative")
+
+
+def test_nuc_on_protein_like_input_aligns_as_nucleotides_and_says_so(tmp_path):
+    """--nuc on letters that read as protein: MAFFT stops ('Illegal character');
+    msagpu aligns them as nucleotides as asked, each letter outside the
+    alphabet named on stderr as scored N, rows in lower case as MAFFT writes
+    nucleotides. An input thick with IUPAC codes (77% A/C/G/T/N) is DNA
+    without --nuc, as MAFFT detects it."""
+    prot = tmp_path / "prot.fa"
+    prot.write_text(">p1\nMKVLAAGIVGLLLAQEWRST\n>p2\nMKVLAGIVGLLAQEWRSTY\n>p3\nMKILAAGIVGLLIAQEFRST\n")
+    r = _run("--nuc", prot)
+    assert r.returncode == 0
+    for letter in "EFILQ":
+        assert f"'{letter}' (".encode() in r.stderr and b"scored as N" in r.stderr, r.stderr
+    assert all(row == row.lower() for row in _fasta(r.stdout)[1])
+    amb = tmp_path / "amb.fa"
+    amb.write_text(">a1\nACGTRYACGTNNNNACGTKMSWACGT\n>a2\nACGTRYACGTNNNNACGTKMSWACGA\n>a3\nACGTACGTNNNNACGTKMSWACGT\n")
+    ours = _run("--quiet", amb)
+    assert ours.returncode == 0 and ours.stdout == _run("--quiet", "--nuc", amb).stdout
+    assert all(row == row.lower() for row in _fasta(ours.stdout)[1])
+    if shutil.which("mafft"):
+        theirs = subprocess.run(["mafft", "--quiet", str(amb)], capture_output=True, check=True).stdout
+        assert all(row == row.lower() for row in _fasta(theirs)[1])
