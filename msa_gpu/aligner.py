@@ -6,6 +6,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from msa_gpu.consistency import (
     LibrarySettings,
     build_libraries,
     library_distance,
+    library_waves,
     on_backend,
     posterior_libraries,
     stack_libraries,
@@ -264,9 +266,34 @@ class Aligner:
                 if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != supplied:
                     raise ValueError("a recipe must say which trees and distances are given (Aligner.plan with them)")
             self.choose_backend(plan)
-            return self._align_many(work, plan, distances, cut, libraries)
+            return self._in_waves(work, plan, distances, cut, libraries)
 
         return self.with_dedupe(families, run, may)
+
+    def _in_waves(self, families: list[Sequences], recipes: list[Recipe], distances: list | None,
+                  guide_trees: list, libraries: list | None) -> list[AlignResult]:
+        """`_align_many`, on the CPU in waves of families whose pair-HMM
+        libraries fit ``config.library_memory`` bytes (`library_waves`; none
+        where libraries are given): each wave's libraries are let go before
+        the next is built, so its results carry none; every result carries
+        the whole run's timings."""
+        lengths = [s.lengths if r.library == "posterior" and len(s) > 1 else None for s, r in zip(families, recipes)]
+        waves = (library_waves(lengths, self.config.library_memory, usable_cores(self.config.threads))
+                 if self.backend.name == "cpu" and libraries is None else [list(range(len(families)))])
+        if len(waves) == 1:
+            return self._align_many(families, recipes, distances, guide_trees, libraries)
+        out: list = [None] * len(families)
+        timings: dict[str, float] = {}
+        for wave in waves:
+            done = self._align_many([families[f] for f in wave], [recipes[f] for f in wave],
+                                    None if distances is None else [distances[f] for f in wave],
+                                    [guide_trees[f] for f in wave])
+            for key, value in done[0].timings.items():  # rounds: the most of any wave; the rest add up
+                timings[key] = max(timings.get(key, 0.0), value) if key == "refine_rounds" else \
+                    timings.get(key, 0.0) + value
+            for f, res in zip(wave, done):
+                out[f] = replace(res, timings=timings, library=None)
+        return out
 
     def _distinct(self, seqs: Sequences, allowed: bool = True) -> tuple[Sequences, np.ndarray | None]:
         """The sequences a family is aligned as: its distinct ones, and the

@@ -72,6 +72,13 @@ class AlignerConfig:
     flight as ``tree_memory`` bytes hold (at least one), so a batch of large
     families never holds all its N x N matrices at once. The alignments are
     the same either way.
+
+    On the CPU backend, a batch whose pair-HMM libraries would hold more than
+    ``library_memory`` bytes at once (their memory plans added up,
+    `msa_gpu.consistency.library_waves`) is aligned in waves of families that
+    fit (a family over it alone), one after the other, and each wave's
+    libraries are let go before the next is built: those results carry no
+    ``library``. A family's alignment does not depend on its wave.
     """
 
     seqtype: SeqType = SeqType.auto
@@ -126,6 +133,7 @@ class AlignerConfig:
     dedupe: bool = True  # identical sequences aligned once and copied
     keep_distances: bool = True  # False: a matrix lives only until its tree is built (results carry None)
     tree_memory: int = 2 << 30  # bytes of distance matrices in flight while trees are built (keep_distances=False)
+    library_memory: int = 1 << 30  # CPU: bytes of pair-HMM libraries a batch holds at once; over it, waves (above)
 
     def __post_init__(self) -> None:
         for name in ("seqtype", "backend", "tree", "distance", "mode"):
@@ -173,6 +181,8 @@ class AlignerConfig:
             raise ValueError("large_pivots must be >= 0, large_min_seqs >= 1, large_cluster >= 2")
         if self.tree_memory < 1:
             raise ValueError("tree_memory must be >= 1 byte")
+        if self.library_memory < 1:
+            raise ValueError("library_memory must be >= 1 byte")
         if self.profile_scale is not None and not 1 <= self.profile_scale <= 1000:
             raise ValueError("profile_scale must lie in 1..1000")
         costs = [c for c in (self.gap_open, self.gap_extend, self.gap_pair, self.matrix_offset) if c is not None]

@@ -69,3 +69,32 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1) -> LibraryPla
         if host > best.host_gb * 1e9:
             best = LibraryPlan(entries, host / 1e9, device / 1e9)
     return best
+
+
+def library_waves(lengths: list, budget: int, threads: int = 1) -> list[list[int]]:
+    """Families in waves whose pair-HMM libraries' plans (`library_plan`
+    of each family alone, host bytes) add up to at most ``budget`` bytes,
+    in their order; ``lengths`` holds each family's sequence lengths, None
+    for one that builds no posterior library (those go with the first
+    wave). A family over the budget alone makes a wave of its own.
+
+    >>> library_waves([[407] * 142, None, [100] * 10, [407] * 142], 2 * 10 ** 9, threads=2)
+    [[0, 1, 2], [3]]
+    >>> library_waves([[100] * 10, [100] * 10], 10 ** 9)
+    [[0, 1]]
+    """
+    waves: list[list[int]] = [[]]
+    held = 0.0
+    for f, L in enumerate(lengths):
+        if L is None:
+            waves[0].append(f)
+            continue
+        need = library_plan([[L]], threads).host_gb * 1e9
+        if held and held + need > budget:
+            waves.append([])
+            held = 0.0
+        waves[-1].append(f)
+        held += need
+    for wave in waves:
+        wave.sort()
+    return [w for w in waves if w]

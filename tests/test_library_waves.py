@@ -1,0 +1,79 @@
+"""A CPU batch's pair-HMM libraries in waves (issue 57: a batch of the
+RNA dev set held 4.6 GB, all its libraries at once)."""
+
+import numpy as np
+import pytest
+
+import msa_gpu.aligner as aligner_module
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig
+from msa_gpu.consistency import library_waves
+from msa_gpu.consistency.memory import library_plan
+from msa_gpu.io import make_sequences, read_sequences
+
+
+def _family(rng, n, length, letters, name):
+    base = rng.choice(list(letters), length)
+    rows = []
+    for _ in range(n):
+        s = base.copy()
+        mut = rng.random(length) < 0.25
+        s[mut] = rng.choice(list(letters), int(mut.sum()))
+        rows.append("".join(s[rng.random(length) > 0.1]).encode())
+    return make_sequences([f"{name}{i}" for i in range(n)], rows)
+
+
+def test_waves_hold_at_most_the_budget_each():
+    """Each wave's plans add up to at most the budget, unless one family
+    alone is over it; families keep their order; those without a library go
+    with the first wave; each family is in exactly one wave."""
+    lengths = [[120] * 30, None, [120] * 30, [60] * 8, [300] * 60, None, [120] * 30]
+    one = library_plan([[[120] * 30]]).host_gb * 1e9
+    for budget in (1, int(one), int(one) + 1, int(2 * one), 10 ** 12):
+        waves = library_waves(lengths, budget)
+        assert sorted(f for w in waves for f in w) == list(range(len(lengths)))
+        assert all(w == sorted(w) for w in waves) and [w[0] for w in waves] == sorted(w[0] for w in waves)
+        assert {1, 5} <= set(waves[0])
+        for w in waves:
+            held = [library_plan([[lengths[f]]]).host_gb * 1e9 for f in w if lengths[f] is not None]
+            assert sum(held) <= budget or len(held) == 1
+    assert len(library_waves(lengths, 10 ** 12)) == 1
+    assert len(library_waves(lengths, 1)) == 5  # every library family alone
+    assert [len(w) for w in library_waves(lengths, int(2 * one))][:1] == [4]  # 0, 1, 2, 5 just fit: two plans
+    assert library_waves(lengths, int(2 * one) - 1)[0] == [0, 1, 5]  # one byte less: the second starts a wave
+
+
+@pytest.mark.filterwarnings("ignore:one sequence")
+def test_a_batch_in_waves_gives_the_same_alignments(refs, monkeypatch):
+    """The same bytes with and without waves, on a batch of protein and
+    RNA families of different sizes; with waves no call builds more than
+    its budget (a family alone excepted), the results carry no library and
+    the run's timings add up over the waves."""
+    rng = np.random.default_rng(3)
+    fams = [read_sequences(t) for t in sorted((refs / "bralibase3").glob("*.tfa"))]
+    fams += [_family(rng, 12, 90, "ACDEFGHIKLMNPQRSTVWY", "p"), read_sequences(refs / "BB11001.tfa"),
+             make_sequences(["one"], [b"ACGUACGU"]), _family(rng, 20, 70, "ACGU", "r")]
+    whole = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)
+    assert all(r.library is not None for r in whole if len(r.sequences) > 1)
+    built, real = [], aligner_module.posterior_libraries
+
+    def spy(families, **kw):
+        built.append([len(f) for f in families])
+        return real(families, **kw)
+
+    monkeypatch.setattr(aligner_module, "posterior_libraries", spy)
+    budget = int(library_plan([[[110] * 10]]).host_gb * 1e9)  # about one of the bundled RNA cases
+    waved = Aligner(AlignerConfig(library_memory=budget), backend=cpu_backend()).align_many(fams)
+    assert [r.rows() for r in waved] == [r.rows() for r in whole]
+    assert len(built) > 2 and sum(map(len, built)) == sum(len(f) > 1 for f in fams)
+    assert all(r.library is None for r in waved)
+    assert waved[0].timings is waved[-1].timings and waved[0].timings["library"] > 0
+    built.clear()
+    again = Aligner(AlignerConfig(), backend=cpu_backend()).align_many(fams)  # the default budget: one wave
+    assert len(built) == 1 and [r.rows() for r in again] == [r.rows() for r in whole]
+
+
+def test_library_memory_is_checked():
+    with pytest.raises(ValueError, match="library_memory"):
+        AlignerConfig(library_memory=0)
