@@ -12,7 +12,7 @@ unless ``--preservecase``.
 >>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
 >>> cfg = opts.config_for(SeqType.protein)  # gap costs scale with the input's detected type
 >>> cfg.mode.value, cfg.maxiterate, cfg.library_mode, round(cfg.gap_open, 2), round(opts.config_for(SeqType.dna).gap_open, 2)
-('accurate', 1000, 'auto', 26.0, 24.0)
+('accurate', 1000, 'auto', 26.0, 16.0)
 >>> g = parse(["--globalpair", "in.fa"])
 >>> g.config_for(SeqType.protein).library_mode, g.config_for(SeqType.dna).library_mode
 ('auto', 'global')
@@ -48,9 +48,9 @@ MAPPING = {
                     "library for protein, the same run as --localpair; no refinement unless --maxiterate N (as MAFFT)",
     "--maxiterate N": "--maxiterate N (refinement rounds; without a *pair option: fast mode + refinement, FFT-NS-i)",
     "--retree N": "--retree N-1 (MAFFT counts the first tree; FFT-NS-2 is --retree 2 there, 1 here)",
-    "--op X": "--gap-open 13 X / 1.53 (protein; 12 X / 1.53 nucleotides): proportional to MAFFT's default",
+    "--op X": "--gap-open 13 X / 1.53 (protein; 8 X / 1.53 nucleotides): proportional to MAFFT's default",
     "--ep X": "MAFFT's offset (default 0, which changes nothing): --gap-extend 0.8 + 13 X / 1.53 / 2 (protein; "
-              "1.0 + 12 X / 1.53 / 2 nucleotides), half an offset a gapped residue on --op's scale",
+              "6.0 + 8 X / 1.53 / 2 nucleotides), half an offset a gapped residue on --op's scale",
     "--kimura N": "accepted for N = 200, MAFFT's default (msagpu's nucleotide scoring is fixed: NUC.4.4 and "
                   "ProbConsRNA's pair-HMM); any other N, or protein input (where MAFFT reads it as JTT N), an error",
     "--thread N": "--threads N (N <= 0: all cores)",

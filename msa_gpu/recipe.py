@@ -30,8 +30,11 @@ tree                  single linkage on LCS distances (FAMSA's tree, through
 retree                ``retree`` (1) rebuilds, none for FAMSA's tree, long
                       sequences' tree, a given tree, accurate mode's library
                       tree, 2 sequences or more than ``retree_max_seqs`` (2,000)
-library               accurate only: ProbCons' pair-HMM posteriors for protein,
-                      local alignments otherwise
+library               accurate only: the pair-HMM posteriors, ProbCons' model for
+                      protein, ProbConsRNA's for nucleotides
+objective             accurate mode with nucleotides' posteriors: the library
+                      alone (maximum expected accuracy, ProbConsRNA's); else
+                      the sum of pairs with matrix, gaps and library
 fragments             where the tree puts them; with ``fragments`` last,
                       sequences under half the family's 95th length
                       percentile are merged last, one at a time above the
@@ -197,7 +200,7 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     return Recipe(
         n_seqs=n, mean_length=mean, max_length=longest, seqtype=seqtype.value, mode=mode.value,
         distance=distance, tree=tree_name, retree=retree, library=library,
-        objective="mea" if config.objective == "mea" and accurate else "sp",
+        objective=objective_for(config.objective, accurate, library, seqtype),
         iterations=0 if large else planned,
         matrix=config.matrix or matrix,
         matrix_offset=config.matrix_offset if config.matrix_offset is not None else offset,
@@ -210,6 +213,25 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
         refine_cuts=config.refine_cuts or (COLUMN_CUTS if by_columns else 0),
         streamed=not config.keep_distances and distance in ("kmer", "lcs", "align") and retree == 0,
         dp_cells=cells)
+
+
+def objective_for(asked: str, accurate: bool, library: str | None, seqtype: SeqType) -> str:
+    """The merges' objective: ``mea`` (the library alone, ProbCons' maximum
+    expected accuracy) only in accurate mode, where asked or, with ``auto``,
+    for nucleotides' pair-HMM library, as ProbConsRNA aligns (issue 57:
+    bralibase3_dev 0.8329 / 0.3174 with ``sp``, 0.8377 / 0.3180 with it);
+    ``sp`` otherwise.
+
+    >>> [objective_for("auto", True, "posterior", t) for t in (SeqType.rna, SeqType.dna, SeqType.protein)]
+    ['mea', 'mea', 'sp']
+    >>> objective_for("auto", True, "global", SeqType.rna), objective_for("mea", False, None, SeqType.protein)
+    ('sp', 'sp')
+    """
+    if not accurate:
+        return "sp"
+    if asked == "auto":
+        return "mea" if library == "posterior" and seqtype is not SeqType.protein else "sp"
+    return asked
 
 
 def part_recipe(recipe: Recipe, seqs: Sequences) -> Recipe:

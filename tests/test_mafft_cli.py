@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from Bio import AlignIO, Phylo, SeqIO
 
+from msa_gpu.config import DEFAULTS
 from msa_gpu.errors import InputError
 from msa_gpu.io import read_aligned, read_sequences
 from msa_gpu.mafft_cli import MAPPING, UNSUPPORTED, parse, run
@@ -34,7 +35,7 @@ def _run(*args, stdin=None):
     (["--thread", "-1", "in.fa"], dict(threads=None)),
     (["--amino", "--op", "1.53", "--ep", "0", "in.fa"], dict(seqtype="protein", gap_open=13.0, gap_extend=0.8)),
     (["--amino", "--ep", "0.153", "in.fa"], dict(gap_extend=0.8 + 13 * 0.153 / 1.53 / 2)),
-    (["--nuc", "--op", "3.06", "in.fa"], dict(seqtype="dna", gap_open=24.0)),
+    (["--nuc", "--op", "3.06", "in.fa"], dict(seqtype="dna", gap_open=2 * DEFAULTS["nucleotide"][1])),
     (["--6merpair", "in.fa"], dict(mode="fast")),
     (["--parttree", "in.fa"], dict(mode="large")),
     (["--dpparttree", "in.fa"], dict(mode="large")),
@@ -529,11 +530,12 @@ def test_ep_is_maffts_offset_whose_default_is_zero(tmp_path):
     assert _run("--quiet", "--nuc", "--localpair", "--ep", "0.0", src).stdout == \
         _run("--quiet", "--localpair", src).stdout
     opts = parse(["--ep", "0.153", "--op", "3.06", "in.fa"])
-    assert opts.config_for(SeqType.dna).gap_extend == pytest.approx(1.0 + 12 * 0.153 / 1.53 / 2)
-    assert opts.config_for(SeqType.rna).gap_open == pytest.approx(24.0)
+    _, go, ge, _ = DEFAULTS["nucleotide"]
+    assert opts.config_for(SeqType.dna).gap_extend == pytest.approx(ge + go * 0.153 / 1.53 / 2)
+    assert opts.config_for(SeqType.rna).gap_open == pytest.approx(2 * go)
     assert opts.config_for(SeqType.protein).gap_extend == pytest.approx(0.8 + 13 * 0.153 / 1.53 / 2)
     assert parse(["--ep", "0", "in.fa"]).config_for(SeqType.protein).gap_extend == pytest.approx(0.8)
-    _one_line_error(_run("--ep", "-0.5", src), "--ep -0.5", "negative")
+    _one_line_error(_run("--ep", "-5", src), "--ep -5", "negative")
 
 
 def test_nuc_on_protein_like_input_aligns_as_nucleotides_and_says_so(tmp_path):
