@@ -35,10 +35,13 @@ BASELINE = Path(__file__).resolve().parent / "baselines" / "posterior_0935b3f.cu
 
 def _families(path: str, sets) -> list:
     from msa_gpu.io import read_sequences
+    from msa_gpu.progressive import distinct
 
     with datasets.open_dataset(path, sets) as ds:
         fams = [read_sequences(f.input_path) for f in datasets.select(ds, sets)]
-    return [f for f in fams if f.seqtype == "protein" and len(f) >= 2]
+    # the distinct sequences, as accurate mode builds its library; one alphabet (the first family's)
+    fams = [distinct(f)[0] for f in fams if len(f) >= 2]
+    return [f for f in fams if len(f) >= 2 and f.seqtype == fams[0].seqtype]
 
 
 def _timed(fn, repeat: int) -> tuple[float, object]:
@@ -117,10 +120,10 @@ def run(args) -> dict:
 
     from msa_gpu.backend import posterior_gpu as pg
     from msa_gpu.consistency import probabilistic as pr
-    from msa_gpu.consistency.pairhmm import probcons_model
+    from msa_gpu.consistency.pairhmm import model_for
 
     fams = _families(args.data, args.sets)
-    model = probcons_model(fams[0].alphabet.size)
+    model = model_for(fams[0].alphabet)  # ProbCons' for protein, ProbConsRNA's for nucleotides
     group = pr._Group(fams)
     codes = [c for f in fams for c in f.codes]
     lens = np.array([len(c) for c in codes], np.int64)
