@@ -227,8 +227,9 @@ def align(
             raise InputError("two inputs would write the same output file name")
         if linsi and ginsi:
             raise InputError("--localpair and --globalpair exclude each other")
-        # protein: ProbCons' posteriors for every accurate run (issue 29); others: local or global alignments
-        library = "global" if ginsi and families[0].seqtype is not SeqType.protein else "auto"
+        # every accurate spelling takes the pair-HMM posteriors: ProbCons' for protein (issue 29), ProbConsRNA's
+        # for nucleotides (issue 57: bralibase3_dev 0.838 / 0.318 with them, 0.720 / 0.219 with global alignments)
+        library = "auto"
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,

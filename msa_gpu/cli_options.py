@@ -95,8 +95,9 @@ Linsi = Annotated[bool, typer.Option("--linsi", "--localpair", help="MAFFT's spe
                                      "the same run: the pair-HMM posterior library for protein (ProbCons' model), "
                                      "the pair-HMM posterior library for nucleotides (ProbConsRNA's)")]
 Ginsi = Annotated[bool, typer.Option("--ginsi", "--globalpair", help="Accurate mode (MAFFT's G-INS-i): the "
-                                     "global-alignment library for nucleotides; the pair-HMM posterior library for "
-                                     "protein, the same run as --mode accurate")]
+                                     "pair-HMM posterior library for protein (ProbCons' model), the pair-HMM "
+                                     "posterior library for nucleotides (ProbConsRNA's), the same run as --mode "
+                                     "accurate")]
 GpusOpt = Annotated[Optional[str], typer.Option("--gpus", help="GPUs of this machine for a batch: all, a count or "
                                                  "indices (0,2); CUDA_VISIBLE_DEVICES picks them. The output is "
                                                  "the same as on one GPU. Default: one")]

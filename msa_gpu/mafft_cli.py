@@ -15,7 +15,7 @@ unless ``--preservecase``.
 ('accurate', 1000, 'auto', 26.0, 16.0)
 >>> g = parse(["--globalpair", "in.fa"])
 >>> g.config_for(SeqType.protein).library_mode, g.config_for(SeqType.dna).library_mode
-('auto', 'global')
+('auto', 'auto')
 >>> parse(["--auto", "in.fa"]).config.mode.value, parse(["in.fa"]).config.mode.value
 ('auto', 'fast')
 """
@@ -44,8 +44,9 @@ MAPPING = {
                    "the pair-HMM posterior library for nucleotides (ProbConsRNA's); no refinement unless "
                    "--maxiterate N (as MAFFT)",
     "--genafpair": "the same as --localpair (msagpu has no generalised affine pairs)",
-    "--globalpair": "--mode accurate (G-INS-i): the global-alignment library for nucleotides; the pair-HMM posterior "
-                    "library for protein, the same run as --localpair; no refinement unless --maxiterate N (as MAFFT)",
+    "--globalpair": "--mode accurate (G-INS-i): the pair-HMM posterior library for protein (ProbCons' model), the "
+                    "pair-HMM posterior library for nucleotides (ProbConsRNA's), the same run as --localpair; no "
+                    "refinement unless --maxiterate N (as MAFFT)",
     "--maxiterate N": "--maxiterate N (refinement rounds; without a *pair option: fast mode + refinement, FFT-NS-i)",
     "--retree N": "--retree N-1 (MAFFT counts the first tree; FFT-NS-2 is --retree 2 there, 1 here)",
     "--op X": "--gap-open 13 X / 1.53 (protein; 8 X / 1.53 nucleotides): proportional to MAFFT's default",
@@ -79,8 +80,10 @@ MAPPING = {
     "--memsave": "accepted (long merges always run in msagpu's checkpointed kernel, memory ~ (m + n)^1.5)",
     "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90) for protein; nucleotides keep their scoring, as in MAFFT "
               "(a note on stderr)",
-    "--lop X": "library gap opening 11 X / -2.00 (L-INS-i's local pairs; proportional to MAFFT's default)",
-    "--lexp X": "library gap extension 1.0 X / -0.10 (L-INS-i's local pairs; proportional to MAFFT's default)",
+    "--lop X": "accepted, with a note on stderr: the pair-HMM library has no gap costs of its own, so it changes "
+               "nothing (the API's alignment libraries take it as gap opening 11 X / -2.00)",
+    "--lexp X": "accepted, with a note on stderr: the pair-HMM library has no gap costs of its own, so it changes "
+                "nothing (the API's alignment libraries take it as gap extension 1.0 X / -0.10)",
     "--lep X": "accepted, with a note on stderr: MAFFT's score offset of the local pairs; msagpu's library has "
                "no offset, so it changes nothing",
     "--adjustdirection": "nucleotide sequences whose reverse complement shares more 6-mers with the first sequence "
@@ -131,9 +134,9 @@ class MafftOptions:
 
     def config_for(self, seqtype: SeqType) -> AlignerConfig:
         """The config with --op/--ep scaled for the detected sequence type
-        (from msagpu's default for that alphabet); protein takes ProbCons'
-        posteriors as its library with --localpair and --globalpair alike
-        (issue 29), nucleotides local or global alignments. As in MAFFT,
+        (from msagpu's default for that alphabet); every *pair option takes
+        the pair-HMM posteriors as its library, ProbCons' for protein (issue
+        29) and ProbConsRNA's for nucleotides (issue 57). As in MAFFT,
         --bl applies to protein only and --kimura to nucleotides only (on
         protein MAFFT reads it as JTT, which msagpu lacks: `InputError`)."""
         kind = "protein" if SeqType(seqtype) is SeqType.protein else "nucleotide"
@@ -148,8 +151,7 @@ class MafftOptions:
         if extend is not None and extend < 0:
             raise InputError(f"--ep {self.ep}: msagpu's gap extension would be negative ({extend:.2f}); "
                              f"the least is --ep {MAFFT_EP - 2 * ge * MAFFT_OP / go:.3f}")
-        library = "auto" if kind == "protein" else self.config.library_mode
-        return replace(self.config, seqtype=seqtype, library_mode=library,
+        return replace(self.config, seqtype=seqtype,
                        matrix=self.config.matrix if kind == "protein" else None,
                        gap_open=go * self.op / MAFFT_OP if self.op is not None else None, gap_extend=extend)
 
@@ -231,12 +233,16 @@ def parse(argv: list[str]) -> MafftOptions:
         library_extend = 1.0 * _number("--lexp", given["--lexp"]) / MAFFT_LEXP
     if not (library_open > 0 and library_extend >= 0):
         raise InputError("--lop must be negative and --lexp not positive (MAFFT's signs)")
+    for option in ("--lop", "--lexp"):  # every accurate run takes the pair-HMM posteriors (issue 57)
+        if option in given:
+            warnings.warn(f"{option} {_number(option, given[option])}: the pair-HMM library has no gap costs of its "
+                          "own: ignored")
     if "--lep" in given:  # MAFFT's offset (pairlocalalign -h), not a gap cost: it was read as the extension once
         warnings.warn(f"--lep {_number('--lep', given['--lep'])}: MAFFT's score offset of the local pairs has no "
                       "counterpart in msagpu's library: ignored (--lexp sets their gap extension)")
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
-        library_mode="global" if "--globalpair" in pair else "auto",
+        library_mode="auto",
         retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
         threads=threads if threads and threads > 0 else None, matrix=matrix,
         library_gap_open=library_open, library_gap_extend=library_extend,

@@ -559,3 +559,19 @@ def test_nuc_on_protein_like_input_aligns_as_nucleotides_and_says_so(tmp_path):
     if shutil.which("mafft"):
         theirs = subprocess.run(["mafft", "--quiet", str(amb)], capture_output=True, check=True).stdout
         assert all(row == row.lower() for row in _fasta(theirs)[1])
+
+
+def test_globalpair_on_nucleotides_is_the_posterior_run_and_lop_lexp_say_they_change_nothing(tmp_path):
+    """Issue 57: MAFFT's G-INS-i spelling takes ProbConsRNA's posteriors for
+    nucleotides, the same bytes as --localpair (the library of global
+    alignments it took scored 0.720 / 0.219 on bralibase3_dev); --lop and
+    --lexp, gap costs of alignment libraries, say on stderr that they change
+    nothing, and do not."""
+    src = _dna_family(tmp_path / "dna.fa")
+    local = _run("--quiet", "--localpair", src)
+    glob = _run("--quiet", "--globalpair", "--maxiterate", "0", src)
+    assert local.returncode == glob.returncode == 0 and glob.stdout == local.stdout
+    for option, value in (("--lop", "-6"), ("--lexp", "-0.5")):
+        r = _run("--globalpair", option, value, src)
+        assert r.returncode == 0 and r.stdout == local.stdout, option
+        assert f"{option} {float(value)}: the pair-HMM library has no gap costs of its own: ignored".encode() in r.stderr

@@ -587,16 +587,15 @@ def _dna_family(path: Path, n: int = 5, length: int = 120, seed: int = 5) -> Non
 
 
 def test_requests_gathered_with_different_settings_each_align_with_their_own(tmp_path, monkeypatch):
-    """Issue 56: requests with different settings (mode, the library's gap
-    opening, which lives in the settings rather than in a family's recipe,
-    gap opening, output format) gathered into one batch: each one's answer is
+    """Issue 56: requests with different settings (mode, gap opening and
+    extension, refinement rounds, output format) gathered into one batch: each one's answer is
     the one it gets alone, byte for byte; those whose settings are equal share
     one `align_many` call."""
     from msa_gpu.serving import gather
 
     _dna_family(tmp_path / "dna.fa")
-    settings = [[], ["--localpair"], ["--globalpair", "--lop", "-1"], ["--globalpair", "--lop", "-6"], ["--globalpair"],
-                ["--op", "0.3"], ["--clustalout"], ["--globalpair", "--lop", "-1"]]
+    settings = [[], ["--localpair"], ["--op", "3"], ["--op", "0.3"], ["--localpair", "--maxiterate", "2"],
+                ["--ep", "0.5"], ["--clustalout"], ["--op", "3"]]
 
     def request(k: int) -> dict:
         return {"program": "msagpu-mafft", "argv": ["--quiet", *settings[k], "dna.fa"], "cwd": str(tmp_path),
