@@ -267,9 +267,13 @@ def align(
                 from msa_gpu.consistency import library_memory
 
                 gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
-                import numba  # (loaded by now: the library's host threads are numba's count)
+                if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
+                    host_threads = 1
+                else:
+                    import numba  # (the CPU library's host threads are numba's count)
 
-                lib = library_memory(posterior, gpu, threads or numba.get_num_threads())
+                    host_threads = threads or numba.get_num_threads()
+                lib = library_memory(posterior, gpu, host_threads)
                 if (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
                     typer.echo(f"msagpu: {lib.line(gpu)}", err=True)
         if dask:

@@ -310,62 +310,13 @@ __device__ __forceinline__ double cons_pow2(int k) { return __longlong_as_double
 // One term's fixed point: v * 2^F (v * one exact), truncated.
 __device__ __forceinline__ cons_acc cons_fix(double scaled) { return (cons_acc)__double2ll_rz(scaled); }
 
-// One sequence u's share of row x, as the warp's lanes hold it: lane l has
-// entry l of x's row of P_su (its value times 2^F, and the bounds of row z
-// of P_ut), and the inclusive sum of those rows' lengths over lanes <= l.
-struct ConsRun {
-    double p;
-    long long m0;
-    int len, incl;
-};
-
-__device__ __forceinline__ ConsRun cons_fetch(const long long* __restrict__ indptr, const int* __restrict__ indices,
-                                              const float* __restrict__ data, long long c, long long k, long long k1,
-                                              double one, int lane)
-{
-    ConsRun r = {0.0, 0, 0, 0};
-    if (k + lane < k1) {
-        const long long z = indices[k + lane];
-        r.p = __dmul_rn((double)data[k + lane], one);
-        r.m0 = indptr[c + z];
-        r.len = (int)(indptr[c + z + 1] - r.m0);
-    }
-    return r;
-}
-
-// Adds a run's terms: its rows z's entries, all of them spread over the
-// warp's lanes at once (item i of the run is entry i - (its row's start) of
-// the row r whose inclusive length first passes i).
-__device__ __forceinline__ void cons_add(cons_acc* acc, ConsRun run, const int* __restrict__ indices,
-                                         const float* __restrict__ data, int lane)
-{
-    int incl = run.len;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const int v = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += v;
-    }
-    const int total = __shfl_sync(0xffffffffu, incl, 31);
-    for (int i0 = 0; i0 < total; i0 += 32) {
-        const int i = i0 + lane;
-        int r = 0;  // the first lane whose inclusive length passes i
-#pragma unroll
-        for (int step = 16; step > 0; step >>= 1) {
-            const int v = __shfl_sync(0xffffffffu, incl, r + step - 1);
-            if (v <= i) r += step;
-        }
-        const int before = __shfl_sync(0xffffffffu, incl - run.len, r);
-        const long long m0 = __shfl_sync(0xffffffffu, run.m0, r);
-        const double p = __shfl_sync(0xffffffffu, run.p, r);
-        if (i < total) {
-            const long long m = m0 + (i - before);
-            atomicAdd(acc + indices[m], cons_fix(__dmul_rn(p, (double)data[m])));
-        }
-    }
-}
-
-// Adds every term of row x to `acc` (Lt integer sums): a sequence u at a
-// time, the next u's entries loaded while this one's terms are added.
+// Adds every term of row x to `acc` (Lt integer sums), 32 sequences u at a
+// time: lane l takes u0 + l's part of x's row of P_su (its entries z), the
+// warp spreads those entries over its lanes (entry i of the concatenation to
+// lane i mod 32), and each lane adds its entry's row z of P_ut term by term.
+// (Spreading the terms themselves over the lanes instead, a u at a time, cost
+// a search of shuffles for every 32 terms: bralibase3_dev's two passes took
+// 1.15 + 1.74 s that way on the H100, 0.49 + 1.24 s this way, the same sums.)
 __device__ __forceinline__ void cons_terms(cons_acc* acc, long long x, int s, int t, int n, long long direct,
                                            double one, const long long* __restrict__ indptr,
                                            const int* __restrict__ indices, const float* __restrict__ data,
@@ -376,37 +327,43 @@ __device__ __forceinline__ void cons_terms(cons_acc* acc, long long x, int s, in
         for (long long k = indptr[direct + x] + lane; k < k1; k += 32)
             atomicAdd(acc + indices[k], 2 * cons_fix(__dmul_rn((double)data[k], one)));
     }
-    int u = 0;
-    while (u < n && (u == s || u == t)) ++u;
-    long long c = 0, k = 0, k1 = 0;
-    if (u < n) {
-        const long long a = B[(long long)s * n + u];
-        c = B[(long long)u * n + t];
-        k = indptr[a + x];
-        k1 = indptr[a + x + 1];
-    }
-    ConsRun run = cons_fetch(indptr, indices, data, c, k, k1, one, lane);
-    while (u < n) {
-        // what comes after this run: the rest of x's row (past 32 entries), or the next u
-        int un = u;
-        long long cn = c, kn = k + 32, k1n = k1;
-        if (kn >= k1) {
-            ++un;
-            while (un < n && (un == s || un == t)) ++un;
-            if (un < n) {
-                const long long a = B[(long long)s * n + un];
-                cn = B[(long long)un * n + t];
-                kn = indptr[a + x];
-                k1n = indptr[a + x + 1];
+    for (int u0 = 0; u0 < n; u0 += 32) {
+        const int u = u0 + lane;
+        long long k0 = 0, c = 0;
+        int len = 0;
+        if (u < n && u != s && u != t) {
+            const long long a = B[(long long)s * n + u];
+            c = B[(long long)u * n + t];
+            k0 = indptr[a + x];
+            len = (int)(indptr[a + x + 1] - k0);
+        }
+        int incl = len;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int v = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o) incl += v;
+        }
+        const int total = __shfl_sync(0xffffffffu, incl, 31);
+        for (int i0 = 0; i0 < total; i0 += 32) {
+            const int i = i0 + lane;
+            int r = 0;  // the first lane whose inclusive length passes i
+#pragma unroll
+            for (int step = 16; step > 0; step >>= 1) {
+                const int v = __shfl_sync(0xffffffffu, incl, r + step - 1);
+                if (v <= i) r += step;
+            }
+            const int before = __shfl_sync(0xffffffffu, incl - len, r);
+            const long long kr = __shfl_sync(0xffffffffu, k0, r);
+            const long long cr = __shfl_sync(0xffffffffu, c, r);
+            if (i < total) {
+                const long long e = kr + (i - before);
+                const long long z = indices[e];
+                const double p = __dmul_rn((double)data[e], one);
+                const long long m1 = indptr[cr + z + 1];
+                for (long long m = indptr[cr + z]; m < m1; ++m)
+                    atomicAdd(acc + indices[m], cons_fix(__dmul_rn(p, (double)data[m])));
             }
         }
-        const ConsRun next = un < n ? cons_fetch(indptr, indices, data, cn, kn, k1n, one, lane) : ConsRun{0.0, 0, 0, 0};
-        cons_add(acc, run, indices, data, lane);
-        run = next;
-        u = un;
-        c = cn;
-        k = kn;
-        k1 = k1n;
     }
 }
 
