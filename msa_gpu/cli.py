@@ -262,20 +262,21 @@ def align(
             staged = _stage_plan(config, [(s, r) for s, r in zip(families, recipes) if r.mode != "large"], fmt)
             if staged is not None:
                 typer.echo(f"msagpu: {staged.line()}", err=True)
-            posterior = [s for s, r in zip(families, recipes) if r.library == "posterior"]
-            if posterior:  # accurate mode's library: said where it may hold much (issue 43)
-                from msa_gpu.consistency import library_memory
+        posterior = [s for s, r in zip(families, recipes) if r.library == "posterior"]
+        if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
+            from msa_gpu.consistency import library_memory
 
-                gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
-                if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
-                    host_threads = 1
-                else:
-                    import numba  # (the CPU library's host threads are numba's count)
+            gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
+            if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
+                host_threads = 1
+            else:
+                import numba  # (the CPU library's host threads are numba's count)
 
-                    host_threads = threads or numba.get_num_threads()
-                lib = library_memory(posterior, gpu, host_threads)
-                if (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
-                    typer.echo(f"msagpu: {lib.line(gpu)}", err=True)
+                host_threads = threads or numba.get_num_threads()
+            lib = library_memory(posterior, gpu, host_threads)
+            need["plan"] = lib.line(gpu)  # (not the large path's plan of the largest family: issue 58 saw 0.0 GB)
+            if not quiet and (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
+                typer.echo(f"msagpu: {need['plan']}", err=True)
         if dask:
             from msa_gpu.distributed import align_many_dask
 

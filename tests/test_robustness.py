@@ -115,9 +115,15 @@ def test_internal_error_and_out_of_memory_have_their_own_codes(tmp_path, monkeyp
         raise MemoryError("cannot allocate 12 GB")
 
     monkeypatch.setattr(aligner.Aligner, "align_many", oom)
-    r = _cli("align", src, "-o", tmp_path / "o.fa", "--backend", "cpu", "-q")
+    r = _cli("align", src, "-o", tmp_path / "o.fa", "--backend", "cpu", "-q", "--mode", "fast")
     assert r.exit_code == 4 and "out of memory (cannot allocate 12 GB); memory plan: about" in r.stderr
     assert not (tmp_path / "o.fa").exists()
+    # accurate mode: the plan said is its pair-HMM library's, the memory that matters there (issue 58 saw an
+    # out-of-memory exit say the large path's "about 0.0 GB host, 0.0 GB device")
+    r = _cli("align", src, "-o", tmp_path / "o.fa", "--backend", "cpu", "-q")
+    assert r.exit_code == 4, r.stderr
+    assert "out of memory (cannot allocate 12 GB); memory plan: the pair-HMM library at most about" in r.stderr
+    assert "GB host (" in r.stderr and not (tmp_path / "o.fa").exists()
 
 
 @pytest.mark.parametrize("sig, code, said", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
