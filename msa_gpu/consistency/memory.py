@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from msa_gpu.arrays import budget_chunks
+
 #: Entries a residue row of a pair keeps in one phase of the posterior library
 #: (posteriors, then each transformation), as planned: the most seen in any
 #: phase over BAliBASE's 218 families, balifam100's 59 and a 300-sequence Pfam
@@ -83,18 +85,8 @@ def library_waves(lengths: list, budget: int, threads: int = 1) -> list[list[int
     >>> library_waves([[100] * 10, [100] * 10], 10 ** 9)
     [[0, 1]]
     """
-    waves: list[list[int]] = [[]]
-    held = 0.0
-    for f, L in enumerate(lengths):
-        if L is None:
-            waves[0].append(f)
-            continue
-        need = library_plan([[L]], threads).host_gb * 1e9
-        if held and held + need > budget:
-            waves.append([])
-            held = 0.0
-        waves[-1].append(f)
-        held += need
-    for wave in waves:
-        wave.sort()
+    todo = [f for f, L in enumerate(lengths) if L is not None]
+    need = [library_plan([[lengths[f]]], threads).host_gb * 1e9 for f in todo]
+    waves = [[todo[int(k)] for k in chunk] for chunk in budget_chunks(need, budget)] or [[]]
+    waves[0] = sorted(waves[0] + [f for f, L in enumerate(lengths) if L is None])
     return [w for w in waves if w]
