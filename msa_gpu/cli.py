@@ -227,13 +227,13 @@ def align(
             raise InputError("two inputs would write the same output file name")
         if linsi and ginsi:
             raise InputError("--localpair and --globalpair exclude each other")
-        # every accurate spelling takes the pair-HMM posteriors: ProbCons' for protein (issue 29), ProbConsRNA's
-        # for nucleotides (issue 57: bralibase3_dev 0.838 / 0.318 with them, 0.720 / 0.219 with global alignments)
-        library = "auto"
+        # every accurate spelling takes library_mode auto, the pair-HMM posteriors: ProbCons' for protein (issue
+        # 29), ProbConsRNA's for nucleotides (issue 57: bralibase3_dev 0.838 / 0.318 with them, 0.720 / 0.219
+        # with global alignments)
         config = AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
                                gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
                                mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
-                               library_mode=library, keep_distances=distmat_out is not None, fragments=fragments.value,
+                               keep_distances=distmat_out is not None, fragments=fragments.value,
                                anchor_cells=AlignerConfig.anchor_cells if anchors else 0)
         from msa_gpu.progress import StageReporter
 

@@ -242,7 +242,6 @@ def parse(argv: list[str]) -> MafftOptions:
                       "counterpart in msagpu's library: ignored (--lexp sets their gap extension)")
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
-        library_mode="auto",
         retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
         threads=threads if threads and threads > 0 else None, matrix=matrix,
         library_gap_open=library_open, library_gap_extend=library_extend,
