@@ -35,7 +35,7 @@ class DistanceMethod(str, enum.Enum):
 class Mode(str, enum.Enum):
     auto = "auto"  # accurate for small families, fast otherwise (as MAFFT's --auto)
     fast = "fast"  # progressive alignment on profile scores (MAFFT FFT-NS-2 class)
-    accurate = "accurate"  # consistency library + refinement (MAFFT L-INS-i class)
+    accurate = "accurate"  # pair-HMM posterior consistency library (MAFFT L-INS-i class)
     large = "large"  # k-mer pivots + partition tree, no N x N matrix (auto from large_min_seqs)
 
 

@@ -45,10 +45,11 @@ class AlignerConfig:
     ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
     are not rebuilt (identities over all pairs and columns cost O(n^2 L):
     about 140 s and 8 GB for 10,000 sequences on 2 CPU cores). The defaults were chosen on BAliBASE 3 (see
-    benchmarks/results/). ``mode`` picks fast or accurate (consistency
-    library from all-pairs ``library_mode`` alignments, weighted by
-    ``consistency`` matrix units, and ``maxiterate`` refinement rounds,
-    default `ACCURATE_ITERATIONS`; cuts over ``refine_max_cells`` DP cells
+    benchmarks/results/). ``mode`` picks fast or accurate (a consistency
+    library, ``library_mode``: the pair-HMM posteriors, or all-pairs
+    alignments, weighted by ``consistency`` matrix units, and ``maxiterate``
+    refinement rounds, default none with the posteriors and
+    `ACCURATE_ITERATIONS` with alignments; cuts over ``refine_max_cells`` DP cells
     are not realigned: on BAliBASE they are 12% of the families and 71% of
     the cells). ``mode`` large (auto: from ``large_min_seqs`` sequences)
     builds no N x N matrix: k-mer distances to ``large_pivots`` pivots
@@ -112,7 +113,9 @@ class AlignerConfig:
     mode: Mode = Mode.auto
     maxiterate: int | None = None
     consistency: float = 40.0
-    library_mode: str = "auto"  # auto: posterior for protein, local otherwise; posterior, local, global, both
+    # auto: the pair-HMM posteriors (ProbCons' model for protein, ProbConsRNA's for nucleotides); posterior, local,
+    # global, both
+    library_mode: str = "auto"
     # sp: matrix, gaps and library; mea: the library alone, no gap costs (ProbCons); auto: mea for nucleotides'
     # pair-HMM libraries (ProbConsRNA's model), sp otherwise (msa_gpu.recipe)
     objective: str = "auto"
@@ -208,7 +211,8 @@ class AlignerConfig:
 #: average share: the same clusters, ties possibly in another order.
 SPANNING_MIN_SEQS = 257
 
-#: Refinement rounds of accurate mode unless ``maxiterate`` says otherwise.
+#: Refinement rounds of accurate mode with a library of alignments (``library_mode`` local, global or both)
+#: unless ``maxiterate`` says otherwise; the pair-HMM posteriors take none.
 ACCURATE_ITERATIONS = 10
 
 

@@ -137,7 +137,7 @@ def test_the_accurate_spellings_help_names_the_library_each_type_gets(tmp_path):
 
 def test_maxiterate_help_says_the_rounds_the_recipe_plans(tmp_path):
     """Every default that --maxiterate's help states is what a run plans
-    (protein's posterior library takes none; nucleotides' libraries 10)."""
+    (the posterior libraries, protein's and nucleotides', take none)."""
     claims = round_claims(option_help("--maxiterate"))
     assert {("accurate", "protein"), ("accurate", "nucleotides"), ("fast", None), ("large", "never")} <= set(claims)
     for (mode, kind), rounds in claims.items():
