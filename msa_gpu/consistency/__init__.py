@@ -27,5 +27,6 @@ from msa_gpu.consistency.memory import library_waves
 from msa_gpu.consistency.probabilistic import library_memory, on_backend, posterior_libraries, posterior_library
 
 __all__ = ["LibrarySettings", "LibraryStack", "LibraryWeight", "PairHMM", "build_libraries", "column_confidence",
-           "library_distance", "library_memory", "library_waves", "model_for", "on_backend", "pair_posteriors", "posterior_libraries",
-           "perturbed_model", "posterior_library", "probcons_model", "probcons_rna_model", "stack_libraries"]
+           "library_distance", "library_memory", "library_waves", "model_for", "on_backend", "pair_posteriors",
+           "posterior_libraries", "perturbed_model", "posterior_library", "probcons_model", "probcons_rna_model",
+           "stack_libraries"]
