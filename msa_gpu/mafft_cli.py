@@ -80,10 +80,10 @@ MAPPING = {
     "--memsave": "accepted (long merges always run in msagpu's checkpointed kernel, memory ~ (m + n)^1.5)",
     "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90) for protein; nucleotides keep their scoring, as in MAFFT "
               "(a note on stderr)",
-    "--lop X": "accepted, with a note on stderr: the pair-HMM library has no gap costs of its own, so it changes "
-               "nothing (the API's alignment libraries take it as gap opening 11 X / -2.00)",
-    "--lexp X": "accepted, with a note on stderr: the pair-HMM library has no gap costs of its own, so it changes "
-                "nothing (the API's alignment libraries take it as gap extension 1.0 X / -0.10)",
+    "--lop X": "accepted (negative, as MAFFT's), with a note on stderr: the pair-HMM library has no gap costs of its "
+               "own, so it changes nothing",
+    "--lexp X": "accepted (not positive, as MAFFT's), with a note on stderr: the pair-HMM library has no gap costs "
+                "of its own, so it changes nothing",
     "--lep X": "accepted, with a note on stderr: MAFFT's score offset of the local pairs; msagpu's library has "
                "no offset, so it changes nothing",
     "--adjustdirection": "nucleotide sequences whose reverse complement shares more 6-mers with the first sequence "
@@ -226,25 +226,22 @@ def parse(argv: list[str]) -> MafftOptions:
         if kimura != MAFFT_KIMURA:  # (on protein input config_for refuses it: MAFFT's JTT N)
             raise InputError(f"--kimura {kimura}: msagpu's nucleotide scoring is fixed (NUC.4.4, ProbConsRNA's "
                              f"pair-HMM); it takes only --kimura {MAFFT_KIMURA}, MAFFT's default, for nucleotides")
-    library_open, library_extend = 11.0, 1.0
-    if "--lop" in given:
-        library_open = 11.0 * _number("--lop", given["--lop"]) / MAFFT_LOP
-    if "--lexp" in given:
-        library_extend = 1.0 * _number("--lexp", given["--lexp"]) / MAFFT_LEXP
-    if not (library_open > 0 and library_extend >= 0):
+    # MAFFT's local pairs' gap costs (and --lep, their score offset, once misread as the extension): every
+    # accurate run takes the pair-HMM posteriors (issue 57), which have none, so each is checked by MAFFT's
+    # sign, said and ignored; the config stays as without it (served requests batch together)
+    lop, lexp = (_number(o, given[o]) if o in given else d for o, d in (("--lop", MAFFT_LOP), ("--lexp", MAFFT_LEXP)))
+    if not (lop < 0 and lexp <= 0):
         raise InputError("--lop must be negative and --lexp not positive (MAFFT's signs)")
-    for option in ("--lop", "--lexp"):  # every accurate run takes the pair-HMM posteriors (issue 57)
+    for option, value in (("--lop", lop), ("--lexp", lexp)):
         if option in given:
-            warnings.warn(f"{option} {_number(option, given[option])}: the pair-HMM library has no gap costs of its "
-                          "own: ignored")
-    if "--lep" in given:  # MAFFT's offset (pairlocalalign -h), not a gap cost: it was read as the extension once
+            warnings.warn(f"{option} {value}: the pair-HMM library has no gap costs of its own: ignored")
+    if "--lep" in given:
         warnings.warn(f"--lep {_number('--lep', given['--lep'])}: MAFFT's score offset of the local pairs has no "
-                      "counterpart in msagpu's library: ignored (--lexp sets their gap extension)")
+                      "counterpart in msagpu's library: ignored")
     cfg = AlignerConfig(
         seqtype=seqtype, mode=mode, maxiterate=min(maxiterate, 100000) if maxiterate is not None else (0 if pair else None),
         retree=min(max(retree - 1, 0), 10) if retree is not None else 1,
         threads=threads if threads and threads > 0 else None, matrix=matrix,
-        library_gap_open=library_open, library_gap_extend=library_extend,
     )
     name_length = int(_number("--namelength", given["--namelength"], int)) if "--namelength" in given else None
     if name_length is not None and name_length < 1:
