@@ -62,7 +62,8 @@ MAPPING = {
                    "(names that the cut makes equal are kept distinct by a numbered tail: seq_longn1)",
     "--namelength N": "names cut to N characters in Clustal output, and cut or padded to N in PHYLIP output",
     "--preservecase": "residues as given (else DNA/RNA lower case, protein upper case)",
-    "--anysymbol": "any character accepted, scored as the wildcard (X or N)",
+    "--anysymbol": "any character accepted, scored as the wildcard (X or N), '*' kept (without it '*' is deleted, "
+                   "as MAFFT deletes it, with a note on stderr)",
     "--quiet": "--quiet",
     "--treeout": "guide tree to INPUT.tree as MAFFT writes it (Newick, leaves N_title)",
     "--treein FILE": "align along this guide tree, in MAFFT's format (a merge 'i j [length length]' a line, "
@@ -262,6 +263,32 @@ def parse(argv: list[str]) -> MafftOptions:
                         add, "--keeplength" in given, op, ep, given)
 
 
+def _without_stops(names: list[str], raw: list[bytes], opts: MafftOptions) -> list[bytes]:
+    """The sequences with every ``*`` deleted, as MAFFT 7.505 deletes them
+    (protein and nucleotides alike, silently; ``--anysymbol`` keeps them as
+    residues), said on stderr unless ``--quiet``. A sequence of ``*`` alone,
+    which MAFFT writes as a row of gaps, is an `InputError` naming it.
+
+    >>> o = parse(["--quiet", "in.fa"])
+    >>> _without_stops(["a", "b"], [b"MKV*LAW*", b"MKVLAW"], o)
+    [b'MKVLAW', b'MKVLAW']
+    >>> _without_stops(["a"], [b"MKV*"], parse(["--quiet", "--anysymbol", "in.fa"]))
+    [b'MKV*']
+    """
+    if opts.any_symbol or not any(b"*" in r for r in raw):
+        return raw
+    kept = [r.replace(b"*", b"") for r in raw]
+    for name, r in zip(names, kept):
+        if not r.strip():
+            raise InputError(f"sequence {name!r} has no residues besides '*' (MAFFT deletes '*' and would write it "
+                             "as a row of gaps)")
+    if not opts.quiet:
+        count = sum(b"*" in r for r in raw)
+        print(f"msagpu-mafft: '*' deleted from {count} sequence{'s' if count > 1 else ''}, as MAFFT deletes it "
+              "(--anysymbol keeps it)", file=sys.stderr)
+    return kept
+
+
 def run(argv: list[str]) -> int:
     """Align as ``mafft`` would and write to stdout; returns the exit code."""
     import numpy as np
@@ -284,6 +311,7 @@ def run(argv: list[str]) -> int:
     if len(set(names)) < len(names) and not opts.quiet:
         print("msagpu-mafft: some sequence names are used more than once; kept as they are, as MAFFT does",
               file=sys.stderr)
+    raw = _without_stops(names, raw, opts)
     seqs = make_sequences(names, raw, opts.config.seqtype, opts.any_symbol)
     if "--adjustdirection" in opts.given or "--adjustdirectionaccurately" in opts.given:
         seqs = _adjust_direction(seqs, opts)

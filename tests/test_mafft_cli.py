@@ -577,3 +577,27 @@ def test_globalpair_on_nucleotides_is_the_posterior_run_and_lop_lexp_say_they_ch
         r = _run("--globalpair", option, value, src)
         assert r.returncode == 0 and r.stdout == local.stdout, option
         assert f"{option} {float(value)}: the pair-HMM library has no gap costs of its own: ignored".encode() in r.stderr
+
+
+def test_stop_marks_are_deleted_as_mafft_deletes_them(tmp_path):
+    """MAFFT 7.505 deletes every '*' (silently; --anysymbol keeps them as
+    residues): msagpu-mafft's rows are the input less its '*', said on
+    stderr; a sequence of '*' alone is a one-line error naming it."""
+    src = tmp_path / "star.fa"
+    src.write_bytes(b">a\nMKV*LAWQKLLE*\n>b\nMKVLAWQKLLE\n>c\nMKLAW*QKLE\n")
+    r = _run(src)
+    assert r.returncode == 0, r.stderr
+    got = [line for line in r.stdout.decode().split("\n") if line and not line.startswith(">")]
+    assert [g.replace("-", "") for g in got] == ["MKVLAWQKLLE", "MKVLAWQKLLE", "MKLAWQKLE"]
+    assert b"'*' deleted from 2 sequences, as MAFFT deletes it" in r.stderr
+    if shutil.which("mafft"):
+        want = subprocess.run(["mafft", "--quiet", str(src)], capture_output=True).stdout.decode()
+        assert [w.replace("-", "") for w in want.split("\n") if w and not w.startswith(">")] == \
+            [g.replace("-", "") for g in got]
+    kept = _run("--quiet", "--anysymbol", src)
+    assert kept.returncode == 0 and kept.stderr == b""
+    assert [k.replace("-", "") for k in kept.stdout.decode().split("\n") if k and not k.startswith(">")][0] == \
+        "MKV*LAWQKLLE*"
+    only = tmp_path / "only.fa"
+    only.write_bytes(b">a\nMKV\n>b\n***\n")
+    _one_line_error(_run("--quiet", only), "sequence 'b' has no residues besides '*'")
