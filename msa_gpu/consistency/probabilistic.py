@@ -367,7 +367,8 @@ def index_dtype(longest: int):
 
 def _threaded(fn, items: list, work, tick=None, sink=None) -> list:
     """``fn(item, space)`` of each item on host threads (numba kernels that
-    release the GIL; as many as numba may use, which ``threads`` caps),
+    release the GIL; as many as numba may use, which ``threads`` caps, and
+    no more than the cores other processes leave free: `threads.free_cores`),
     results in order; ``space`` is the thread's own ``work()``, made once and
     reused between its items; ``tick(k)`` after each hundredth of the items
     (at least 16 a step); with ``sink``, each step's results go to
@@ -376,6 +377,8 @@ def _threaded(fn, items: list, work, tick=None, sink=None) -> list:
     import threading
 
     import numba
+
+    from msa_gpu.backend.threads import free_cores
 
     local = threading.local()
 
@@ -386,7 +389,7 @@ def _threaded(fn, items: list, work, tick=None, sink=None) -> list:
         return fn(item, space)
 
     step = max(16, -(-len(items) // 100))
-    workers = min(len(items), numba.get_num_threads())
+    workers = min(len(items), numba.get_num_threads(), free_cores())
     out: list = []
     pool = None
     if workers >= 2:
