@@ -1,11 +1,12 @@
 """Issue 58's candidate (a), a probe: accurate subtrees, on the CPU.
 
-``python -m benchmarks.accurate_subtrees DATA K NMAX [OUT.json]``: for each family of the unpacked benchmark
+``python -m benchmarks.accurate_subtrees DATA K NMAX [OUT.json [TREE]]``: for each family of the unpacked benchmark
 folder DATA (an ``index.tsv`` and ``<subset>/<id>.tfa[.gz]``, ``.ref.fa``, ``.core``) of at most NMAX
 sequences, the default run's guide tree is cut into clades of at most K sequences (`subtrees.cut`, the
 largest split first); each clade is aligned in accurate mode (its own pair-HMM library and tree, one
 `align_many` call for all); the clades' profiles are merged along the tree above the cut with the family's
-default scoring. Prints and writes each family's SP/TC beside the default run's (same process, CPU
+default scoring. TREE (``upgma``, ``nj``, ...) cuts and merges along that tree on k-mer distances
+instead of the default run's. Prints and writes each family's SP/TC beside the default run's (same process, CPU
 backend, no dedupe). A probe, not the product: it reads two private pieces (`spread._subset`,
 `Aligner._scoring`)."""
 import gzip, json, sys, time
@@ -45,6 +46,9 @@ for n, fid, subset in fams:
     base = aligner.align(seqs)
     t_base = time.perf_counter() - t0
     tree, recipe = base.guide_tree, base.recipe
+    if len(sys.argv) > 5:  # cut and merge along another tree (k-mer distances)
+        other = Aligner(AlignerConfig(dedupe=False, tree=sys.argv[5], distance="kmer"), backend=backend)
+        tree = other.align(seqs).guide_tree
     _, start, stop = leaf_order(tree)
     parts = 1
     while True:
