@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.accurate_subtrees DATA K NMAX [OUT.json [TREE]]``: for each family of the unpacked benchmark
 folder DATA (an ``index.tsv`` and ``<subset>/<id>.tfa[.gz]``, ``.ref.fa``, ``.core``) of at most NMAX
-sequences, the default run's guide tree is cut into clades of at most K sequences (`subtrees.cut`, the
+sequences (``NMIN:NMAX``: at least NMIN too), the default run's guide tree is cut into clades of at most K sequences (`subtrees.cut`, the
 largest split first); each clade is aligned in accurate mode (its own pair-HMM library and tree, one
 `align_many` call for all); the clades' profiles are merged along the tree above the cut with the family's
 default scoring. TREE (``upgma``, ``nj``, ...) cuts and merges along that tree on k-mer distances
@@ -22,9 +22,10 @@ from msa_gpu.progressive import FamilyJob, Profile, alignment_codes, progressive
 from msa_gpu.score import sp_tc
 from msa_gpu.tree import leaf_order, sequence_weights
 
-root, K, NMAX = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+root, K = Path(sys.argv[1]), int(sys.argv[2])
+NMIN, NMAX = (int(v) for v in sys.argv[3].split(":")) if ":" in sys.argv[3] else (0, int(sys.argv[3]))
 index = [l.split("\t") for l in (root / "index.tsv").read_text().splitlines()[1:]]
-fams = sorted((int(r[2]), r[0], r[1]) for r in index if int(r[2]) <= NMAX)
+fams = sorted((int(r[2]), r[0], r[1]) for r in index if NMIN <= int(r[2]) <= NMAX)
 backend = cpu_backend()
 out = {}
 for n, fid, subset in fams:
