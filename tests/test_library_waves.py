@@ -3,6 +3,7 @@ RNA dev set held 4.6 GB, all its libraries at once)."""
 
 import numpy as np
 import pytest
+from test_parity import random_family
 
 import msa_gpu.aligner as aligner_module
 from msa_gpu.aligner import Aligner
@@ -14,14 +15,7 @@ from msa_gpu.io import make_sequences, read_sequences
 
 
 def _family(rng, n, length, letters, name):
-    base = rng.choice(list(letters), length)
-    rows = []
-    for _ in range(n):
-        s = base.copy()
-        mut = rng.random(length) < 0.25
-        s[mut] = rng.choice(list(letters), int(mut.sum()))
-        rows.append("".join(s[rng.random(length) > 0.1]).encode())
-    return make_sequences([f"{name}{i}" for i in range(n)], rows)
+    return make_sequences([f"{name}{i}" for i in range(n)], random_family(rng, n, length // 2, length, letters))
 
 
 def test_waves_hold_at_most_the_budget_each():
