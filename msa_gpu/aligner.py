@@ -25,6 +25,7 @@ from msa_gpu.consistency import (
 from msa_gpu.distances import alignment_distance, kmer_distance, kmer_sets, kmer_unshared, lcs_distance
 from msa_gpu.progressive import (
     FamilyJob,
+    Profile,
     Scoring,
     alignment_codes,
     distinct,
@@ -39,6 +40,7 @@ from msa_gpu.progressive import (
 from msa_gpu.recipe import recipe_for
 from msa_gpu.refine import REALIGN_MAX_SEQS, realign_rounds, refine
 from msa_gpu.result import AlignResult
+from msa_gpu.subtrees import cut_at_most, subset, subtrees, top_schedule
 from msa_gpu.tree import (DENSE_MAX, fragments_last, lcs_single_linkage_many, mixed_linkage, nj, partition_tree,
                           sequence_weights, single_linkage, upgma)
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
@@ -266,20 +268,92 @@ class Aligner:
                 if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != supplied:
                     raise ValueError("a recipe must say which trees and distances are given (Aligner.plan with them)")
             self.choose_backend(plan)
-            return self._in_waves(work, plan, distances, cut, libraries)
+            return self._in_pieces(work, plan, distances, cut, libraries)
 
         return self.with_dedupe(families, run, may)
 
+    def _in_pieces(self, families: list[Sequences], recipes: list[Recipe], distances: list | None,
+                   guide_trees: list, libraries: list | None) -> list[AlignResult]:
+        """`_in_waves`, but the families whose recipes say accurate mode in
+        subtrees (`Recipe.subtrees`) are aligned by `_subtree_align`; every
+        result carries the whole run's timings."""
+        pieces = [f for f, r in enumerate(recipes) if r.subtrees]
+        if not pieces:
+            return self._in_waves(families, recipes, distances, guide_trees, libraries)
+        rest = [f for f in range(len(families)) if f not in pieces]
+        out: list = [None] * len(families)
+        timings: dict[str, float] = {}
+        for group, align in ((rest, self._in_waves), (pieces, self._subtree_align)):
+            if not group:
+                continue
+            done = align([families[f] for f in group], [recipes[f] for f in group],
+                         None if distances is None else [distances[f] for f in group],
+                         [guide_trees[f] for f in group], None if libraries is None else [libraries[f] for f in group])
+            _add_timings(timings, done[0].timings)
+            for f, res in zip(group, done):
+                out[f] = res
+        return [replace(res, timings=timings) for res in out]
+
+    def _subtree_align(self, families: list[Sequences], recipes: list[Recipe], distances: list | None,
+                       guide_trees: list, libraries: list | None = None) -> list[AlignResult]:
+        """Accurate mode in pieces (issue 58): each family is aligned in fast
+        mode by its recipe (the fast recipe's tree, rebuilt as it says), that
+        tree is cut into subtrees of at most ``recipe.subtrees`` sequences
+        (`cut_at_most`), every subtree of every family is aligned in accurate
+        mode with its own library (`_in_waves`: on the CPU in waves that fit
+        ``library_memory``, on the GPU in waves that fit half its free
+        memory), and each family's subtree profiles are merged along its
+        tree above the cut with the fast scoring and weights. Refinement, where
+        the recipe plans it, runs over the whole tree with that scoring."""
+        fast = [replace(r, mode="fast", library=None, subtrees=0) for r in recipes]
+        base = self._in_waves(families, fast, distances, guide_trees, None)
+        timings: dict[str, float] = {}
+        _add_timings(timings, base[0].timings)
+        cuts = [cut_at_most(res.guide_tree, r.subtrees) for res, r in zip(base, recipes)]
+        pieces = [subtrees(res.guide_tree, roots) for res, roots in zip(base, cuts)]
+        clades = [subset(s, members) for s, made in zip(families, pieces) for members, _ in made]
+        accurate = replace(self.config, mode="accurate")
+        done = self._in_waves(clades, [recipe_for(accurate, c) for c in clades], None, [None] * len(clades), None)
+        _add_timings(timings, done[0].timings)
+        xp, jobs, initial, k = self.backend.xp, [], [], 0
+        for seqs, res, r, roots, made in zip(families, base, fast, cuts, pieces):
+            tree = res.guide_tree
+            weights = np.ones(len(seqs), dtype=np.int64) if r.weights == "equal" else sequence_weights(tree)
+            profiles = {}
+            for root, (members, _) in zip(roots, made):
+                if len(members) > 1:  # (a leaf's profile is made by the merges)
+                    codes = alignment_codes(clades[k], done[k].alignment)
+                    profiles[root] = Profile(members, xp.asarray(codes), weights[members])
+                k += 1
+            initial.append(profiles)
+            jobs.append(FamilyJob(seqs, tree, top_schedule(tree, roots), weights, self._scoring(seqs, r)))
+        with _timed(timings, "progressive", self.reporter):
+            aligned = progressive_align(jobs, self.backend, self.config.long_cells, initial=initial,
+                                        on_progress=self._progress("merges"), anchor_cells=self.config.anchor_cells)
+        rounds = [r.iterations for r in recipes]
+        if any(rounds):
+            whole = [replace(job, schedule=res.schedule) for job, res in zip(jobs, base)]
+            with _timed(timings, "refine", self.reporter):
+                aligned = refine(whole, aligned, rounds, self.backend, None,
+                                 min(self.config.long_cells, self.config.refine_max_cells),
+                                 sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
+                                 splits=[r.refine_splits for r in recipes]).alignments
+        return [replace(res, alignment=aln, timings=timings, recipe=r) for res, aln, r in zip(base, aligned, recipes)]
+
     def _in_waves(self, families: list[Sequences], recipes: list[Recipe], distances: list | None,
                   guide_trees: list, libraries: list | None) -> list[AlignResult]:
-        """`_align_many`, on the CPU in waves of families whose pair-HMM
-        libraries fit ``config.library_memory`` bytes (`library_waves`; none
-        where libraries are given): each wave's libraries are let go before
+        """`_align_many`, in waves of families whose pair-HMM libraries fit
+        ``config.library_memory`` bytes on the CPU, half the device's free
+        memory on the GPU (`library_waves`; none where libraries are given):
+        each wave's libraries are let go before
         the next is built, so its results carry none; every result carries
         the whole run's timings."""
         lengths = [s.lengths if r.library == "posterior" and len(s) > 1 else None for s, r in zip(families, recipes)]
-        waves = (library_waves(lengths, self.config.library_memory, usable_cores(self.config.threads))
-                 if self.backend.name == "cpu" and libraries is None else [list(range(len(families)))])
+        waves = [list(range(len(families)))]
+        if libraries is None and any(L is not None for L in lengths):
+            cpu = self.backend.name == "cpu"
+            budget = self.config.library_memory if cpu else 2 * self.backend.ops.memory_budget()  # half the free
+            waves = library_waves(lengths, budget, usable_cores(self.config.threads) if cpu else 1, gpu=not cpu)
         if len(waves) == 1:
             return self._align_many(families, recipes, distances, guide_trees, libraries)
         out: list = [None] * len(families)
@@ -288,9 +362,7 @@ class Aligner:
             done = self._align_many([families[f] for f in wave], [recipes[f] for f in wave],
                                     None if distances is None else [distances[f] for f in wave],
                                     [guide_trees[f] for f in wave])
-            for key, value in done[0].timings.items():  # rounds: the most of any wave; the rest add up
-                timings[key] = max(timings.get(key, 0.0), value) if key == "refine_rounds" else \
-                    timings.get(key, 0.0) + value
+            _add_timings(timings, done[0].timings)  # rounds: the most of any wave; the rest add up
             for f, res in zip(wave, done):
                 out[f] = replace(res, timings=timings, library=None)
         return out
@@ -412,6 +484,12 @@ class Aligner:
                         alignments[f] = realign_rounds(jobs[f], alignments[f], self.backend, self.config.realign)
         return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f],
                             recipes[f]) for f, s in enumerate(families)]
+
+
+def _add_timings(total: dict[str, float], more: dict[str, float]) -> None:
+    """``more``'s stage seconds added to ``total``'s (refinement's round count: the most of either)."""
+    for key, value in more.items():
+        total[key] = max(total.get(key, 0.0), value) if key == "refine_rounds" else total.get(key, 0.0) + value
 
 
 @contextmanager

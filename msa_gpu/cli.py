@@ -262,9 +262,10 @@ def align(
             staged = _stage_plan(config, [(s, r) for s, r in zip(families, recipes) if r.mode != "large"], fmt)
             if staged is not None:
                 typer.echo(f"msagpu: {staged.line()}", err=True)
-        posterior = [s for s, r in zip(families, recipes) if r.library == "posterior"]
+        posterior = [(s, r) for s, r in zip(families, recipes) if r.library == "posterior"]
         if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
             from msa_gpu.consistency import library_memory
+            from msa_gpu.subtrees import largest_piece
 
             gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
             if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
@@ -273,7 +274,9 @@ def align(
                 import numba  # (the CPU library's host threads are numba's count)
 
                 host_threads = threads or numba.get_num_threads()
-            lib = library_memory(posterior, gpu, host_threads)
+            # (accurate mode in subtrees: its largest subtree at most, the family's longest sequences standing in)
+            lib = library_memory([largest_piece(s, r.subtrees) if r.subtrees else s for s, r in posterior], gpu,
+                                 host_threads)
             need["plan"] = lib.line(gpu)  # (not the large path's plan of the largest family: issue 58 saw 0.0 GB)
             if not quiet and (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
                 typer.echo(f"msagpu: {need['plan']}", err=True)

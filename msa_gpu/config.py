@@ -51,7 +51,12 @@ class AlignerConfig:
     refinement rounds, default none with the posteriors and
     `ACCURATE_ITERATIONS` with alignments; cuts over ``refine_max_cells`` DP cells
     are not realigned: on BAliBASE they are 12% of the families and 71% of
-    the cells). ``mode`` large (auto: from ``large_min_seqs`` sequences)
+    the cells). Accurate mode on a family of more than ``accurate_subtree_seqs``
+    sequences aligns it in pieces (issue 58): its fast-mode guide tree is cut
+    into subtrees of at most that many, each subtree is aligned in accurate
+    mode with its own library, and their profiles are merged along the tree
+    above the cut with the fast mode's scoring, so the library's memory and
+    pairs grow about linearly with the family. ``mode`` large (auto: from ``large_min_seqs`` sequences)
     builds no N x N matrix: k-mer distances to ``large_pivots`` pivots
     (0: automatic) partition the family down to clusters of
     ``large_cluster`` (`msa_gpu.tree.partition`); sequence weights are equal and
@@ -131,6 +136,9 @@ class AlignerConfig:
     accurate_tree: str = "library"  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
+    # accurate mode over more sequences than this (--mode accurate on a large family): subtrees of at most this
+    # many cut from the fast guide tree, each with its own library, merged along that tree with the fast scoring
+    accurate_subtree_seqs: int = 200
     large_min_seqs: int = 20000
     large_pivots: int = 0  # 0: 4 sqrt(n) within 64..2048 (large_tree.pivot_count)
     large_cluster: int = 300
@@ -180,6 +188,8 @@ class AlignerConfig:
             raise ValueError("weights must be 'tree' or 'equal'")
         if self.accurate_tree not in ("library", "kmer"):
             raise ValueError("accurate_tree must be 'library' or 'kmer'")
+        if self.accurate_subtree_seqs < 1:
+            raise ValueError("accurate_subtree_seqs must be >= 1")
         if self.lcs_min_seqs < 1:
             raise ValueError("lcs_min_seqs must be >= 1")
         if self.large_pivots < 0 or self.large_cluster < 2 or self.large_min_seqs < 1:

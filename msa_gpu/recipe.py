@@ -15,6 +15,11 @@ choice                rule (``auto``)
 mode                  large from ``large_min_seqs`` (20,000) sequences; accurate
                       up to ``accurate_max_seqs`` (200) sequences of up to
                       ``accurate_max_length`` (2,000) residues; fast otherwise
+subtrees              accurate mode (asked) on more than
+                      ``accurate_subtree_seqs`` (200) sequences: the fast
+                      recipe's distances, tree and scoring, its tree cut into
+                      subtrees of at most that many, each aligned with its own
+                      library (issue 58)
 long                  mean length over ``lcs_max_length`` (3,000): genomes
 distances             accurate: the library's alignments (``accurate_tree``
                       library); k-mers below
@@ -148,6 +153,12 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
                 Mode.accurate if n <= config.accurate_max_seqs and longest <= config.accurate_max_length else
                 Mode.fast)
     accurate, large = mode is Mode.accurate, mode is Mode.large
+    if accurate and n > config.accurate_subtree_seqs:  # in pieces: the fast recipe, with subtrees of the library
+        fast = recipe_from(replace(config, mode=Mode.fast), n, mean, longest, seqtype, tree_given, distances_given,
+                           kmer_blind)
+        k = config.accurate_subtree_seqs
+        return replace(fast, mode=mode.value, library=config.library_mode if config.library_mode != "auto" else
+                       "posterior", subtrees=k, dp_cells=int(n * (k - 1) // 2 * mean * mean))
     # the first tree's distances (all-pairs LCS costs n^2 L^2 / 64 word steps: not for genomes)
     method = config.distance
     famsa_sized = n >= config.lcs_min_seqs or kmer_blind
@@ -285,7 +296,10 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
         name = _LIBRARIES[recipe.library]
         if recipe.library == "posterior" and recipe.seqtype != "protein":  # which model ran (issue 57)
             name = "ProbConsRNA " + name
-        parts.append(name + (", MEA objective" if recipe.objective == "mea" else ""))
+        if recipe.subtrees:  # accurate mode in pieces (issue 58)
+            parts[0] += f" in subtrees of at most {recipe.subtrees:,} sequences, each with its own {name}, merged along the fast tree"
+        else:
+            parts.append(name + (", MEA objective" if recipe.objective == "mea" else ""))
     if recipe.distance == "given":
         parts.append(_DISTANCES["given"])
     else:

@@ -363,7 +363,9 @@ class Recipe:
     them) are merged last, one at a time above the others' tree
     (`msa_gpu.tree.fragments_last`). Refinement cuts the alignment along
     ``refine_splits`` (`msa_gpu.refine`), ``refine_cuts`` of them a round
-    (0: all)."""
+    (0: all). ``subtrees`` > 0: accurate mode in pieces (`msa_gpu.aligner`):
+    the other fields are the fast recipe's (its distances, tree, gaps and
+    scoring, for the merges above the cut), ``library`` the pieces' own."""
 
     n_seqs: int
     mean_length: float
@@ -395,6 +397,7 @@ class Recipe:
     fragment_length: int = 0
     refine_splits: str = "tree"  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns
     refine_cuts: int = 0  # cuts tried per round, drawn at random (seeded); 0: every cut
+    subtrees: int = 0  # accurate mode in pieces: subtrees of at most this many sequences (0: the whole family)
 
     def __post_init__(self) -> None:
         for name, allowed in RECIPE_CHOICES.items():
@@ -411,6 +414,8 @@ class Recipe:
         if (self.fragments > 0) != (self.fragment_length > 0) or (
                 self.fragments and (self.mode == "large" or self.distance == "given")):
             raise ValueError("fragments need their length, and are not set aside on the large path or along a given tree")
+        if self.subtrees < 0 or (self.subtrees and (self.mode != "accurate" or self.n_seqs <= self.subtrees)):
+            raise ValueError("subtrees are accurate mode's pieces of a family of more sequences than them")
         if (self.library is None) == (self.mode == "accurate"):
             raise ValueError("a recipe has a library exactly when its mode is accurate")
         if self.gap_factor < 1.0 or (self.gap_model == "flat" and self.gap_factor != 1.0):

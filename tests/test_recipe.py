@@ -113,7 +113,10 @@ def test_library_rounds_gaps_and_cells():
     assert (protein.library, protein.iterations, protein.gap_model, protein.profile_scale) == ("posterior", 0, "counts", 100)
     assert (_r(499).gap_model, _r(499).profile_scale) == ("counts", 100)
     assert (_r(500).gap_model, _r(500).profile_scale) == ("exact", 1000)
-    assert (_r(500, mode="accurate").gap_model, _r(500, mode="accurate").profile_scale) == ("counts", 100)
+    whole = _r(500, mode="accurate", accurate_subtree_seqs=500)  # the library over the whole family
+    assert (whole.gap_model, whole.profile_scale, whole.subtrees) == ("counts", 100, 0)
+    pieces = _r(500, mode="accurate")  # in subtrees of 200 (issue 58): the fast recipe's merges above them
+    assert (pieces.gap_model, pieces.profile_scale, pieces.subtrees) == ("exact", 1000, 200)
     assert _r(201, profile_scale=100).profile_scale == 100 and _r(10, profile_scale=1000).profile_scale == 1000
     # nucleotides: ProbConsRNA's posteriors (issue 57), as protein takes ProbCons'; an alignment library asked
     # for brings its refinement rounds and flat gaps

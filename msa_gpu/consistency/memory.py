@@ -73,9 +73,9 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1) -> LibraryPla
     return best
 
 
-def library_waves(lengths: list, budget: int, threads: int = 1) -> list[list[int]]:
+def library_waves(lengths: list, budget: int, threads: int = 1, gpu: bool = False) -> list[list[int]]:
     """Families in waves whose pair-HMM libraries' plans (`library_plan`
-    of each family alone, host bytes) add up to at most ``budget`` bytes,
+    of each family alone; host bytes, or device bytes with ``gpu``) add up to at most ``budget`` bytes,
     in their order; ``lengths`` holds each family's sequence lengths, None
     for one that builds no posterior library (those go with the first
     wave). A family over the budget alone makes a wave of its own.
@@ -84,9 +84,12 @@ def library_waves(lengths: list, budget: int, threads: int = 1) -> list[list[int
     [[0, 1, 2], [3]]
     >>> library_waves([[100] * 10, [100] * 10], 10 ** 9)
     [[0, 1]]
+    >>> library_waves([[407] * 142, [407] * 142], 5 * 10 ** 9, gpu=True)  # 4.56 GB of device plan each
+    [[0], [1]]
     """
     todo = [f for f, L in enumerate(lengths) if L is not None]
-    need = [library_plan([[lengths[f]]], threads).host_gb * 1e9 for f in todo]
+    plans = [library_plan([[lengths[f]]], threads) for f in todo]
+    need = [(p.device_gb if gpu else p.host_gb) * 1e9 for p in plans]
     waves = [[todo[int(k)] for k in chunk] for chunk in budget_chunks(need, budget)] or [[]]
     waves[0] = sorted(waves[0] + [f for f, L in enumerate(lengths) if L is None])
     return [w for w in waves if w]

@@ -87,7 +87,7 @@ def _pivot_rows(km, members: np.ndarray, pivots: np.ndarray, backend: str) -> np
 def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None,
                 recipe: Recipe | None = None) -> AlignResult:
     """The large path with its pivot distances cut into ``parts`` row blocks
-    and its progressive stage into ``parts`` subtrees (`msa_gpu.distributed.subtrees`):
+    and its progressive stage into ``parts`` subtrees (`msa_gpu.subtrees`):
     ``run_all(fn, [args, ...])`` runs them (on Dask workers, or in process;
     ``share(x)`` hands data every task reads to the workers once: the k-mer
     sets), the merges above the subtrees run here. The alignment is the one
@@ -96,7 +96,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     import time
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.distributed.subtrees import cut, profile_of, subtrees, top_schedule
+    from msa_gpu.subtrees import cut, profile_of, subset, subtrees, top_schedule
     from msa_gpu.progressive import FamilyJob, merge_schedule, progressive_align
 
     aligner = Aligner(config)
@@ -119,7 +119,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     pieces = subtrees(tree, roots)
     timings = {"large_tree": time.perf_counter() - clock}
     clock = time.perf_counter()
-    made = run_all(_align_subtree, [(_subset(seqs, members), sub, config, recipe) for members, sub in pieces])
+    made = run_all(_align_subtree, [(subset(seqs, members), sub, config, recipe) for members, sub in pieces])
     xp = aligner.backend.xp
     initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
     job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),
@@ -128,11 +128,6 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
                             anchor_cells=config.anchor_cells)[0]
     timings["progressive"] = time.perf_counter() - clock
     return AlignResult(seqs, aln, None, tree, merge_schedule(tree), aligner.backend.name, timings, None, recipe)
-
-
-def _subset(seqs: Sequences, members: np.ndarray) -> Sequences:
-    return Sequences(tuple(seqs.names[i] for i in members), tuple(seqs.raw[i] for i in members),
-                     tuple(seqs.codes[i] for i in members), seqs.seqtype, seqs.alphabet)
 
 
 def _align_group(families: list[Sequences], config: AlignerConfig, recipes: list[Recipe]) -> list[AlignResult]:

@@ -1,12 +1,13 @@
-"""A large family's progressive stage cut into disjoint subtrees.
+"""A family's progressive stage cut into disjoint subtrees.
 
-The guide tree is cut below its top merges into subtrees (`cut`); each
-subtree is an ordinary family with its own tree (`subtrees`), aligned
-anywhere (a Dask worker: `msa_gpu.distributed`), and the merges above the
-cut run where the family's tree was built, from those subtrees' profiles
-(`merge_top`). A merge depends only on its two profiles and the family's
-scoring, and the large path gives every sequence the same weight, so the
-alignment is the one a single run gives.
+The guide tree is cut below its top merges into subtrees (`cut`, or
+`cut_at_most` a size); each subtree is an ordinary family with its own tree
+(`subtrees`, `subset`), aligned anywhere, and the merges above the cut
+(`top_schedule`) run from those subtrees' profiles. Two users: the large
+path spread over Dask workers or GPUs (`msa_gpu.distributed`: every
+sequence weighs the same there, so the alignment is the one a single run
+gives), and accurate mode in pieces (`msa_gpu.aligner`, issue 58: each
+subtree aligned with its own consistency library).
 
 Examples
 --------
@@ -19,11 +20,13 @@ Examples
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from msa_gpu.progressive import Profile, merge_schedule
 from msa_gpu.tree import leaf_order
-from msa_gpu.types import GuideTree, MergeSchedule
+from msa_gpu.types import GuideTree, MergeSchedule, Sequences
 
 
 def cut(tree: GuideTree, parts: int) -> list[int]:
@@ -42,6 +45,32 @@ def cut(tree: GuideTree, parts: int) -> list[int]:
         a, b = tree.children[big - n]
         roots = sorted([r for r in roots if r != big] + [int(a), int(b)])
     return roots
+
+
+def cut_at_most(tree: GuideTree, most: int) -> list[int]:
+    """Subtree roots (sorted node ids) of at most ``most`` leaves each: the
+    largest subtree split into its two children while it has more (`cut`'s
+    order: ties to the lower node id), so as few subtrees as that order gives.
+
+    >>> t = GuideTree(5, np.array([[0, 1], [5, 2], [3, 4], [6, 7]]), np.ones((4, 2)))
+    >>> cut_at_most(t, 3), cut_at_most(t, 2), cut_at_most(t, 5)
+    ([6, 7], [2, 5, 7], [8])
+    """
+    if most < 1:
+        raise ValueError("a subtree holds at least one leaf")
+    n = tree.n_leaves
+    _, start, stop = leaf_order(tree)
+    size = stop - start
+    heap = [(-int(size[2 * n - 2]), 2 * n - 2)]
+    roots = []
+    while heap:
+        neg, r = heapq.heappop(heap)
+        if -neg <= most:
+            roots.append(r)
+            continue
+        for child in tree.children[r - n]:
+            heapq.heappush(heap, (-int(size[child]), int(child)))
+    return sorted(roots)
 
 
 def subtrees(tree: GuideTree, roots: list[int]) -> list[tuple[np.ndarray, GuideTree]]:
@@ -74,6 +103,18 @@ def top_schedule(tree: GuideTree, roots: list[int]) -> MergeSchedule:
         keep &= ~((start[n:] >= start[root]) & (stop[n:] <= stop[root]))
     levels = [lv[keep[lv]] for lv in merge_schedule(tree).levels]
     return MergeSchedule(tuple(lv for lv in levels if len(lv)))
+
+
+def subset(seqs: Sequences, members: np.ndarray) -> Sequences:
+    """The family of ``seqs``' sequences ``members`` (in that order)."""
+    return Sequences(tuple(seqs.names[i] for i in members), tuple(seqs.raw[i] for i in members),
+                     tuple(seqs.codes[i] for i in members), seqs.seqtype, seqs.alphabet)
+
+
+def largest_piece(seqs: Sequences, most: int) -> Sequences:
+    """A stand-in for the largest subtree of at most ``most`` sequences that
+    ``seqs`` may be cut into, for memory plans: its ``most`` longest."""
+    return subset(seqs, np.sort(np.argsort(seqs.lengths, kind="stable")[-most:]))
 
 
 def profile_of(members: np.ndarray, codes: np.ndarray, xp) -> Profile:

@@ -1,0 +1,171 @@
+"""Accurate mode in pieces (issue 58): a family of more than
+``accurate_subtree_seqs`` sequences is cut along its fast tree into
+subtrees, each aligned with its own library, merged along that tree."""
+
+import types
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_parity import random_family
+
+import msa_gpu.aligner as aligner_module
+from msa_gpu.aligner import Aligner
+from msa_gpu.backend import cpu_backend
+from msa_gpu.config import AlignerConfig
+from msa_gpu.consistency.memory import library_plan
+from msa_gpu.io import make_sequences, read_sequences
+from msa_gpu.recipe import describe, recipe_from
+from msa_gpu.subtrees import cut, cut_at_most, largest_piece, subset, subtrees
+from msa_gpu.tree import leaf_order
+from msa_gpu.types import GuideTree, Recipe
+
+
+def _random_tree(rng, n: int) -> GuideTree:
+    active, children = list(range(n)), []
+    for node in range(n, 2 * n - 1):
+        i, j = sorted(rng.choice(len(active), 2, replace=False))
+        children.append([active[i], active[j]])
+        active = [a for k, a in enumerate(active) if k not in (i, j)] + [node]
+    return GuideTree(n, np.array(children, dtype=np.int64).reshape(-1, 2), np.ones((n - 1, 2)))
+
+
+def test_cut_at_most_splits_the_largest_first_until_each_fits():
+    """Every subtree holds at most ``most`` leaves, they partition the
+    leaves, each one's parent was too big (none split needlessly), and the
+    roots are `cut`'s for the fewest parts that fit (its largest-first order)."""
+    rng = np.random.default_rng(5)
+    for _ in range(150):
+        n = int(rng.integers(2, 50))
+        tree = _random_tree(rng, n)
+        _, start, stop = leaf_order(tree)
+        size = stop - start
+        parent = {int(c): n + k for k, pair in enumerate(tree.children) for c in pair}
+        for most in (1, 2, int(rng.integers(1, n + 1)), n - 1, n):
+            roots = cut_at_most(tree, most)
+            assert all(size[r] <= most for r in roots)
+            members = np.concatenate([m for m, _ in subtrees(tree, roots)])
+            assert sorted(members.tolist()) == list(range(n))
+            assert all(size[parent[r]] > most for r in roots if r in parent)
+            parts = len(roots)
+            assert cut(tree, parts) == roots and max(size[r] for r in cut(tree, parts - 1)) > most or parts == 1
+    with pytest.raises(ValueError):
+        cut_at_most(tree, 0)
+
+
+def test_the_recipe_takes_the_fast_choices_and_the_subtrees_only_where_forced_over_the_size():
+    """Forced accurate mode over ``accurate_subtree_seqs`` sequences keeps
+    the fast recipe's distances, tree, gaps and scale, with the library
+    named for its subtrees; at the size, or with mode auto, nothing changes."""
+    forced, k = AlignerConfig(mode="accurate", accurate_subtree_seqs=50), 50
+    for n, mean in ((51, 120.0), (300, 250.0), (900, 250.0)):
+        r, fast = recipe_from(forced, n, mean, 400), recipe_from(AlignerConfig(mode="fast"), n, mean, 400)
+        assert (r.mode, r.subtrees, r.library) == ("accurate", k, "posterior")
+        assert replace(r, mode="fast", library=None, subtrees=0, dp_cells=fast.dp_cells) == fast
+        assert "in subtrees of at most 50 sequences, each with its own pair-HMM posterior library" in describe(r)
+    at = recipe_from(forced, 50, 120.0, 400)
+    assert (at.subtrees, at.distance) == (0, "library")
+    assert [(r.mode, r.subtrees) for r in (recipe_from(AlignerConfig(), n, 120.0, 400) for n in (200, 201))] == \
+        [("accurate", 0), ("fast", 0)]  # mode auto: as before
+    assert recipe_from(replace(forced, library_mode="global"), 60, 120.0, 400).library == "global"
+    base = recipe_from(forced, 60, 120.0, 400)
+    for bad in (dict(subtrees=60), dict(subtrees=-1), dict(mode="fast", library=None)):
+        with pytest.raises(ValueError, match="subtrees"):
+            Recipe(**{**base.__dict__, **bad})
+    with pytest.raises(ValueError):
+        AlignerConfig(accurate_subtree_seqs=0)
+
+
+def _cpu(**kw) -> Aligner:
+    return Aligner(AlignerConfig(backend="cpu", dedupe=False, **kw), backend=cpu_backend())
+
+
+def test_subtrees_of_one_sequence_give_the_fast_alignment(refs):
+    """With subtrees of one sequence nothing is left to the library: the
+    merges above the cut are the whole fast run's, along its tree, with its
+    scoring and weights, so the bytes are fast mode's."""
+    for name in ("BB20001.tfa", "BB12006.tfa"):
+        seqs = read_sequences(refs / name)
+        fast = _cpu(mode="fast").align(seqs)
+        ones = _cpu(mode="accurate", accurate_subtree_seqs=1).align(seqs)
+        assert ones.rows() == fast.rows()
+        assert ones.recipe.subtrees == 1 and ones.library is None
+        assert np.array_equal(ones.guide_tree.children, fast.guide_tree.children)
+
+
+def _columns(rows: list[bytes]) -> list[bytes]:
+    """The rows without their all-gap columns."""
+    keep = [c for c in range(len(rows[0])) if any(r[c] != ord("-") for r in rows)]
+    return [bytes(r[c] for c in keep) for r in rows]
+
+
+@pytest.mark.parametrize("most", [4, 7])
+def test_each_subtree_keeps_its_own_accurate_alignment(refs, most):
+    """Each subtree's rows in the family's alignment, all-gap columns
+    dropped, are that subtree aligned alone in accurate mode (its own
+    library and tree); the subtrees are those of the fast tree's cut."""
+    seqs = read_sequences(refs / "BB20001.tfa")
+    res = _cpu(mode="accurate", accurate_subtree_seqs=most).align(seqs)
+    tree = _cpu(mode="fast").align(seqs).guide_tree
+    rows = res.rows()
+    pieces = subtrees(tree, cut_at_most(tree, most))
+    assert len(pieces) > 2 and max(len(m) for m, _ in pieces) <= most
+    for members, _ in pieces:
+        alone = _cpu(mode="accurate").align(subset(seqs, members))
+        assert alone.recipe.library == "posterior" and alone.recipe.subtrees == 0
+        assert _columns([rows[i] for i in members]) == alone.rows()
+    assert [r.replace(b"-", b"") for r in rows] == [bytes(r) for r in seqs.raw]
+
+
+def test_gpu_waves_follow_half_the_free_device_memory(monkeypatch):
+    """On a device backend the libraries are built in waves of half the
+    free memory (`memory_budget` is a quarter of it), by their device plans;
+    the bytes do not change."""
+    rng = np.random.default_rng(11)
+    fams = [make_sequences([f"s{i}" for i in range(n)], random_family(rng, n, 60, 90, "ACDEFGHIKLMNPQRSTVWY"))
+            for n in (12, 9, 14)]
+    whole = _cpu(mode="accurate").align_many(fams)
+    one = library_plan([[fams[2].lengths]]).device_gb * 1e9
+    cpu = cpu_backend()
+    device = types.SimpleNamespace(**{k: getattr(cpu.ops, k) for k in dir(cpu.ops) if not k.startswith("__")})
+    device.memory_budget = lambda: int(one) // 2  # half the free memory: one family's plan at most
+    built, real = [], aligner_module.posterior_libraries
+
+    def spy(families, **kw):
+        built.append(len(families))
+        return real(families, **kw)
+
+    monkeypatch.setattr(aligner_module, "posterior_libraries", spy)
+    aligner = Aligner(AlignerConfig(mode="accurate", dedupe=False), backend=replace(cpu, name="device", ops=device))
+    waved = aligner.align_many(fams)
+    assert built == [1, 1, 1]
+    assert [r.rows() for r in waved] == [r.rows() for r in whole]
+    built.clear()
+    device.memory_budget = lambda: 10 ** 12
+    aligner.align_many(fams)
+    assert built == [3]
+
+
+def test_the_plan_stands_in_the_longest_sequences_for_the_largest_subtree():
+    seqs = make_sequences([f"s{i}" for i in range(6)], [b"A" * n for n in (5, 9, 3, 9, 7, 1)])
+    piece = largest_piece(seqs, 3)
+    assert piece.names == ("s1", "s3", "s4") and sorted(piece.lengths.tolist()) == [7, 9, 9]
+
+
+def test_the_command_line_says_subtrees_and_aligns(tmp_path):
+    """``--mode accurate`` on a family over the size: the recipe line says
+    so and the output holds every sequence."""
+    from typer.testing import CliRunner
+
+    from msa_gpu.cli import app
+
+    rng = np.random.default_rng(2)
+    raw = random_family(rng, 205, 20, 30, "ACDEFGHIKLMNPQRSTVWY")
+    fa = tmp_path / "in.fa"
+    fa.write_text("".join(f">s{i}\n{r.decode()}\n" for i, r in enumerate(raw)))
+    out = tmp_path / "out.fa"
+    run = CliRunner().invoke(app, ["align", str(fa), "-o", str(out), "--mode", "accurate", "--backend", "cpu"])
+    assert run.exit_code == 0, run.output
+    assert "accurate in subtrees of at most 200 sequences" in run.output
+    got = read_sequences(out)
+    assert len(got) == 205 and got.raw == tuple(raw)
