@@ -353,7 +353,8 @@ class Aligner:
         if libraries is None and any(L is not None for L in lengths):
             cpu = self.backend.name == "cpu"
             budget = self.config.library_memory if cpu else 2 * self.backend.ops.memory_budget()  # half the free
-            waves = library_waves(lengths, budget, usable_cores(self.config.threads) if cpu else 1, gpu=not cpu)
+            waves = library_waves(lengths, budget, usable_cores(self.config.threads) if cpu else 1, gpu=not cpu,
+                                  nucleotide=[s.alphabet.name != "protein" for s in families])
         if len(waves) == 1:
             return self._align_many(families, recipes, distances, guide_trees, libraries)
         out: list = [None] * len(families)

@@ -14,6 +14,11 @@ def offsets(sizes) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(sizes, dtype=np.int64))]).astype(np.int64)
 
 
+#: The most device bytes one batch of dense pair matrices takes (`backend.posterior_gpu.block_bytes`: a quarter
+#: of the free memory, at most this); memory plans count it (`consistency.memory.library_plan`).
+DENSE_BATCH_BYTES = 8 << 30
+
+
 def budget_chunks(cost, budget: int) -> list[np.ndarray]:
     """Indices of consecutive items, in order, grouped so that each group's
     ``cost`` sums to at most ``budget`` (an item over it alone).

@@ -297,7 +297,8 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
         if recipe.library == "posterior" and recipe.seqtype != "protein":  # which model ran (issue 57)
             name = "ProbConsRNA " + name
         if recipe.subtrees:  # accurate mode in pieces (issue 58)
-            parts[0] += f" in subtrees of at most {recipe.subtrees:,} sequences, each with its own {name}, merged along the fast tree"
+            parts[0] += (f" in subtrees of at most {recipe.subtrees:,} sequences, each with its own {name}, merged "
+                         "along the fast tree")
         else:
             parts.append(name + (", MEA objective" if recipe.objective == "mea" else ""))
     if recipe.distance == "given":

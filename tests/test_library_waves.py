@@ -71,3 +71,41 @@ def test_a_batch_in_waves_gives_the_same_alignments(refs, monkeypatch):
 def test_library_memory_is_checked():
     with pytest.raises(ValueError, match="library_memory"):
         AlignerConfig(library_memory=0)
+
+
+def test_nucleotide_plans_hold_their_entries():
+    """ProbConsRNA's posteriors spread over more cells than protein's: the
+    random related RNA family above held 123,091 entries in a pass against a
+    protein-sized plan of 114,570 (and warned); its nucleotide plan holds it,
+    and bralibase3's bundled cases stay within it too."""
+    import warnings
+
+    from msa_gpu.consistency import posterior_libraries
+
+    rng = np.random.default_rng(3)
+    _family(rng, 12, 90, "ACDEFGHIKLMNPQRSTVWY", "p")  # (the draw the test above makes before its RNA family)
+    rna = _family(rng, 20, 70, "ACGU", "r")
+    fams = [rna, make_sequences([f"d{i}" for i in range(20)], [s.replace(b"U", b"T") for s in rna.raw])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        posterior_libraries(fams)
+    rows = (len(rna) - 1) * int(rna.lengths.sum())
+    assert library_plan([[rna.lengths]], nucleotide=True).entries == 16 * rows // 2 > \
+        library_plan([[rna.lengths]]).entries
+
+
+def test_device_plans_count_the_dense_batch():
+    """On the device a phase writes its pairs' dense matrices in a batch (8
+    bytes a cell of every pair s < t, at most `DENSE_BATCH_BYTES`): the plan
+    counts it, and a wave counts it once."""
+    from msa_gpu.arrays import DENSE_BATCH_BYTES
+
+    small, large = [100] * 10, [400] * 200
+    cells = (1000 ** 2 - 10 * 100 ** 2) // 2
+    p = library_plan([[small]])
+    assert p.dense_gb * 1e9 == 8 * cells and p.device_gb * 1e9 == pytest.approx(p.entries * 92 + 8 * 9 * 1000 + 8 * cells)
+    assert library_plan([[large]]).dense_gb * 1e9 == DENSE_BATCH_BYTES
+    big = library_plan([[large]])
+    held = (big.device_gb - big.dense_gb) * 1e9
+    assert library_waves([large, large], int(2 * held + DENSE_BATCH_BYTES) + 1, gpu=True) == [[0, 1]]
+    assert library_waves([large, large], int(2 * held + DENSE_BATCH_BYTES) - 10 ** 6, gpu=True) == [[0], [1]]

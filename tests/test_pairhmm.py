@@ -408,7 +408,7 @@ def test_the_library_stays_within_its_memory_plan(refs):
     assert library_plan([[np.full(40, 300)]]).host_gb < library_plan([[np.full(80, 300)]]).host_gb
     seqs = read_sequences(refs / "BB11001.tfa")
     monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setattr(pr, "library_plan", lambda groups, threads=1: pr.LibraryPlan(1, 0.0, 0.0))
+    monkeypatch.setattr(pr, "library_plan", lambda groups, threads=1, nucleotide=False: pr.LibraryPlan(1, 0.0, 0.0))
     try:
         with pytest.warns(UserWarning, match="more than its memory plan"):
             pr.posterior_library(seqs)

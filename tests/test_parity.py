@@ -372,3 +372,17 @@ def test_rna_posteriors_identical_on_the_gpu(refs):
     cpu = [r.rows() for r in Aligner(cfg, backend=cpu_backend()).align_many(fams)]
     assert [r.rows() for r in Aligner(cfg, backend=_gpu()).align_many(fams)] == cpu
     reached_gpu_path("nucleotide pair-HMM posteriors")
+
+
+def test_accurate_subtrees_identical_on_the_gpu(refs):
+    """Issue 58: accurate mode in pieces (subtrees of at most 6 sequences,
+    their libraries in waves of the device's free memory, the merges above
+    them with the fast scoring) gives the CPU's bytes, for protein and RNA."""
+    gpu = _gpu()
+    fams = [read_sequences(refs / "BB20001.tfa"), read_sequences(sorted((refs / "bralibase3").glob("*.tfa"))[0])]
+    cfg = AlignerConfig(mode="accurate", accurate_subtree_seqs=6)
+    cpu = Aligner(cfg, backend=cpu_backend()).align_many(fams)
+    assert all(r.recipe.subtrees == 6 for r in cpu)
+    assert [r.rows() for r in Aligner(cfg, backend=gpu).align_many(fams)] == [r.rows() for r in cpu]
+    reached_gpu_path("accurate subtrees")
+

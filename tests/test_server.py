@@ -484,7 +484,7 @@ def test_a_gathered_batch_keeps_each_requests_own_failures_and_warnings(refs, tm
     assert answers[0]["rc"] == 1 and b"server error" in protocol.decode(answers[0]["stderr"])
     assert answers[1]["rc"] == 0 and (tmp_path / "fine.fa").exists()
 
-    monkeypatch.setattr(probabilistic, "library_plan", lambda groups, threads=1: probabilistic.LibraryPlan(1, 0.0, 0.0))
+    monkeypatch.setattr(probabilistic, "library_plan", lambda groups, threads=1, nucleotide=False: probabilistic.LibraryPlan(1, 0.0, 0.0))
     two = [_request(tmp_path, src, "-o", f"w{k}.fa", "--backend", "cpu", "--mode", "accurate") for k in range(2)]
     for a in gather.run_together(two, server.run_request):
         assert a["rc"] == 0 and b"more than its memory plan" in protocol.decode(a["stderr"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from msa_gpu.arrays import budget_chunks, offsets, upload
+from msa_gpu.arrays import DENSE_BATCH_BYTES, budget_chunks, offsets, upload
 from msa_gpu.backend.streams_gpu import fanned_out
 from msa_gpu.kernels import get_function, opt_in_shared
 
@@ -50,7 +50,7 @@ CONS_TILE = 8
 SHARED_COLS = 1536
 #: Device bytes of the dense matrices of one launch's pairs: a quarter of
 #: the free device memory, at most this (`block_bytes`).
-BLOCK_BYTES = 8 << 30
+BLOCK_BYTES = DENSE_BATCH_BYTES
 
 
 def shared_limit() -> int:
@@ -211,4 +211,5 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
                     np.int32(cols))
         dense = dense[: int(off[-1])]
         parts.append(_kept(dense, off, lt[c], c))
+        del dense  # (not held beside the concatenation below: 5.3 GB of a 200-sequence protein family's peak)
     return _concat(parts)
