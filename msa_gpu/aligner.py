@@ -126,13 +126,17 @@ class Aligner:
         n = len(families)
         trees, dms, libs = (list(x or [None] * n) for x in (guide_trees, distances, libraries))
         work = [self._distinct(s, d is None and lib is None)[0] for s, d, lib in zip(families, dms, libs)]
-        return self._recipes(work, families, trees, dms)
+        return self._recipes(work, families, trees, dms, libs)
 
-    def _recipes(self, work: list[Sequences], families: list[Sequences], trees: list, dms: list) -> list[Recipe]:
+    def _recipes(self, work: list[Sequences], families: list[Sequences], trees: list, dms: list,
+                 libs: list) -> list[Recipe]:
         """The recipes of ``families``, aligned as ``work`` (their distinct
-        sequences), with these given trees and distances (None where not)."""
-        return [recipe_for(self.config, w, t is not None, len(s), d is not None, kmer_unshared)
-                for w, s, t, d in zip(work, families, trees, dms)]
+        sequences), with these given trees, distances and libraries (None
+        where not). A family that comes with its library is aligned whole,
+        with that library: never in subtrees (`Recipe.subtrees`)."""
+        return [recipe_for(self.config if lib is None else replace(self.config, accurate_subtree_seqs=len(w)), w,
+                           t is not None, len(s), d is not None, kmer_unshared)
+                for w, s, t, d, lib in zip(work, families, trees, dms, libs)]
 
     def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree
@@ -144,9 +148,10 @@ class Aligner:
                               rows_map(km) if rows_map is not None else None)
 
     def _libraries(self, families: list[Sequences], recipes: list[Recipe]) -> list:
-        """Consistency libraries of the accurate families (None for the others)."""
+        """Consistency libraries of the accurate families (None for the
+        others, and for those aligned in subtrees: each subtree builds its own)."""
         cfg = self.config
-        todo = [f for f, r in enumerate(recipes) if r.library is not None]
+        todo = [f for f, r in enumerate(recipes) if r.library is not None and not r.subtrees]
         libs: list = [None] * len(families)
         kinds = {f: recipes[f].library for f in todo}
         posterior = [f for f in todo if kinds[f] == "posterior"]
@@ -260,13 +265,16 @@ class Aligner:
             # an injected tree over every sequence, cut down to the distinct ones where repeats were dropped
             cut = [t if t is None or len(w) == len(s) else distinct_tree(t, distinct(s)[1])
                    for t, w, s in zip(trees, work, families)]
-            plan = list(recipes) if recipes is not None else self._recipes(work, families, cut, dms)
+            plan = list(recipes) if recipes is not None else self._recipes(work, families, cut, dms, libs)
             if len(plan) != n or any(r.n_seqs != len(w) for r, w in zip(plan, work)):
                 raise ValueError("each family needs its own recipe, made for its distinct sequences (Aligner.plan)")
-            for r, t, d in zip(plan, cut, dms):
+            for r, t, d, lib in zip(plan, cut, dms, libs):
                 supplied = d is not None and t is None
                 if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != supplied:
                     raise ValueError("a recipe must say which trees and distances are given (Aligner.plan with them)")
+                if r.subtrees and lib is not None:
+                    raise ValueError("a family that comes with its library is aligned whole with it, not in "
+                                     "subtrees (Aligner.plan with it)")
             self.choose_backend(plan)
             return self._in_pieces(work, plan, distances, cut, libraries)
 
@@ -304,9 +312,11 @@ class Aligner:
         ``library_memory``, on the GPU in waves that fit half its free
         memory), and each family's subtree profiles are merged along its
         tree above the cut with the fast scoring and weights. Refinement, where
-        the recipe plans it, runs over the whole tree with that scoring."""
+        the recipe plans it, runs once, on the merged alignment, over the
+        whole tree with that scoring (the fast run gives only its tree,
+        distances and schedule: it is not refined)."""
         fast = [replace(r, mode="fast", library=None, subtrees=0) for r in recipes]
-        base = self._in_waves(families, fast, distances, guide_trees, None)
+        base = self._in_waves(families, [replace(r, iterations=0) for r in fast], distances, guide_trees, None)
         timings: dict[str, float] = {}
         _add_timings(timings, base[0].timings)
         cuts = [cut_at_most(res.guide_tree, r.subtrees) for res, r in zip(base, recipes)]
@@ -334,10 +344,13 @@ class Aligner:
         if any(rounds):
             whole = [replace(job, schedule=res.schedule) for job, res in zip(jobs, base)]
             with _timed(timings, "refine", self.reporter):
-                aligned = refine(whole, aligned, rounds, self.backend, None,
+                refined = refine(whole, aligned, rounds, self.backend, None,
                                  min(self.config.long_cells, self.config.refine_max_cells),
                                  sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
-                                 splits=[r.refine_splits for r in recipes]).alignments
+                                 splits=[r.refine_splits for r in recipes])
+            aligned = refined.alignments
+            _add_timings(timings, {"refine_rounds": float(max(refined.rounds)),
+                                   "refine_accepted": float(sum(refined.accepted))})
         return [replace(res, alignment=aln, timings=timings, recipe=r) for res, aln, r in zip(base, aligned, recipes)]
 
     def _in_waves(self, families: list[Sequences], recipes: list[Recipe], distances: list | None,

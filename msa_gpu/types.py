@@ -414,8 +414,10 @@ class Recipe:
         if (self.fragments > 0) != (self.fragment_length > 0) or (
                 self.fragments and (self.mode == "large" or self.distance == "given")):
             raise ValueError("fragments need their length, and are not set aside on the large path or along a given tree")
-        if self.subtrees < 0 or (self.subtrees and (self.mode != "accurate" or self.n_seqs <= self.subtrees)):
-            raise ValueError("subtrees are accurate mode's pieces of a family of more sequences than them")
+        if self.subtrees < 0 or (self.subtrees and (self.mode != "accurate" or self.n_seqs <= self.subtrees
+                                                    or self.distance == "library")):
+            raise ValueError("subtrees are accurate mode's pieces of a family of more sequences than them, "
+                             "along a tree of the fast recipe's distances (not the whole family's library)")
         if (self.library is None) == (self.mode == "accurate"):
             raise ValueError("a recipe has a library exactly when its mode is accurate")
         if self.gap_factor < 1.0 or (self.gap_model == "flat" and self.gap_factor != 1.0):

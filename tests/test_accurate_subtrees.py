@@ -69,7 +69,7 @@ def test_the_recipe_takes_the_fast_choices_and_the_subtrees_only_where_forced_ov
         [("accurate", 0), ("fast", 0)]  # mode auto: as before
     assert recipe_from(replace(forced, library_mode="global"), 60, 120.0, 400).library == "global"
     base = recipe_from(forced, 60, 120.0, 400)
-    for bad in (dict(subtrees=60), dict(subtrees=-1), dict(mode="fast", library=None)):
+    for bad in (dict(subtrees=60), dict(subtrees=-1), dict(mode="fast", library=None), dict(distance="library")):
         with pytest.raises(ValueError, match="subtrees"):
             Recipe(**{**base.__dict__, **bad})
     with pytest.raises(ValueError):
@@ -169,3 +169,57 @@ def test_the_command_line_says_subtrees_and_aligns(tmp_path):
     assert "accurate in subtrees of at most 200 sequences" in run.output
     got = read_sequences(out)
     assert len(got) == 205 and got.raw == tuple(raw)
+
+
+def test_maxiterate_refines_the_merged_alignment_once(refs, monkeypatch):
+    """With refinement rounds the fast run that gives the tree is not
+    refined (its alignment is dropped): the whole family is refined once,
+    after the merges, and the timings' rounds and accepted cuts count that
+    refinement beside the subtrees' own."""
+    seqs = read_sequences(refs / "BB20001.tfa")
+    calls, real = [], aligner_module.refine
+
+    def spy(jobs, alignments, rounds, *args, **kw):
+        out = real(jobs, alignments, rounds, *args, **kw)
+        calls.append(([len(j.seqs) for j in jobs], out.rounds, out.accepted))
+        return out
+
+    monkeypatch.setattr(aligner_module, "refine", spy)
+    res = _cpu(mode="accurate", accurate_subtree_seqs=5, maxiterate=3).align(seqs)
+    assert [sizes for sizes, _, _ in calls if len(seqs) in sizes] == [[len(seqs)]]
+    assert res.timings["refine_rounds"] == max(max(r) for _, r, _ in calls)
+    assert res.timings["refine_accepted"] == sum(sum(a) for _, _, a in calls)
+
+
+def test_a_given_library_aligns_its_family_whole(refs):
+    """A family that comes with its library is aligned whole with it (the
+    library is not dropped for subtrees): the bytes are those of the whole
+    family's accurate run, and a subtrees recipe beside a library is refused."""
+    seqs = read_sequences(refs / "BB20001.tfa")
+    whole = _cpu(mode="accurate", accurate_subtree_seqs=len(seqs)).align(seqs)
+    assert whole.library is not None and whole.recipe.subtrees == 0
+    pieces = _cpu(mode="accurate", accurate_subtree_seqs=5)
+    given = pieces.align_many([seqs], libraries=[whole.library])[0]
+    assert given.recipe.subtrees == 0 and given.rows() == whole.rows()
+    with pytest.raises(ValueError, match="subtrees"):
+        pieces.align_many([seqs], libraries=[whole.library], recipes=pieces.plan([seqs]))
+
+
+def test_an_ensemble_builds_no_whole_family_library(refs, monkeypatch):
+    """An ensemble of a family aligned in subtrees builds only its
+    subtrees' libraries (a library over the whole family, for its
+    replicates, would be the memory the subtrees avoid, and unused)."""
+    from msa_gpu.ensemble import align_ensemble
+
+    seqs = read_sequences(refs / "BB20001.tfa")
+    built, real = [], aligner_module.posterior_libraries
+
+    def spy(families, **kw):
+        built.extend(len(f) for f in families)
+        return real(families, **kw)
+
+    monkeypatch.setattr(aligner_module, "posterior_libraries", spy)
+    ens = align_ensemble(seqs, AlignerConfig(backend="cpu", mode="accurate", accurate_subtree_seqs=5), 3,
+                         perturb=("gaps",))
+    assert built and max(built) <= 5
+    assert all(r.recipe.subtrees == 5 for r in ens.replicates)
