@@ -109,3 +109,22 @@ def test_device_plans_count_the_dense_batch():
     held = (big.device_gb - big.dense_gb) * 1e9
     assert library_waves([large, large], int(2 * held + DENSE_BATCH_BYTES) + 1, gpu=True) == [[0, 1]]
     assert library_waves([large, large], int(2 * held + DENSE_BATCH_BYTES) - 10 ** 6, gpu=True) == [[0], [1]]
+
+
+def test_a_plan_of_several_groups_takes_each_bound_from_its_own_largest():
+    """Groups built one after another: the plan's entries, host and device
+    bytes are each the most of any group, not all three from the group
+    with the most host bytes (a long pair's work space outweighs many
+    short pairs on the host, not on the device); a flag a group must match
+    the groups."""
+    long_pair, short = [[1000, 1000]], [[200] * 10]
+    alone = [library_plan([g]) for g in (long_pair, short)]
+    both = library_plan([long_pair, short])
+    assert alone[0].host_gb > alone[1].host_gb and alone[0].device_gb < alone[1].device_gb
+    assert (both.entries, both.host_gb, both.device_gb, both.dense_gb) == (
+        max(p.entries for p in alone), max(p.host_gb for p in alone), max(p.device_gb for p in alone),
+        max(p.dense_gb for p in alone))
+    assert library_plan([long_pair, short], nucleotide=[False, True]).entries == \
+        library_plan([short], nucleotide=True).entries
+    with pytest.raises(ValueError):
+        library_plan([long_pair, short], nucleotide=[True])

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from msa_gpu.arrays import DENSE_BATCH_BYTES, budget_chunks
 
 #: Entries a residue row of a pair keeps in one phase of the posterior library
@@ -32,11 +34,12 @@ def planned_entries(rows: int, nucleotide: bool = False) -> int:
 
 @dataclass(frozen=True)
 class LibraryPlan:
-    """What accurate mode's pair-HMM library holds at most (the largest group
-    of families built together): ``entries`` a phase, and its peak bytes on
-    the CPU backend (host) or the GPU backend (device); of the device's,
-    ``dense_gb`` is the batch of dense pair matrices, made and let go within
-    each phase (not held while other families' libraries are built)."""
+    """What accurate mode's pair-HMM library holds at most (each field the
+    most of any group of families built together): ``entries`` a phase,
+    and its peak bytes on the CPU backend (host) or the GPU backend
+    (device); of the device's, ``dense_gb`` is the batch of dense pair
+    matrices, made and let go within each phase (not held while other
+    families' libraries are built)."""
 
     entries: int
     host_gb: float
@@ -50,8 +53,10 @@ class LibraryPlan:
 
 def library_plan(groups: list[list[np.ndarray]], threads: int = 1, nucleotide=False) -> LibraryPlan:
     """The plan of the libraries of ``groups`` (each a list of families'
-    lengths, built together; ``nucleotide``: a flag for all groups or one a
-    group), its largest group. A family of n sequences
+    lengths, built together, one after another; ``nucleotide``: a flag for
+    all groups or one a group): each field the most of any group (the
+    group with the most host bytes need not hold the most device bytes or
+    entries). A family of n sequences
     has (n - 1) * sum(L) rows over its ordered pairs and at most
     `ROW_ENTRIES` entries a row of an unordered pair. On the CPU a phase
     holds its input as CSR (both directions: 2 x (index + 4 bytes value)),
@@ -71,8 +76,14 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1, nucleotide=Fa
     (48893724, 1.8, 13.15, 8.59)
     >>> library_plan([[[100] * 10]], nucleotide=True).entries, library_plan([[[100] * 10]]).entries
     (72000, 54000)
+    >>> p = library_plan([[[1000, 1000]], [[200] * 10]])  # a long pair's work space, many short pairs' entries
+    >>> p.entries, round(p.host_gb, 4), round(p.device_gb, 4)
+    (108000, 0.0166, 0.0245)
     """
-    flags = nucleotide if isinstance(nucleotide, list) else [nucleotide] * len(groups)
+    flags = np.asarray(nucleotide, dtype=bool)
+    if flags.ndim and flags.shape != (len(groups),):
+        raise ValueError(f"library_plan: {flags.size} nucleotide flags for {len(groups)} groups")
+    flags = np.broadcast_to(flags, (len(groups),))
     best = LibraryPlan(0, 0.0, 0.0)
     for group, nuc in zip(groups, flags):
         rows = sum((len(L) - 1) * int(sum(int(v) for v in L)) for L in group)
@@ -85,8 +96,8 @@ def library_plan(groups: list[list[np.ndarray]], threads: int = 1, nucleotide=Fa
         cells = sum((int(sum(int(v) for v in L)) ** 2 - sum(int(v) ** 2 for v in L)) // 2 for L in group)
         dense = min(8 * cells, DENSE_BATCH_BYTES)
         device = entries * (28 + 64) + 8 * rows + dense
-        if host > best.host_gb * 1e9:
-            best = LibraryPlan(entries, host / 1e9, device / 1e9, dense / 1e9)
+        best = LibraryPlan(max(best.entries, entries), max(best.host_gb, host / 1e9), max(best.device_gb, device / 1e9),
+                           max(best.dense_gb, dense / 1e9))
     return best
 
 
