@@ -128,3 +128,23 @@ def test_a_plan_of_several_groups_takes_each_bound_from_its_own_largest():
         library_plan([short], nucleotide=True).entries
     with pytest.raises(ValueError):
         library_plan([long_pair, short], nucleotide=[True])
+
+
+def test_the_device_csr_row_pointers_are_the_cpu_counting_sorts():
+    """The device path of `ordered_csr` (its row pointers a search of the
+    sorted keys, not a bincount), run through NumPy under another name,
+    gives the CPU counting sort's rows: pointers, columns and values."""
+    import types
+
+    from msa_gpu.consistency import probabilistic as pr
+
+    rng = np.random.default_rng(8)
+    protein = "ACDEFGHIKLMNPQRSTVWY"
+    group = pr._Group([_family(rng, 7, 50, protein, "p"), _family(rng, 5, 40, protein, "q")])
+    flat = group.posteriors(pr.model_for(group.families[0].alphabet), pr.CUTOFF, np)
+    device = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+    indptr, col, val, base = group.ordered_csr(tuple(a.copy() for a in flat), device)
+    cpu = group.ordered_csr(flat, np)
+    nnz = 2 * len(flat[0])
+    assert int(indptr[-1]) == nnz and np.array_equal(indptr, cpu[0])
+    assert np.array_equal(col, cpu[1][:nnz]) and np.array_equal(val, cpu[2][:nnz]) and np.array_equal(base, cpu[3])
