@@ -265,7 +265,7 @@ def align(
         posterior = [(s, r) for s, r in zip(families, recipes) if r.library == "posterior"]
         if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
             from msa_gpu.consistency import library_memory
-            from msa_gpu.subtrees import largest_piece
+            from msa_gpu.subtrees import plan_pieces
 
             gpu = not dask and (len(devices) > 1 or aligner.choose_backend(recipes).name != "cpu")
             if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
@@ -274,9 +274,10 @@ def align(
                 import numba  # (the CPU library's host threads are numba's count)
 
                 host_threads = threads or numba.get_num_threads()
-            # (accurate mode in subtrees: its largest subtree at most, the family's longest sequences standing in)
-            lib = library_memory([largest_piece(s, r.subtrees) if r.subtrees else s for s, r in posterior], gpu,
-                                 host_threads)
+            # (accurate mode in subtrees: pieces of its longest sequences stand in for the subtrees, whose
+            # libraries are built in groups as the families' are)
+            lib = library_memory([p for s, r in posterior for p in (plan_pieces(s, r.subtrees) if r.subtrees else [s])],
+                                 gpu, host_threads)
             need["plan"] = lib.line(gpu)  # (not the large path's plan of the largest family: issue 58 saw 0.0 GB)
             if not quiet and (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
                 typer.echo(f"msagpu: {need['plan']}", err=True)

@@ -114,7 +114,25 @@ def subset(seqs: Sequences, members: np.ndarray) -> Sequences:
 def largest_piece(seqs: Sequences, most: int) -> Sequences:
     """A stand-in for the largest subtree of at most ``most`` sequences that
     ``seqs`` may be cut into, for memory plans: its ``most`` longest."""
-    return subset(seqs, np.sort(np.argsort(seqs.lengths, kind="stable")[-most:]))
+    return plan_pieces(seqs, most)[0]
+
+
+def plan_pieces(seqs: Sequences, most: int) -> list[Sequences]:
+    """Stand-ins for the subtrees of at most ``most`` sequences that ``seqs``
+    may be cut into, for memory plans (the tree is not known yet): its
+    sequences, longest first, ``most`` a piece, each in input order. The
+    libraries of pieces are built together in groups (on the GPU, several
+    subtrees of a few hundred residues each), so a plan holds all of them,
+    not the largest alone; no subtree is larger, and pieces of ``most``
+    hold at least as many pairs as the smaller ones the cut may give.
+
+    >>> from msa_gpu.io import make_sequences
+    >>> seqs = make_sequences([f"s{i}" for i in range(5)], [b"A" * n for n in (5, 9, 3, 9, 7)])
+    >>> [p.names for p in plan_pieces(seqs, 2)]
+    [('s1', 's3'), ('s0', 's4'), ('s2',)]
+    """
+    order = np.argsort(-seqs.lengths, kind="stable")
+    return [subset(seqs, np.sort(order[i: i + most])) for i in range(0, len(seqs), most)]
 
 
 def profile_of(members: np.ndarray, codes: np.ndarray, xp) -> Profile:
