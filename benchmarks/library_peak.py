@@ -7,7 +7,8 @@ subtrees: the largest subtree is measured, and the whole family where it is no l
 alone (`posterior_libraries`, one family at a time) and its peak memory is measured: on the GPU the CuPy pool's
 bytes in use at every allocation (a counting allocator over the default pool: the high-water mark of the
 arrays alive, not the pool's cache), on the CPU the process's peak RSS growth over the build (`ru_maxrss`, a
-new high only). The plan is `library_memory` of the same family, as the command line prints it. Prints
+new high only). The plan is `library_memory` of the measured family or subtree alone (for a family cut into
+subtrees the command line plans more: stand-ins for all its subtrees, built in groups, `subtrees.plan_pieces`). Prints
 a row a family and writes the ratios (plan / peak: at least 1 where the plan holds, at most 2 for the issue's
 bar) to JSON.
 """
