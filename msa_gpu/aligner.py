@@ -121,8 +121,9 @@ class Aligner:
         """Each family's `Recipe`, as `align_many` decides it for the same
         arguments: made for its distinct sequences (where repeats are dropped:
         not where distances or a library are given), knowing which families
-        come with a tree or distances. A caller that shows the recipes passes
-        them back to `align_many` (``recipes``)."""
+        come with a tree, distances or a library (a family given its library
+        is aligned whole, not in subtrees). A caller that shows the recipes
+        passes them back to `align_many` (``recipes``)."""
         n = len(families)
         trees, dms, libs = (list(x or [None] * n) for x in (guide_trees, distances, libraries))
         work = [self._distinct(s, d is None and lib is None)[0] for s, d, lib in zip(families, dms, libs)]
@@ -288,7 +289,7 @@ class Aligner:
         pieces = [f for f, r in enumerate(recipes) if r.subtrees]
         if not pieces:
             return self._in_waves(families, recipes, distances, guide_trees, libraries)
-        rest = [f for f in range(len(families)) if f not in pieces]
+        rest = [f for f, r in enumerate(recipes) if not r.subtrees]
         out: list = [None] * len(families)
         timings: dict[str, float] = {}
         for group, align in ((rest, self._in_waves), (pieces, self._subtree_align)):
