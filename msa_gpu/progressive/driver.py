@@ -71,8 +71,9 @@ def _leaves(job: FamilyJob, xp) -> dict[int, Profile]:
     """Leaf profiles: one upload per family, each leaf a view of it."""
     lengths = [len(c) for c in job.seqs.codes]
     flat = xp.asarray(np.concatenate(job.seqs.codes).astype(np.uint8))
-    offs = offsets(lengths)
-    return {i: Profile(np.array([i]), flat[offs[i]: offs[i + 1]].reshape(1, -1), job.weights[i: i + 1].astype(np.int64))
+    offs = offsets(lengths).tolist()
+    members, weights = np.arange(len(lengths), dtype=np.int64), np.asarray(job.weights, dtype=np.int64)
+    return {i: Profile(members[i: i + 1], flat[offs[i]: offs[i + 1]].reshape(1, -1), weights[i: i + 1])
             for i in range(len(lengths))}
 
 
@@ -134,27 +135,33 @@ def progressive_align(jobs: list[FamilyJob], backend, long_cells: int = LONG_CEL
         nodes[f].update(made or {})
     depth = max(len(job.schedule.levels) for job in jobs)
     total, made = sum(job.schedule.n_merges for job in jobs), 0
+    # per family, read once (host lists: a level's Python work is per merge, 140 k merges on exthomfam_dev)
+    kids = [job.tree.children.tolist() for job in jobs]
+    gap_of = [job.scoring.gap_code for job in jobs]
+    nucleotide_of = [job.seqs.seqtype is not SeqType.protein for job in jobs]
+    cuttable = [job.library is None for job in jobs]
+    outer = [side_info(job, mat_of[f]) for f, job in enumerate(jobs)]
+    n_of = [len(job.seqs) for job in jobs]
+    cell_bytes = _cell_bytes(jobs)
     for h in range(depth):
         # this level's merges, across every family that still has one
-        owners = [(f, int(k)) for f, job in enumerate(jobs) if h < len(job.schedule.levels)
-                  for k in job.schedule.levels[h]]
-        pairs = [(nodes[f].pop(int(jobs[f].tree.children[k, 0])), nodes[f].pop(int(jobs[f].tree.children[k, 1])))
-                 for f, k in owners]
-        fam_of = [jobs[f] for f, _ in owners]
-        level = anchored_level(pairs, [j.scoring.gap_code for j in fam_of],
-                               [j.seqs.seqtype is not SeqType.protein for j in fam_of], anchor_cells, xp,
-                               [j.library is None for j in fam_of])
+        owners = [(f, k) for f, job in enumerate(jobs) if h < len(job.schedule.levels)
+                  for k in job.schedule.levels[h].tolist()]
+        pairs = [(nodes[f].pop(kids[f][k][0]), nodes[f].pop(kids[f][k][1])) for f, k in owners]
+        level = anchored_level(pairs, [gap_of[f] for f, _ in owners], [nucleotide_of[f] for f, _ in owners],
+                               anchor_cells, xp, [cuttable[f] for f, _ in owners])
         units = level.units
-        sizes = np.array([(a.length + 1) * (b.length + 1) for a, b in units], dtype=np.int64)
+        sizes = np.fromiter([(a.length + 1) * (b.length + 1) for a, b in units], dtype=np.int64, count=len(units))
         long_mask = sizes > long_cells
         merged_units: list = [None] * len(units)
-        for chunk in batch_chunks(sizes, long_mask, budget, _cell_bytes(jobs)):
-            who = [owners[level.owner[u]][0] for u in chunk]
-            sides = [side_info(jobs[f], mat_of[f], level.inner[u]) for f, u in zip(who, chunk)]
+        for chunk in batch_chunks(sizes, long_mask, budget, cell_bytes):
+            who = [owners[level.owner[u]][0] for u in chunk.tolist()]
+            sides = [side_info(jobs[f], mat_of[f], True) if level.inner[u] else outer[f]
+                     for f, u in zip(who, chunk.tolist())]
             for u, profile in zip(chunk, merge_resilient([units[u] for u in chunk], sides, long_mask[chunk], ctx)):
                 merged_units[u] = profile
         for (f, k), profile in zip(owners, level.stitch(merged_units, xp)):
-            nodes[f][len(jobs[f].seqs) + k] = profile
+            nodes[f][n_of[f] + k] = profile
         made += len(owners)
         if on_progress is not None:
             on_progress(made, total)
@@ -256,11 +263,11 @@ class ProfileBlock:
     @staticmethod
     def of(pairs, xp) -> "ProfileBlock":
         profiles = [p for pair in pairs for p in pair]
-        return ProfileBlock(xp.concatenate([p.codes.ravel() for p in profiles]),
-                            np.array([p.size for p in profiles], dtype=np.int64),
-                            np.array([p.length for p in profiles], dtype=np.int64),
+        return ProfileBlock(xp.concatenate([p.codes.reshape(-1) for p in profiles]),
+                            np.fromiter([p.size for p in profiles], dtype=np.int64, count=len(profiles)),
+                            np.fromiter([p.length for p in profiles], dtype=np.int64, count=len(profiles)),
                             np.concatenate([p.members for p in profiles]),
-                            np.concatenate([p.weights for p in profiles]).astype(np.int64))
+                            np.concatenate([p.weights for p in profiles]).astype(np.int64, copy=False))
 
 
 def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: BatchContext) -> ScoredBatch:
@@ -314,9 +321,9 @@ def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> M
     rows = np.array([a.size + b.size for a, b in pairs], dtype=np.int64)
     out_off = offsets(rows * lens)
     out = backend.ops.merge_profiles(sb.lv, sb.codes, path, sb.batch.path_off, path_len, out_off, int(out_off[-1]))
-    merged = [Profile(np.concatenate([a.members, b.members]),
-                      out[out_off[p]: out_off[p + 1]].reshape(int(rows[p]), int(lens[p])),
-                      np.concatenate([a.weights, b.weights])) for p, (a, b) in enumerate(pairs)]
+    ends, shapes = out_off.tolist(), list(zip(rows.tolist(), lens.tolist()))
+    merged = [Profile(np.concatenate((a.members, b.members)), out[ends[p]: ends[p + 1]].reshape(shapes[p]),
+                      np.concatenate((a.weights, b.weights))) for p, (a, b) in enumerate(pairs)]
     return MergeOutcome(merged, sb, score)
 
 

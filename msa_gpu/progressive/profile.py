@@ -6,7 +6,7 @@ lives on the device, plus its member indices and integer weights on the host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,19 +15,22 @@ from msa_gpu.arrays import offsets, upload
 
 @dataclass(frozen=True)
 class Profile:
-    """Members (leaf indices, host), codes (xp uint8 (k, L)) and weights (host int64)."""
+    """Members (leaf indices, host), codes (xp uint8 (k, L)) and weights
+    (host int64); ``size`` (k) and ``length`` (L) are read once, here: the
+    progressive stage asks them of every profile several times a level, and
+    a device array's shape is a Python call each time (issue 58: 1.4 M
+    calls, 1 s of exthomfam_dev's run)."""
 
     members: np.ndarray
     codes: object
     weights: np.ndarray
+    size: int = field(init=False, repr=False, compare=False)
+    length: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def length(self) -> int:
-        return int(self.codes.shape[1])
-
-    @property
-    def size(self) -> int:
-        return int(self.codes.shape[0])
+    def __post_init__(self) -> None:
+        k, L = self.codes.shape
+        object.__setattr__(self, "size", int(k))
+        object.__setattr__(self, "length", int(L))
 
 
 @dataclass(frozen=True)

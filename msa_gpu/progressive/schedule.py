@@ -17,10 +17,10 @@ def merge_schedule(tree: GuideTree) -> MergeSchedule:
     [[0, 1], [2]]
     """
     n = tree.n_leaves
-    height = np.zeros(2 * n - 1, dtype=np.int64)
-    for k, (a, b) in enumerate(tree.children):
+    height = [0] * (2 * n - 1)
+    for k, (a, b) in enumerate(tree.children.astype(np.int64).tolist()):  # (host lists: no numpy scalar calls)
         height[n + k] = max(height[a], height[b]) + 1
-    merge_h = height[n:]
+    merge_h = np.array(height[n:], dtype=np.int64)
     order = np.argsort(merge_h, kind="stable")  # merges by height, each level in merge order
     cuts = np.searchsorted(merge_h[order], np.arange(2, int(merge_h.max(initial=0)) + 1))
     return MergeSchedule(tuple(np.split(order, cuts)) if len(order) else ())

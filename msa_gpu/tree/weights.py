@@ -11,17 +11,19 @@ def leaf_order(tree: GuideTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A leaf order in which every subtree is contiguous: returns the order and,
     for each node, its [start, stop) range in that order."""
     n = tree.n_leaves
-    size = np.ones(2 * n - 1, dtype=np.int64)
-    for k, (a, b) in enumerate(tree.children):
+    children = tree.children.astype(np.int64).tolist()  # (host lists: numpy scalars cost a call each)
+    size = [1] * (2 * n - 1)
+    for k, (a, b) in enumerate(children):
         size[n + k] = size[a] + size[b]
-    start = np.zeros(2 * n - 1, dtype=np.int64)
+    start = [0] * (2 * n - 1)
     for k in range(n - 2, -1, -1):  # parents before children
-        a, b = tree.children[k]
+        a, b = children[k]
         start[a] = start[n + k]
         start[b] = start[n + k] + size[a]
+    start_a = np.array(start, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
-    order[start[:n]] = np.arange(n)
-    return order, start, start + size
+    order[start_a[:n]] = np.arange(n)
+    return order, start_a, start_a + np.array(size, dtype=np.int64)
 
 
 def sequence_weights(tree: GuideTree) -> np.ndarray:
@@ -34,13 +36,14 @@ def sequence_weights(tree: GuideTree) -> np.ndarray:
     top = weight_top(n)
     if n == 1:
         return np.ones(1, dtype=np.int64)
-    order, start, stop = leaf_order(tree)
-    diff = np.zeros(n + 1)
-    for k, (a, b) in enumerate(tree.children):
-        for child, length in ((a, tree.lengths[k, 0]), (b, tree.lengths[k, 1])):
+    order, start_a, stop_a = leaf_order(tree)
+    start, stop = start_a.tolist(), stop_a.tolist()
+    diff = [0.0] * (n + 1)
+    for (a, b), (la, lb) in zip(tree.children.astype(np.int64).tolist(), np.asarray(tree.lengths, np.float64).tolist()):
+        for child, length in ((a, la), (b, lb)):
             diff[start[child]] += length / (stop[child] - start[child])
             diff[stop[child]] -= length / (stop[child] - start[child])
-    w_in_order = np.cumsum(diff)[:n]
+    w_in_order = np.cumsum(np.array(diff))[:n]
     w = np.empty(n)
     w[order] = w_in_order
     if w.max() <= 0:
