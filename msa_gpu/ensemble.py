@@ -287,6 +287,11 @@ def _model_libraries(aligner: Aligner, families: list[Sequences], plan: list, li
     posterior = [f for f in range(len(families)) if plan[f * (n - 1)].library == "posterior"]
     if not posterior:
         raise InputError("--perturb model: no family here takes the pair-HMM library (accurate mode)")
+    cut = [f for f in posterior if plan[f * (n - 1)].subtrees]
+    if cut:  # (a whole-family library is what the subtrees avoid; theirs are built inside the aligner)
+        raise InputError(f"--perturb model: a family of {len(families[cut[0]]):,} sequences is aligned in subtrees "
+                         f"of at most {plan[cut[0] * (n - 1)].subtrees:,} (accurate mode over that size), whose "
+                         "libraries are not perturbed; use --perturb tree,gaps")
     xp = aligner.backend.xp
     by_size: dict[int, list[int]] = {}
     for f in posterior:

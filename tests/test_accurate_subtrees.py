@@ -242,3 +242,15 @@ def test_an_ensemble_builds_no_whole_family_library(refs, monkeypatch):
                          perturb=("gaps",))
     assert built and max(built) <= 5
     assert all(r.recipe.subtrees == 5 for r in ens.replicates)
+
+
+def test_model_perturbation_is_refused_for_a_family_in_subtrees(refs):
+    """``--perturb model`` perturbs whole-family libraries, which a family in
+    subtrees does not build: refused in one line, naming the size."""
+    from msa_gpu.ensemble import align_ensemble
+    from msa_gpu.errors import InputError
+
+    seqs = read_sequences(refs / "BB20001.tfa")
+    with pytest.raises(InputError, match="16 sequences is aligned in subtrees of at most 5"):
+        align_ensemble(seqs, AlignerConfig(backend="cpu", mode="accurate", accurate_subtree_seqs=5), 2,
+                       perturb=("model",))
