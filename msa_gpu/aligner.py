@@ -17,6 +17,7 @@ from msa_gpu.consistency import (
     LibrarySettings,
     build_libraries,
     library_distance,
+    library_memory,
     library_waves,
     on_backend,
     posterior_libraries,
@@ -324,7 +325,14 @@ class Aligner:
         pieces = [subtrees(res.guide_tree, roots) for res, roots in zip(base, cuts)]
         clades = [subset(s, members) for s, made in zip(families, pieces) for members, _ in made]
         accurate = replace(self.config, mode="accurate")
-        done = self._in_waves(clades, [recipe_for(accurate, c) for c in clades], None, [None] * len(clades), None)
+        clade_recipes = [recipe_for(accurate, c) for c in clades]
+        note = getattr(self.reporter, "note", None)
+        posterior = [c for c, r in zip(clades, clade_recipes) if r.library == "posterior" and len(c) > 1]
+        if note is not None and posterior:  # the plan of the subtrees the cut gave (the command line's: a bound)
+            gpu = self.backend.name != "cpu"
+            plan = library_memory(posterior, gpu, 1 if gpu else usable_cores(self.config.threads))
+            note(f"{len(clades):,} subtrees of at most {max(len(c) for c in clades):,} sequences: {plan.line(gpu)}")
+        done = self._in_waves(clades, clade_recipes, None, [None] * len(clades), None)
         _add_timings(timings, done[0].timings)
         xp, jobs, initial, k = self.backend.xp, [], [], 0
         for seqs, res, r, roots, made in zip(families, base, fast, cuts, pieces):

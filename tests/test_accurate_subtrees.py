@@ -254,3 +254,33 @@ def test_model_perturbation_is_refused_for_a_family_in_subtrees(refs):
     with pytest.raises(InputError, match="16 sequences is aligned in subtrees of at most 5"):
         align_ensemble(seqs, AlignerConfig(backend="cpu", mode="accurate", accurate_subtree_seqs=5), 2,
                        perturb=("model",))
+
+
+def test_the_cut_says_the_plan_of_its_own_subtrees(refs):
+    """After the cut the run says the library plan of the subtrees it made
+    (the command line's plan before it is a bound from stand-ins): their
+    count, the largest, and `library_memory` of those subtrees."""
+    from msa_gpu.consistency import library_memory
+
+    class Notes:
+        def __init__(self):
+            self.lines = []
+
+        def note(self, text):
+            self.lines.append(text)
+
+        def stage(self, name):
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    seqs = read_sequences(refs / "BB20001.tfa")
+    notes = Notes()
+    Aligner(AlignerConfig(backend="cpu", mode="accurate", accurate_subtree_seqs=6, dedupe=False),
+            backend=cpu_backend(), reporter=notes).align(seqs)
+    tree = _cpu(mode="fast").align(seqs).guide_tree
+    made = [subset(seqs, m) for m, _ in subtrees(tree, cut_at_most(tree, 6))]
+    from msa_gpu.backend.cost import usable_cores
+
+    plan = library_memory([c for c in made if len(c) > 1], False, usable_cores(None))
+    assert notes.lines == [f"{len(made)} subtrees of at most {max(map(len, made))} sequences: {plan.line(False)}"]
