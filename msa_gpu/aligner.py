@@ -325,7 +325,11 @@ class Aligner:
         pieces = [subtrees(res.guide_tree, roots) for res, roots in zip(base, cuts)]
         clades = [subset(s, members) for s, made in zip(families, pieces) for members, _ in made]
         accurate = replace(self.config, mode="accurate")
-        clade_recipes = [recipe_for(accurate, c) for c in clades]
+        # (each subtree's gap costs are its family's recipe's: the same as the settings give, unless a caller
+        # changed them in the recipe, as an ensemble's perturbed replicates do)
+        owner = [r for r, made in zip(recipes, pieces) for _ in made]
+        clade_recipes = [replace(recipe_for(accurate, c), gap_open=r.gap_open, gap_extend=r.gap_extend)
+                         for c, r in zip(clades, owner)]
         note = getattr(self.reporter, "note", None)
         posterior = [c for c, r in zip(clades, clade_recipes) if r.library == "posterior" and len(c) > 1]
         if note is not None and posterior:  # the plan of the subtrees the cut gave (the command line's: a bound)

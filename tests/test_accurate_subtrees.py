@@ -284,3 +284,20 @@ def test_the_cut_says_the_plan_of_its_own_subtrees(refs):
 
     plan = library_memory([c for c in made if len(c) > 1], False, usable_cores(None))
     assert notes.lines == [f"{len(made)} subtrees of at most {max(map(len, made))} sequences: {plan.line(False)}"]
+
+
+def test_perturbed_gap_costs_reach_the_subtrees(refs):
+    """An ensemble's replicates perturb their recipes' gap costs; in a
+    family aligned in subtrees the subtrees take them too (they took the
+    settings' costs, so every replicate's subtrees were replicate 0's)."""
+    from msa_gpu.ensemble import align_ensemble
+
+    seqs = read_sequences(refs / "BB20001.tfa")
+    cfg = AlignerConfig(backend="cpu", mode="accurate", accurate_subtree_seqs=6, dedupe=False)
+    ens = align_ensemble(seqs, cfg, 3, perturb=("gaps",), seed=1)
+    tree = _cpu(mode="fast").align(seqs).guide_tree
+    members = max((m for m, _ in subtrees(tree, cut_at_most(tree, 6))), key=len)
+    inside = [_columns([r.rows()[i] for i in members]) for r in ens.replicates]
+    assert any(rows != inside[0] for rows in inside[1:])
+    r0 = ens.replicates[0]
+    assert r0.rows() == Aligner(cfg, backend=cpu_backend()).align(seqs).rows()
