@@ -321,8 +321,13 @@ class Aligner:
         base = self._in_waves(families, [replace(r, iterations=0) for r in fast], distances, guide_trees, None)
         timings: dict[str, float] = {}
         _add_timings(timings, base[0].timings)
-        cuts = [cut_at_most(res.guide_tree, r.subtrees) for res, r in zip(base, recipes)]
-        pieces = [subtrees(res.guide_tree, roots) for res, roots in zip(base, cuts)]
+        least = self.config.accurate_subtree_min  # (smaller subtrees stay in the fast merges above the cut)
+        cuts, pieces = [], []
+        for res, r in zip(base, recipes):
+            roots = cut_at_most(res.guide_tree, r.subtrees)
+            kept = [(root, made) for root, made in zip(roots, subtrees(res.guide_tree, roots)) if len(made[0]) >= least]
+            cuts.append([root for root, _ in kept])
+            pieces.append([made for _, made in kept])
         clades = [subset(s, members) for s, made in zip(families, pieces) for members, _ in made]
         accurate = replace(self.config, mode="accurate")
         # (each subtree's gap costs are its family's recipe's: the same as the settings give, unless a caller
@@ -336,8 +341,9 @@ class Aligner:
             gpu = self.backend.name != "cpu"
             plan = library_memory(posterior, gpu, 1 if gpu else usable_cores(self.config.threads))
             note(f"{len(clades):,} subtrees of at most {max(len(c) for c in clades):,} sequences: {plan.line(gpu)}")
-        done = self._in_waves(clades, clade_recipes, None, [None] * len(clades), None)
-        _add_timings(timings, done[0].timings)
+        done = self._in_waves(clades, clade_recipes, None, [None] * len(clades), None) if clades else []
+        if done:
+            _add_timings(timings, done[0].timings)
         xp, jobs, initial, k = self.backend.xp, [], [], 0
         for seqs, res, r, roots, made in zip(families, base, fast, cuts, pieces):
             tree = res.guide_tree

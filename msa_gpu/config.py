@@ -139,6 +139,7 @@ class AlignerConfig:
     # accurate mode over more sequences than this (--mode accurate on a large family): subtrees of at most this
     # many cut from the fast guide tree, each with its own library, merged along that tree with the fast scoring
     accurate_subtree_seqs: int = 200
+    accurate_subtree_min: int = 1  # subtrees of fewer sequences stay in the fast merges (1: every subtree accurate)
     large_min_seqs: int = 20000
     large_pivots: int = 0  # 0: 4 sqrt(n) within 64..2048 (large_tree.pivot_count)
     large_cluster: int = 300
@@ -188,8 +189,8 @@ class AlignerConfig:
             raise ValueError("weights must be 'tree' or 'equal'")
         if self.accurate_tree not in ("library", "kmer"):
             raise ValueError("accurate_tree must be 'library' or 'kmer'")
-        if self.accurate_subtree_seqs < 1:
-            raise ValueError("accurate_subtree_seqs must be >= 1")
+        if self.accurate_subtree_seqs < 1 or self.accurate_subtree_min < 1:
+            raise ValueError("accurate_subtree_seqs and accurate_subtree_min must be >= 1")
         if self.lcs_min_seqs < 1:
             raise ValueError("lcs_min_seqs must be >= 1")
         if self.large_pivots < 0 or self.large_cluster < 2 or self.large_min_seqs < 1:

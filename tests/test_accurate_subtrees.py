@@ -301,3 +301,20 @@ def test_perturbed_gap_costs_reach_the_subtrees(refs):
     assert any(rows != inside[0] for rows in inside[1:])
     r0 = ens.replicates[0]
     assert r0.rows() == Aligner(cfg, backend=cpu_backend()).align(seqs).rows()
+
+
+def test_subtrees_under_the_least_size_stay_in_the_fast_merges(refs):
+    """``accurate_subtree_min``: a subtree of fewer sequences is not aligned
+    alone in accurate mode; its merges are the fast run's. With every
+    subtree under it the bytes are fast mode's; above it each kept subtree
+    still holds its own accurate alignment."""
+    seqs = read_sequences(refs / "BB20001.tfa")
+    fast = _cpu(mode="fast").align(seqs)
+    assert _cpu(mode="accurate", accurate_subtree_seqs=6, accurate_subtree_min=7).align(seqs).rows() == fast.rows()
+    rows = _cpu(mode="accurate", accurate_subtree_seqs=6, accurate_subtree_min=4).align(seqs).rows()
+    pieces = [m for m, _ in subtrees(fast.guide_tree, cut_at_most(fast.guide_tree, 6))]
+    big = [m for m in pieces if len(m) >= 4]
+    assert big and len(big) < len(pieces)
+    for members in big:
+        assert _columns([rows[i] for i in members]) == _cpu(mode="accurate").align(subset(seqs, members)).rows()
+    assert rows != _cpu(mode="accurate", accurate_subtree_seqs=6).align(seqs).rows()
