@@ -359,18 +359,22 @@ class Aligner:
         with _timed(timings, "progressive", self.reporter):
             aligned = progressive_align(jobs, self.backend, self.config.long_cells, initial=initial,
                                         on_progress=self._progress("merges"), anchor_cells=self.config.anchor_cells)
-        rounds = [r.iterations for r in recipes]
-        if any(rounds):
-            whole = [replace(job, schedule=res.schedule) for job, res in zip(jobs, base)]
-            with _timed(timings, "refine", self.reporter):
-                refined = refine(whole, aligned, rounds, self.backend, None,
-                                 min(self.config.long_cells, self.config.refine_max_cells),
-                                 sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
-                                 splits=[r.refine_splits for r in recipes])
-            aligned = refined.alignments
-            _add_timings(timings, {"refine_rounds": float(max(refined.rounds)),
-                                   "refine_accepted": float(sum(refined.accepted))})
+        if any(r.iterations for r in recipes):
+            aligned = self._refine([replace(job, schedule=res.schedule) for job, res in zip(jobs, base)], aligned,
+                                   recipes, None, timings)
         return [replace(res, alignment=aln, timings=timings, recipe=r) for res, aln, r in zip(base, aligned, recipes)]
+
+    def _refine(self, jobs: list, alignments: list, recipes: list[Recipe], stack, timings: dict) -> list:
+        """Stage 4: each family's alignment refined over its tree's bipartitions for its recipe's rounds
+        (``stack``: the families' libraries, or None); the rounds made and cuts accepted go into ``timings``."""
+        with _timed(timings, "refine", self.reporter):
+            refined = refine(jobs, alignments, [r.iterations for r in recipes], self.backend, stack,
+                             min(self.config.long_cells, self.config.refine_max_cells),
+                             sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
+                             splits=[r.refine_splits for r in recipes])
+        _add_timings(timings, {"refine_rounds": float(max(refined.rounds)),
+                               "refine_accepted": float(sum(refined.accepted))})
+        return refined.alignments
 
     def _in_waves(self, families: list[Sequences], recipes: list[Recipe], distances: list | None,
                   guide_trees: list, libraries: list | None) -> list[AlignResult]:
@@ -500,16 +504,8 @@ class Aligner:
                         codes = alignment_codes(families[f], alignments[f])
                         dms[f] = alignment_distance(codes, families[f].alphabet.gap, xp)
         # stage 4: iterative refinement over tree bipartitions
-        rounds = [r.iterations for r in recipes]
-        if any(rounds):
-            with _timed(timings, "refine", self.reporter):
-                refined = refine(jobs, alignments, rounds, self.backend, stack,
-                                 min(self.config.long_cells, self.config.refine_max_cells),
-                                 sample=[r.refine_cuts for r in recipes], on_progress=self._progress("rounds", cap=True),
-                                 splits=[r.refine_splits for r in recipes])
-            alignments = refined.alignments
-            timings["refine_rounds"] = float(max(refined.rounds))
-            timings["refine_accepted"] = float(sum(refined.accepted))
+        if any(r.iterations for r in recipes):
+            alignments = self._refine(jobs, alignments, recipes, stack, timings)
         if self.config.realign:  # opt-in: every sequence realigned to its family's profile
             with _timed(timings, "realign", self.reporter):
                 for f in range(n):

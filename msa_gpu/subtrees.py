@@ -111,12 +111,6 @@ def subset(seqs: Sequences, members: np.ndarray) -> Sequences:
                      tuple(seqs.codes[i] for i in members), seqs.seqtype, seqs.alphabet)
 
 
-def largest_piece(seqs: Sequences, most: int) -> Sequences:
-    """A stand-in for the largest subtree of at most ``most`` sequences that
-    ``seqs`` may be cut into, for memory plans: its ``most`` longest."""
-    return plan_pieces(seqs, most)[0]
-
-
 def plan_pieces(seqs: Sequences, most: int) -> list[Sequences]:
     """Stand-ins for the subtrees of at most ``most`` sequences that ``seqs``
     may be cut into, for memory plans (the tree is not known yet): its

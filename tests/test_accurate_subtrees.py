@@ -16,7 +16,7 @@ from msa_gpu.config import AlignerConfig
 from msa_gpu.consistency.memory import library_plan
 from msa_gpu.io import make_sequences, read_sequences
 from msa_gpu.recipe import describe, recipe_from
-from msa_gpu.subtrees import cut, cut_at_most, largest_piece, plan_pieces, subset, subtrees
+from msa_gpu.subtrees import cut, cut_at_most, plan_pieces, subset, subtrees
 from msa_gpu.tree import leaf_order
 from msa_gpu.types import GuideTree, Recipe
 
@@ -148,7 +148,7 @@ def test_gpu_waves_follow_half_the_free_device_memory(monkeypatch):
 
 def test_the_plan_stands_in_the_longest_sequences_for_the_largest_subtree():
     seqs = make_sequences([f"s{i}" for i in range(6)], [b"A" * n for n in (5, 9, 3, 9, 7, 1)])
-    piece = largest_piece(seqs, 3)
+    piece = plan_pieces(seqs, 3)[0]  # the largest stand-in: the 3 longest
     assert piece.names == ("s1", "s3", "s4") and sorted(piece.lengths.tolist()) == [7, 9, 9]
     assert [p.names for p in plan_pieces(seqs, 3)] == [("s1", "s3", "s4"), ("s0", "s2", "s5")]
 
