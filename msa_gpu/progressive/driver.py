@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from msa_gpu.alphabet import SeqType
-from msa_gpu.arrays import offsets, upload
+from msa_gpu.arrays import offsets
 from msa_gpu.errors import ResourceError
 from msa_gpu.progressive.anchors import ANCHOR_CELLS, anchored_level
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays
@@ -245,7 +245,7 @@ class MergeOutcome:
 
     profiles: list
     scored: ScoredBatch
-    score: np.ndarray  # host int64 (P,): the DP's best score
+    score: object  # xp int32 (P,): the DP's best score
 
 
 @dataclass(frozen=True)
@@ -272,12 +272,17 @@ class ProfileBlock:
 
 def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: BatchContext) -> ScoredBatch:
     """Profile statistics, column scores (plus the libraries' consistency
-    scores) and gap rows of a batch of pairs."""
+    scores) and gap rows of a batch of pairs (the level's metadata, the
+    rows' weights and the DP's offsets go up in one transfer)."""
     backend, xp = ctx.backend, ctx.backend.xp
     w_off = offsets(block.k)
     W = np.add.reduceat(block.weights, w_off[:-1]) if len(block.weights) else np.zeros(len(block.k), np.int64)
-    lv = level_meta_arrays(block.k, block.L, W, [s.scoring for s in sides], [s.mat for s in sides], long_mask, xp)
-    weights = xp.asarray(block.weights)
+    rnd = np.array([s.scoring.gap_model == GAP_MODELS["exact"] for s in sides], dtype=np.int64)
+    dims = np.stack([block.L[0::2], block.L[1::2], rnd], axis=1)
+    dp_host, totals = _pair_batch_host(dims, long_mask)
+    lv, dev = level_meta_arrays(block.k, block.L, W, [s.scoring for s in sides], [s.mat for s in sides], long_mask,
+                                xp, extra=dict(weights=block.weights.astype(np.int64, copy=False), **dp_host))
+    weights = dev.pop("weights")
     vec, resid, rowp = backend.ops.profile_stats(lv, block.codes, weights, ctx.mats)
     S = backend.ops.column_scores(lv, vec, resid)
     lp = np.array([p for p, s in enumerate(sides) if s.library is not None and not long_mask[p]
@@ -291,24 +296,23 @@ def score_batch(block: ProfileBlock, sides: list[SideInfo], long_mask, ctx: Batc
             raise ValueError("one batch takes one library weight")
         backend.ops.consistency_scores(lv, block.codes, weights, xp.asarray(members.astype(np.int32)), lp, lp_n,
                                        ctx.stack, S, lam.pop(), LIBRARY_ONE)
-    rnd = np.array([s.scoring.gap_model == GAP_MODELS["exact"] for s in sides], dtype=np.int64)
-    dims = np.stack([block.L[0::2], block.L[1::2], rnd], axis=1)
-    return ScoredBatch(lv, block.codes, vec, resid, _pair_batch(dims, S, lv, rowp, long_mask, xp))
+    batch = PairBatch(S=S, s_off=lv.s_off, rowp=rowp, colp=rowp, **dev, **totals)
+    return ScoredBatch(lv, block.codes, vec, resid, batch)
 
 
 def align_paths(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext):
     """Score and align one batch of pairs: its `ScoredBatch`, the paths
     (xp uint8, pair p's moves at ``batch.path_off[p]``, last move first:
     0 both columns, 1 A's column alone, 2 B's alone), their lengths (xp) and
-    the DP's best scores (host int64)."""
+    the DP's best scores (xp int32; left on the device: a read is a wait for
+    the level's DP, once a level of a deep tree)."""
     backend, xp = ctx.backend, ctx.backend.xp
     sb = score_batch(ProfileBlock.of(pairs, xp), sides, long_mask, ctx)
     path, path_len, score = backend.ops.align_batch(sb.batch)
-    score = backend.to_host(score).astype(np.int64)
     if long_mask.any():
         idx = np.flatnonzero(long_mask)
-        score[idx] = backend.to_host(backend.ops.align_long(sb.batch, sb.lv, sb.vec, sb.resid, idx.tolist(),
-                                                            path, path_len))
+        score[xp.asarray(idx)] = backend.ops.align_long(sb.batch, sb.lv, sb.vec, sb.resid, idx.tolist(), path,
+                                                        path_len)
     return sb, path, path_len, score
 
 
@@ -327,18 +331,17 @@ def merge_batch(pairs, sides: list[SideInfo], long_mask, ctx: BatchContext) -> M
     return MergeOutcome(merged, sb, score)
 
 
-def _pair_batch(dims, S, lv: LevelMeta, rowp, long_mask, xp) -> PairBatch:
-    """The DP kernel's view of a level (``dims``: host (P, 3) A and B
-    columns, and 1 where the pair's fixed point rounds to the nearest: the
-    exact gap model): rows from the A profiles' gap rows, columns from the B
-    profiles'."""
+def _pair_batch_host(dims, long_mask) -> tuple[dict, dict]:
+    """The DP kernel's view of a level, on the host (``dims``: (P, 3) A and
+    B columns, and 1 where the pair's fixed point rounds to the nearest: the
+    exact gap model; rows from the A profiles' gap rows, columns from the B
+    profiles'): the arrays `PairBatch` takes and its host totals."""
     dims = np.asarray(dims, dtype=np.int32).reshape(-1, 3)
     m, n = dims[:, 0].astype(np.int64), dims[:, 1].astype(np.int64)
     bnd = offsets(np.stack([m + 1, n + 1], axis=1).ravel())[:-1]
-    dir_off, path_off = offsets((m + 1) * (n + 1) * ~long_mask), offsets(m + n)
-    dev = upload(dict(row_off=bnd[0::2], col_off=bnd[1::2], dims=dims, dir_off=dir_off, path_off=path_off), xp)
-    return PairBatch(S=S, s_off=lv.s_off, rowp=rowp, colp=rowp, **dev, n_dir=int(dir_off[-1]),
-                     n_path=int(path_off[-1]), max_m=int(m.max(initial=0)))
+    dir_off, path_off = offsets((m + 1) * (n + 1) * ~np.asarray(long_mask, dtype=bool)), offsets(m + n)
+    return (dict(row_off=bnd[0::2], col_off=bnd[1::2], dims=dims, dir_off=dir_off, path_off=path_off),
+            dict(n_dir=int(dir_off[-1]), n_path=int(path_off[-1]), max_m=int(m.max(initial=0))))
 
 
 def codes_to_alignment(root: Profile, gap: int, backend) -> Alignment:

@@ -69,9 +69,12 @@ def level_meta(profiles: list[Profile], scorings: list, mat_index: list[int], lo
 
 
 def level_meta_arrays(k: np.ndarray, L: np.ndarray, W: np.ndarray, scorings: list, mat_index: list[int],
-                      long_mask: np.ndarray, xp) -> LevelMeta:
+                      long_mask: np.ndarray, xp, extra: dict | None = None):
     """`level_meta` from the profiles' rows ``k``, columns ``L`` and total
-    weights ``W`` (host arrays, A, B, A, B, ...)."""
+    weights ``W`` (host arrays, A, B, A, B, ...). With ``extra`` (name ->
+    host array), returns ``(LevelMeta, extra on the device)``, both in one
+    transfer (a level of a deep tree is a few hundred microseconds of host
+    work; each upload is tens of them)."""
     k = np.asarray(k, dtype=np.int32)
     L = np.asarray(L, dtype=np.int32)
     two = lambda v: np.repeat(np.asarray(v), 2, axis=0)  # noqa: E731 (per pair -> per profile)
@@ -87,5 +90,9 @@ def level_meta_arrays(k: np.ndarray, L: np.ndarray, W: np.ndarray, scorings: lis
         gap_pair=np.array([sc.gap_pair for sc in scorings], dtype=np.int32),
         s_off=offsets(cells),
     )
-    return LevelMeta(**upload(host, xp), n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(k),
-                     n_cells=int(cells.sum()), max_cells=int(cells.max(initial=0)), host_L=L)
+    dev = upload({**host, **{f"extra_{key}": v for key, v in (extra or {}).items()}}, xp)
+    lv = LevelMeta(**{key: dev[key] for key in host}, n_cols=int(L.sum()), n_bnd=int(L.sum()) + len(k),
+                   n_cells=int(cells.sum()), max_cells=int(cells.max(initial=0)), host_L=L)
+    if extra is None:
+        return lv
+    return lv, {key: dev[f"extra_{key}"] for key in extra}
