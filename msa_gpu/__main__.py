@@ -1,3 +1,3 @@
-from msa_gpu.cli import main
+from msa_gpu.frontends.msagpu import main
 
 main()

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.io import read_aligned, read_sequences
 
 LETTERS = b"ACDEFGHIKLMNPQRSTVWYXBZUOJ*acgtu"

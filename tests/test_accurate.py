@@ -11,7 +11,7 @@ from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.backend.cpu import align_batch, path_score
 from msa_gpu.backend.pairwise import PairScoring, align_pairs
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.config import AlignerConfig
 from msa_gpu.consistency import LibrarySettings, build_libraries
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences

@@ -176,7 +176,7 @@ def test_the_command_line_says_subtrees_and_aligns(tmp_path):
     so and the output holds every sequence."""
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     rng = np.random.default_rng(2)
     raw = random_family(rng, 205, 20, 30, "ACDEFGHIKLMNPQRSTVWY")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from benchmarks.synthetic import evolve_family
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.io import make_sequences, read_aligned
@@ -181,7 +181,7 @@ def test_cli_add_and_mafft_add(tmp_path):
     assert r.exit_code == 0, r.output
     out_names, out_rows = read_aligned(out)
     assert out_names == names + list(new.names) and _columns_kept(rows, out_rows)
-    code = "from msa_gpu.mafft_cli import main; main()"
+    code = "from msa_gpu.frontends.mafft import main; main()"
     m = subprocess.run([sys.executable, "-c", code, "--add", str(add), "--keeplength", "--quiet", str(aln)],
                        capture_output=True)
     assert m.returncode == 0, m.stderr
@@ -223,7 +223,7 @@ def test_the_type_comes_from_the_alignment_and_the_new_sequences_together(tmp_pa
     frag.write_text(">frag\nGATTACA\n")  # letters of DNA, but added to a protein alignment
     new = read_new(frag, prot)
     assert new.seqtype.value == "protein"
-    m = subprocess.run([sys.executable, "-c", "from msa_gpu.mafft_cli import main; main()", "--quiet", "--add",
+    m = subprocess.run([sys.executable, "-c", "from msa_gpu.frontends.mafft import main; main()", "--quiet", "--add",
                         str(frag), str(_write(tmp_path / "p.fa", ["p1", "p2"], prot))], capture_output=True)
     assert m.returncode == 0 and b"MKTAYIAKQRQ" in m.stdout  # protein stays upper case
     dna = [b"ACGTACGTAC" * 6, b"ACG--CGTAC" * 6]  # MAFFT's rule: over 75% A/C/G/T/U/N over both
@@ -235,7 +235,7 @@ def test_the_type_comes_from_the_alignment_and_the_new_sequences_together(tmp_pa
 def test_anysymbol_applies_to_the_existing_alignment(tmp_path):
     aln = _write(tmp_path / "a.fa", ["a", "b"], [b"MKT?YIAKQRQ", b"MKTAYI--QRQ"])
     new = _write(tmp_path / "n.fa", ["n"], [b"MKTAYIAKWQRQ"])
-    code = "from msa_gpu.mafft_cli import main; main()"
+    code = "from msa_gpu.frontends.mafft import main; main()"
     bad = subprocess.run([sys.executable, "-c", code, "--quiet", "--add", str(new), str(aln)], capture_output=True)
     assert bad.returncode == 2 and b"'?'" in bad.stderr
     ok = subprocess.run([sys.executable, "-c", code, "--quiet", "--anysymbol", "--add", str(new), str(aln)],

@@ -15,7 +15,7 @@ import pytest
 from Bio import Phylo
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.io import read_aligned, read_sequences
 
 BIN = str(Path(sys.executable).parent)

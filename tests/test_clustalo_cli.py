@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from Bio import AlignIO, Phylo
 
-from msa_gpu.clustalo_cli import _VALUED, MAPPING, UNSUPPORTED, main, parse, percent_identities, run
+from msa_gpu.frontends.clustalo import _VALUED, MAPPING, UNSUPPORTED, main, parse, percent_identities, run
 from msa_gpu.errors import InputError, OutputError
 from msa_gpu.io import OutFormat, read_aligned, read_sequences
 from msa_gpu.io import clustal_consensus
@@ -23,7 +23,7 @@ def family(tmp_path):
 
 
 def _run(*args, cwd=None):
-    code = "from msa_gpu.clustalo_cli import main; main()"
+    code = "from msa_gpu.frontends.clustalo import main; main()"
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=cwd)
 
 
@@ -249,7 +249,7 @@ def test_backend_fallback_is_quiet_without_v_and_one_line_with_it(refs, tmp_path
 
     import msa_gpu.aligner as aligner_mod
     from msa_gpu.backend import probe_gpu
-    from msa_gpu.clustalo_cli import main
+    from msa_gpu.frontends.clustalo import main
 
     if probe_gpu()[0]:
         pytest.skip("a GPU is here: no fallback to say")
@@ -275,7 +275,7 @@ def test_distmat_along_a_given_tree_is_refused_before_aligning(refs, tmp_path):
     """--distmat-out (without --percent-id) along --guidetree-in has no matrix
     to write: said before the alignment, so the main output is not written
     (it was, and then the run failed)."""
-    from msa_gpu.clustalo_cli import run
+    from msa_gpu.frontends.clustalo import run
 
     tree, out = tmp_path / "t.dnd", tmp_path / "o.aln"
     assert run(["-i", str(refs / "BB11001.tfa"), "-o", str(tmp_path / "first.aln"), "--guidetree-out", str(tree)]) == 0

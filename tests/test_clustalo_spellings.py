@@ -3,7 +3,7 @@
 import pytest
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 
 
 def _run(refs, *args):

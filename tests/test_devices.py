@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from benchmarks.synthetic import evolve_family
 from msa_gpu.aligner import Aligner
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.config import AlignerConfig
 from msa_gpu.distributed.gpus import DevicePool, DeviceRunner, align_many_gpus, parse_gpus
 from msa_gpu.errors import BackendError, InputError

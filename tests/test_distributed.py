@@ -27,7 +27,7 @@ def test_groups_cover_everything_once_and_balance_the_cost():
 def test_local_cluster_output_is_byte_identical(refs, tmp_path):
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     paths = sorted(refs.glob("*.tfa"))[:4]
     families = [read_sequences(p) for p in paths]

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from msa_gpu.alphabet import detect
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.distances import reverse_complement
 from msa_gpu.io import OutFormat, read_aligned
 
@@ -122,7 +122,7 @@ def _fasta(data: bytes) -> tuple[list[str], list[str]]:
 
 
 def _mafft_cli(*args) -> tuple[list[str], list[str]]:
-    code = "from msa_gpu.mafft_cli import main; main()"
+    code = "from msa_gpu.frontends.mafft import main; main()"
     r = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True)
     assert r.returncode == 0, r.stderr
     return _fasta(r.stdout)

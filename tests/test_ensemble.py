@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from msa_gpu.aligner import Aligner
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.config import AlignerConfig
 from msa_gpu.ensemble import agreement, align_ensemble, residue_columns
 from msa_gpu.io import read_aligned, read_sequences
@@ -352,7 +352,7 @@ def test_an_ensemble_of_one_is_refused(tmp_path, refs, family):
     """One replicate has no other to agree with, so no confidence to give:
     --ensemble 1 is refused in one line naming the option, before any work,
     and so is an API ensemble of one."""
-    from msa_gpu.ensemble_cli import EnsembleOptions, check
+    from msa_gpu.frontends.ensemble import EnsembleOptions, check
     from msa_gpu.errors import InputError
 
     with pytest.raises(InputError, match=r"^--ensemble 1: give at least 2 replicates"):

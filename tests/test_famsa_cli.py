@@ -7,12 +7,12 @@ import sys
 import pytest
 
 from msa_gpu.errors import InputError
-from msa_gpu.famsa_cli import MAPPING, UNSUPPORTED, parse, run
+from msa_gpu.frontends.famsa import MAPPING, UNSUPPORTED, parse, run
 from msa_gpu.io import read_aligned, read_sequences
 
 
 def _run(*args, cwd=None):
-    code = "from msa_gpu.famsa_cli import main; main()"
+    code = "from msa_gpu.frontends.famsa import main; main()"
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, cwd=cwd)
 
 
@@ -79,7 +79,7 @@ def align_recipe(src, tmp_path) -> str:
     """The recipe msagpu align says for ``src`` (without mode auto's rule)."""
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     r = CliRunner().invoke(app, ["align", str(src), "-o", str(tmp_path / "align.fa")])
     assert r.exit_code == 0, r.output

@@ -9,7 +9,7 @@ import pytest
 from Bio import AlignIO, Phylo
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.io import OutFormat, format_for, output_name, read_aligned, read_sequences
 
 READERS = {"fasta": "fasta", "clustal": "clustal", "phylip": "phylip-relaxed", "phylip-strict": "phylip",

@@ -156,7 +156,7 @@ def test_fragments_last_tree_keeps_the_rest_and_adds_them_in_order():
 def test_the_command_line_takes_fragments_last(tmp_path):
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     names, raw, _, _, _ = _family(0, 40)
     src = tmp_path / "in.fa"

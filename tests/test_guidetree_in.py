@@ -4,7 +4,7 @@ import pytest
 from conftest import BALIBASE12
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 
 
 def _align(*args):

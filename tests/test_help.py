@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 
 #: Modules that ``--help`` and ``--version`` must not import (numpy, numba's
 #: compiler, SciPy, Biopython, the aligner).
@@ -32,7 +32,7 @@ def imported(*argv: str, code: str | None = None) -> set[str]:
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
             names.add(line.rsplit("|", 1)[1].strip())
-    assert "msa_gpu.cli" in names or code, proc.stderr[-2000:]
+    assert "msa_gpu.frontends.msagpu" in names or code, proc.stderr[-2000:]
     return names
 
 
@@ -47,7 +47,7 @@ def test_help_and_version_import_no_numpy_numba_scipy_or_biopython(argv):
 
 
 def test_msagpu_mafft_help_and_version_import_none_of_them_either():
-    code = "from msa_gpu.mafft_cli import main; main()"
+    code = "from msa_gpu.frontends.mafft import main; main()"
     assert heavy(imported("--help", code=code)) == set()
     assert heavy(imported("--version", code=code)) == set()
 

@@ -174,7 +174,7 @@ def test_a_stop_mark_inside_a_protein_is_warned_as_j_is_and_one_at_its_end_is_no
 def test_the_cli_keeps_stop_marks_and_warns_only_inside(tmp_path):
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
     from msa_gpu.io import read_aligned
 
     for body, warned in [(b">a\nMKTAYIAKQR*\n>b\nMKTAYIAKQ*\n>c\nMKTYIAKQR\n", False),

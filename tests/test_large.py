@@ -130,7 +130,7 @@ def test_streamed_fasta_equals_biopythons():
 def test_cli_large_mode_writes_the_plan_and_the_alignment(tmp_path):
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     fam, _ = _family(80, 60)
     path = write_family(fam, tmp_path, "syn80", ref_size=20)

@@ -13,13 +13,13 @@ from Bio import AlignIO, Phylo, SeqIO
 from msa_gpu.config import DEFAULTS
 from msa_gpu.errors import InputError
 from msa_gpu.io import read_aligned, read_sequences
-from msa_gpu.mafft_cli import MAPPING, UNSUPPORTED, parse, run
+from msa_gpu.frontends.mafft import MAPPING, UNSUPPORTED, parse, run
 
 DNA = b">s1 first\nACGTACGTTTGACCAGT\n>s2\nACGTACGTGACCAGT\n>s3 third one\nACGTTCGTTTGACAGT\n>s4\nACGAACGTTTGACCAGTT\n"
 
 
 def _run(*args, stdin=None):
-    code = "from msa_gpu.mafft_cli import main; main()"
+    code = "from msa_gpu.frontends.mafft import main; main()"
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, input=stdin)
 
 
@@ -219,7 +219,7 @@ def test_phylipout_has_maffts_bytes(tmp_path):
 def test_msagpu_mafft_subcommand(tmp_path):
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     src = tmp_path / "in.fa"
     src.write_bytes(DNA)
@@ -407,7 +407,7 @@ def test_treein_aligns_along_a_mafft_format_tree(refs, tmp_path, capsysbinary):
     tree's where the trees differ; the real MAFFT reads the same file."""
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
 
     src = refs / "BB11001.tfa"
     names = list(read_sequences(src).names)

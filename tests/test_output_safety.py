@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.errors import (EXIT_INPUT, EXIT_RESOURCE, BackendError, InputError, MsaGpuError, OutputError, PipeClosed,
                             ResourceError)
 
@@ -58,7 +58,7 @@ def front_door(program: str, argv: list) -> tuple[int, str]:
     and what it wrote on stderr (``capsys`` reads it)."""
     import typer
 
-    from msa_gpu import clustalo_cli, famsa_cli, mafft_cli
+    from msa_gpu.frontends import clustalo as clustalo_cli, famsa as famsa_cli, mafft as mafft_cli
 
     argv = [str(a) for a in argv]
     mains = {"msagpu-famsa": famsa_cli.main, "msagpu-clustalo": clustalo_cli.main, "msagpu-mafft": mafft_cli.main,
@@ -211,7 +211,7 @@ def test_a_full_disk_exits_with_the_io_code(refs, fmt):
 
 
 def test_a_write_that_fails_midway_leaves_no_file(refs, tmp_path, monkeypatch):
-    import msa_gpu.cli_outputs as cli_outputs
+    import msa_gpu.frontends.outputs as cli_outputs
 
     def half_then_full(handle, names, rows):
         handle.write(">" + names[0] + "\n")

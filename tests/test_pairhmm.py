@@ -207,7 +207,7 @@ def test_column_scores_file_and_stockholm_pp_line(tmp_path):
     from Bio import AlignIO
     from typer.testing import CliRunner
 
-    from msa_gpu.cli import app
+    from msa_gpu.frontends.msagpu import app
     from msa_gpu.io import posterior_line
 
     seqs = _blocky_family()

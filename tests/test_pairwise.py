@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from msa_gpu.backend import pairwise_cpu
 from msa_gpu.backend.pairwise import PairScoring, _packed, align_pairs, all_pairs
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.distances import pairwise_distance
 from msa_gpu.io import make_sequences, read_sequences
 

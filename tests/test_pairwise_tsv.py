@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from msa_gpu.backend import pairwise
 from msa_gpu.backend.pairwise import PairAlignments, PairMode, PairScoring, align_pairs, all_pairs
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.io import make_sequences, read_sequences, tables, write_pairs_tsv, write_text
 
 MODES = ["global", "semiglobal", "local"]

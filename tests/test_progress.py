@@ -4,7 +4,7 @@ import io
 
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.progress import StageReporter
 
 

@@ -15,7 +15,7 @@ import msa_gpu.aligner as aligner_mod
 from msa_gpu.aligner import Aligner
 from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import cpu_backend
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.config import SPANNING_MIN_SEQS, AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.io import make_sequences, read_sequences

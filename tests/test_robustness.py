@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from benchmarks.synthetic import evolve_family, write_family
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.io import read_aligned
 
 REJECTED = {
@@ -155,7 +155,7 @@ def test_signals_leave_no_partial_file(tmp_path, sig, code):
     fam = evolve_family(8000, 300, seed=1)  # (about 15 s on 2 cores: 3,000 x 200 took 3.4 s, done before the signal)
     src = write_family(fam, tmp_path, "big", ref_size=10)
     out = tmp_path / "out.fa"
-    proc = subprocess.Popen([sys.executable, "-c", "from msa_gpu.cli import main; main()", "align", str(src),
+    proc = subprocess.Popen([sys.executable, "-c", "from msa_gpu.frontends.msagpu import main; main()", "align", str(src),
                              "-o", str(out), "--backend", "cpu", "--mode", "fast", "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(4.0)  # inside the alignment by then (it takes tens of seconds on 2 cores)

@@ -3,7 +3,7 @@
 import pytest
 from typer.testing import CliRunner
 
-from msa_gpu.cli import app
+from msa_gpu.frontends.msagpu import app
 from msa_gpu.io import OutFormat, read_aligned, render_alignment
 
 FAMILY = "BB11001"

@@ -17,8 +17,8 @@ import struct
 import sys
 
 #: Front doors a server runs, by the name a client gives (module, function).
-PROGRAMS = {"msagpu": ("msa_gpu.cli", "main"), "msagpu-mafft": ("msa_gpu.mafft_cli", "main"),
-            "msagpu-famsa": ("msa_gpu.famsa_cli", "main"), "msagpu-clustalo": ("msa_gpu.clustalo_cli", "main")}
+PROGRAMS = {"msagpu": ("msa_gpu.frontends.msagpu", "main"), "msagpu-mafft": ("msa_gpu.frontends.mafft", "main"),
+            "msagpu-famsa": ("msa_gpu.frontends.famsa", "main"), "msagpu-clustalo": ("msa_gpu.frontends.clustalo", "main")}
 #: The environment a request carries to the server.
 ENV_PREFIXES = ("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES", "TMPDIR")
 #: Settings read once when the stack loads: a request whose values differ

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, PairMode, SeqType, TreeMethod
-from msa_gpu.cli_options import (  # the commands' options
+from msa_gpu.frontends.options import (  # the commands' options
     AddOpt, Anchors, AutoFlag, BackendOpt, ColumnScores, DaskOpt, DistanceOpt, DistmatOut, EnsembleN,
     EnsembleOut, ExistingOpt, Explain, Force, Fragments, GapExtend, GapOpen, Ginsi, GpusOpt, InOpt, Inputs,
     KeepLength, KeptColumns, Linsi, Matrix, MaxIterate, MinConfidence, ModeOpt, OutDir, OutFmt, Output,
@@ -63,7 +63,7 @@ def _load() -> None:
 
 
 def __getattr__(name: str):
-    """``msa_gpu.cli.<name>`` of a name `_load` brings in (imports it first)."""
+    """``msa_gpu.frontends.msagpu.<name>`` of a name `_load` brings in (imports it first)."""
     if name in _IO_NAMES:
         _load()
         return globals()[name]
@@ -186,7 +186,7 @@ def align(
         fmt = format_for(output, outfmt)
         ens = None
         if ensemble is not None or any(x is not None for x in side):
-            from msa_gpu.ensemble_cli import EnsembleOptions, check
+            from msa_gpu.frontends.ensemble import EnsembleOptions, check
 
             if ensemble is None:
                 raise InputError("--perturb, --seed, --replicate, --ensemble-out, --min-confidence, --kept-columns and "
@@ -238,7 +238,7 @@ def align(
         from msa_gpu.progress import StageReporter
 
         if ens is not None:
-            from msa_gpu.ensemble_cli import run as run_ensemble
+            from msa_gpu.frontends.ensemble import run as run_ensemble
 
             run_ensemble(families[0], config, ens, output, fmt, column_scores, tree_out,
                          None if quiet else StageReporter(min_seconds=0.05),
@@ -292,7 +292,7 @@ def align(
         else:
             results = aligner.align_many(families, guide_trees=given, recipes=recipes)
         run_timings, run_backend = results[0].timings, results[0].backend
-        from msa_gpu.cli_outputs import write_results
+        from msa_gpu.frontends.outputs import write_results
 
         write_results(paths, families, results, targets, fmt, batch, outdir, failed, column_scores, tree_out,
                       distmat_out)
@@ -385,7 +385,7 @@ def _recipe_lines(config: AlignerConfig, paths: list, recipes: list, where: str,
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
 def mafft(ctx: typer.Context) -> None:
     """MAFFT's command line: msagpu mafft [options] input > output (as msagpu-mafft)."""
-    from msa_gpu.mafft_cli import main
+    from msa_gpu.frontends.mafft import main
 
     main(list(ctx.args))
 

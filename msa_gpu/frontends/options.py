@@ -1,5 +1,5 @@
 """The command line's options: each an ``Annotated`` type with its help,
-shared by the commands of `msa_gpu.cli`."""
+shared by the commands of `msa_gpu.frontends.msagpu`."""
 
 from __future__ import annotations
 
