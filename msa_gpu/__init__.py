@@ -2,7 +2,7 @@
 
 from msa_gpu.version import __version__
 
-__all__ = ["__version__", "align", "align_ensemble"]
+__all__ = ["__version__", "align", "align_ensemble", "merge"]
 
 
 def align(records, **options):
@@ -17,3 +17,10 @@ def align_ensemble(records, replicates: int = 16, perturb=("tree", "gaps"), seed
     from msa_gpu.api import align_ensemble as _ensemble
 
     return _ensemble(records, replicates, perturb, seed, **options)
+
+
+def merge(alignments, **options):
+    """Existing alignments aligned to each other, each one's columns kept (see `msa_gpu.api.merge`)."""
+    from msa_gpu.api import merge as _merge
+
+    return _merge(alignments, **options)

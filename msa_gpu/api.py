@@ -22,6 +22,12 @@ and gap costs, each column's confidence, the dispersion, the chosen replicate:
 ...                               ("c", "MKTAYIKQRQISFVKSHFSR")], replicates=4, backend="cpu")
 >>> len(ens.replicates), ens.confidence.shape == (ens.result.alignment.n_cols,), 0 <= ens.dispersion <= 1
 (4, True, True)
+
+Existing alignments merged (`msa_gpu.merge`), each one's columns kept:
+
+>>> out = msa_gpu.merge([[("a", "MKTAYIAKQRQ"), ("b", "MKTAYI--QRQ")], [("c", "MKTAYIAKWWQRQ")]], backend="cpu")
+>>> [r.decode() for r in out.rows], out.scoring
+(['MKTAYIAK--QRQ', 'MKTAYI----QRQ', 'MKTAYIAKWWQRQ'], 'fast: profile-profile scores')
 """
 
 from __future__ import annotations
@@ -73,3 +79,31 @@ def align_ensemble(records, replicates: int = 16, perturb=("tree", "gaps"), seed
     config = AlignerConfig(**options)
     kinds = tuple(perturb.split(",")) if isinstance(perturb, str) else tuple(perturb)  # "tree,gaps" or a sequence
     return _ensemble(as_sequences(records, config.seqtype), config, replicates, kinds, seed)
+
+
+def as_aligned(records) -> tuple[list[str], list[bytes]]:
+    """An alignment's names and gapped rows from a path (aligned FASTA or any
+    format `msa_gpu.io.read_aligned` reads), a Biopython alignment or
+    SeqRecords, or (name, gapped sequence) pairs."""
+    from msa_gpu.io import read_aligned
+
+    if isinstance(records, (str, os.PathLike)):
+        return read_aligned(records)
+    names, rows = [], []
+    for rec in records:
+        name, seq = (rec.id, rec.seq) if hasattr(rec, "seq") else rec
+        names.append(str(name))
+        rows.append(seq if isinstance(seq, bytes) else str(seq).encode())
+    return names, rows
+
+
+def merge(alignments, **options):
+    """Two or more alignments (each as `as_aligned` takes it; a single
+    sequence is an alignment of one) aligned to each other, each one's
+    columns kept (`msa_gpu.merge.merge_alignments`; ``options`` are
+    `AlignerConfig` fields): a `Merged` with ``names``, gapped ``rows``,
+    ``groups`` (each input's rows), ``tree`` and ``scoring``."""
+    from msa_gpu.merge import merge_alignments
+
+    config = AlignerConfig(**options)
+    return merge_alignments([as_aligned(a) for a in alignments], config, seqtype=config.seqtype)
