@@ -10,8 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from msa_gpu.backend import Backend, cpu_backend, select_backend, set_threads
-from msa_gpu.backend.cost import cpu_seconds, usable_cores
+from msa_gpu.backend import Backend, cpu_backend, cpu_seconds, select_backend, set_threads, usable_cores
 from msa_gpu.config import AlignerConfig, BackendChoice
 from msa_gpu.consistency import (
     LibrarySettings,
@@ -112,7 +111,7 @@ class Aligner:
         if recipe.distance == "align":
             from msa_gpu.distances import pairwise_distance
 
-            return pairwise_distance(seqs, backend=self.backend.name, on_progress=self._progress("pairs"))
+            return pairwise_distance(seqs, backend=self.backend, on_progress=self._progress("pairs"))
         if recipe.distance == "lcs":
             return lcs_distance(seqs, self.backend.xp)
         return kmer_distance(seqs, self.backend.xp, divergence=recipe.divergence)

@@ -68,14 +68,10 @@ class AlignResult:
         pair-HMM posterior of the residues it aligns
         (`msa_gpu.consistency.column_confidence`), on this run's backend.
         Protein only."""
-        import numpy as np
-
+        from msa_gpu.backend import backend_named
         from msa_gpu.consistency import column_confidence
 
-        xp = np
-        if self.backend == "gpu":
-            import cupy as xp
-        return column_confidence(self.sequences, self.alignment, xp, max_seqs)
+        return column_confidence(self.sequences, self.alignment, backend_named(self.backend).xp, max_seqs)
 
     def write(self, path, fmt=None) -> None:
         """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""

@@ -131,20 +131,28 @@ def test_a_plan_of_several_groups_takes_each_bound_from_its_own_largest():
 
 
 def test_the_device_csr_row_pointers_are_the_cpu_counting_sorts():
-    """The device path of `ordered_csr` (its row pointers a search of the
-    sorted keys, not a bincount), run through NumPy under another name,
-    gives the CPU counting sort's rows: pointers, columns and values."""
-    import types
+    """The device side of `ordered_csr` (posterior_gpu.ordered_csr: its row
+    pointers a search of the sorted keys, not a bincount), its source run
+    with NumPy in CuPy's place (no GPU needed), gives the CPU counting sort's
+    rows: pointers, columns and values."""
+    import ast
+    from pathlib import Path
 
     from msa_gpu.consistency import probabilistic as pr
 
+    source = Path(pr.__file__).parents[1] / "backend" / "posterior_gpu.py"
+    tree = ast.parse(source.read_text())
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "ordered_csr")
+    space: dict = {"cp": np, "np": np}
+    exec(compile(ast.Module([fn], []), str(source), "exec"), space)
     rng = np.random.default_rng(8)
     protein = "ACDEFGHIKLMNPQRSTVWY"
     group = pr._Group([_family(rng, 7, 50, protein, "p"), _family(rng, 5, 40, protein, "q")])
     flat = group.posteriors(pr.model_for(group.families[0].alphabet), pr.CUTOFF, np)
-    device = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
-    indptr, col, val, base = group.ordered_csr(tuple(a.copy() for a in flat), device)
     cpu = group.ordered_csr(flat, np)
+    first = pr.offsets(np.concatenate([group.lengths[group.glob[:, 0]], group.lengths[group.glob[:, 1]]]))
+    indptr, col, val = space["ordered_csr"](*(a.copy() for a in flat), first, len(group.local),
+                                            int(max(group.lengths.max(initial=0), 1)))
     nnz = 2 * len(flat[0])
     assert int(indptr[-1]) == nnz and np.array_equal(indptr, cpu[0])
-    assert np.array_equal(col, cpu[1][:nnz]) and np.array_equal(val, cpu[2][:nnz]) and np.array_equal(base, cpu[3])
+    assert np.array_equal(col, cpu[1][:nnz]) and np.array_equal(val, cpu[2][:nnz])

@@ -235,13 +235,11 @@ def test_a_fresh_process_measures_before_it_trusts(monkeypatch):
 @pytest.mark.skipif(not TWO, reason="numba has one thread here")
 @pytest.mark.parametrize("free", [1, 2])
 def test_the_posterior_librarys_host_threads_take_only_free_cores(monkeypatch, free):
-    """The pair-HMM library's host threads (`probabilistic._threaded`, one
+    """The pair-HMM library's host threads (`threads.threaded`, one
     pair at a time each) are no more than the free cores: with one free core
     every pair runs on the calling thread, with two on two threads; the
     results come in order either way."""
     import threading
-
-    from msa_gpu.consistency import probabilistic
 
     monkeypatch.setattr(threads, "free_cores", lambda: free)
     numba.set_num_threads(2)
@@ -254,6 +252,6 @@ def test_the_posterior_librarys_host_threads_take_only_free_cores(monkeypatch, f
             gate.wait()
         return item * 10 + space
 
-    out = probabilistic._threaded(fn, list(range(40)), lambda: 1)
+    out = threads.threaded(fn, list(range(40)), lambda: 1)
     assert out == [i * 10 + 1 for i in range(40)]
     assert (len(seen), threading.get_ident() in seen) == ((1, True) if free == 1 else (2, False))

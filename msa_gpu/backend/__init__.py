@@ -6,100 +6,45 @@ runtime side by side here: ``profile_cpu``/``profile_gpu`` (stage 3's DP and
 merges), ``consistency_cpu``/``consistency_gpu``, ``refine_cpu``/``refine_gpu``,
 ``mrle_cpu``/``mrle_gpu`` (behind ``mrle``) and ``pairwise_cpu``/``pairwise_gpu``
 (behind ``pairwise``, the pairwise engine; the GPU side split into
-``pairwise_plan``, ``pairwise_device`` and ``pairwise_host``). `Backend.ops`
-is ``cpu`` or ``gpu``, one namespace of a backend's stage kernels.
+``pairwise_plan``, ``pairwise_device`` and ``pairwise_host``),
+``posterior_cpu``/``posterior_gpu`` and ``lcs_cpu``/``lcs_gpu``. Each family
+has one interface (`msa_gpu.backend.interfaces`) that both sides meet; a
+`Backend` gives its families (``backend.lcs``, ``backend.posterior``, ...;
+`Backend.ops` is ``cpu`` or ``gpu``, the profile, consistency and refinement
+kernels in one namespace), and `backend_of` the backend of an array module:
+stages call the interfaces and never ask which backend they run on.
 The engines import no stage: the stages hand them arrays.
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
-from types import ModuleType
+from typing import TYPE_CHECKING
 
-import numpy as np
+from msa_gpu.backend.cost import cpu_seconds, usable_cores
+from msa_gpu.backend.interfaces import (ConsistencyKernels, LcsKernels, PairwiseKernels, PosteriorKernels,
+                                        ProfileKernels, RefineKernels, StageKernels)
+from msa_gpu.backend.selection import (Backend, backend_named, backend_of, cpu_backend, gpu_backend, host_posteriors,
+                                       probe_gpu, select_backend, set_threads, visible_devices)
+from msa_gpu.backend.transfer import to_host, upload
 
-from msa_gpu.config import BackendChoice
-from msa_gpu.errors import BackendError
+if TYPE_CHECKING:
+    from msa_gpu.backend.pairwise import (PairAlignments, PairMode, PairScoring, align_pairs, all_pair_indices,
+                                          all_pairs, default_scoring)
 
+#: The pairwise engine's API (`msa_gpu.backend.pairwise`), exported here and
+#: imported when first asked for (it loads Biopython's substitution matrices).
+_PAIRWISE = ("PairAlignments", "PairMode", "PairScoring", "align_pairs", "all_pair_indices", "all_pairs",
+             "default_scoring")
 
-def to_host(a) -> np.ndarray:
-    """A NumPy copy of a NumPy or CuPy array."""
-    return a.get() if hasattr(a, "get") else np.asarray(a)
-
-
-@dataclass(frozen=True)
-class Backend:
-    """An array module and the kernels that go with it: ``ops`` is a module
-    with ``profile_stats``, ``column_scores``, ``align_batch`` and
-    ``merge_profiles`` (backend/cpu.py or backend/gpu.py)."""
-
-    name: str
-    xp: object
-    ops: ModuleType
-    reason: str = ""
-
-    def to_host(self, a) -> np.ndarray:
-        return to_host(a)
+__all__ = ["Backend", "ConsistencyKernels", "LcsKernels", "PairwiseKernels", "PosteriorKernels", "ProfileKernels",
+           "RefineKernels", "StageKernels", "backend_named", "backend_of", "cpu_backend", "cpu_seconds", "gpu_backend",
+           "host_posteriors", "probe_gpu", "select_backend", "set_threads", "to_host", "upload", "usable_cores",
+           "visible_devices", *_PAIRWISE]
 
 
-def probe_gpu() -> tuple[bool, str]:
-    """Whether CuPy can run kernels here, and why not."""
-    try:
-        import cupy
-    except ImportError:
-        return False, "CuPy is not installed (pip install 'msagpu[gpu]')"
-    except Exception as exc:  # a broken CUDA install raises many kinds
-        return False, f"CuPy failed to import: {exc}"
-    try:
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:
-        return False, f"no usable CUDA device: {exc}"
-    if count < 1:
-        return False, "no CUDA device visible"
-    try:  # a device that is listed but cannot run a kernel counts as broken
-        if int(cupy.arange(4, dtype=cupy.int32).sum()) != 6:
-            return False, "the CUDA device computed a wrong sum"
-    except Exception as exc:
-        return False, f"the CUDA device is broken: {type(exc).__name__}: {exc}"
-    return True, f"{count} CUDA device(s)"
+def __getattr__(name: str):
+    if name in _PAIRWISE:
+        from msa_gpu.backend import pairwise
 
-
-def cpu_backend(reason: str = "") -> Backend:
-    from msa_gpu.backend import cpu
-
-    return Backend("cpu", np, cpu, reason)
-
-
-def gpu_backend(reason: str = "") -> Backend:
-    import cupy
-
-    from msa_gpu.backend import gpu
-
-    return Backend("gpu", cupy, gpu, reason)
-
-
-def select_backend(choice: BackendChoice | str = BackendChoice.auto) -> Backend:
-    """The backend for ``choice``; ``auto`` warns when it falls back to the CPU."""
-    choice = BackendChoice(choice)
-    if choice is BackendChoice.cpu:
-        return cpu_backend("requested")
-    ok, reason = probe_gpu()
-    if ok:
-        return gpu_backend(reason)
-    if choice is BackendChoice.gpu:
-        raise BackendError(f"--backend gpu requested but no GPU is usable: {reason}")
-    warnings.warn(f"using the CPU backend: {reason}", RuntimeWarning, stacklevel=2)
-    return cpu_backend(reason)
-
-
-def set_threads(threads: int | None) -> None:
-    """Cap the CPU threads numba uses (for the calling thread; None leaves its
-    count as it is, by default every core). Each parallel loop of the CPU twins then takes at
-    most that many, fewer where its work is small or other processes keep
-    cores busy (`msa_gpu.backend.threads`)."""
-    if threads is None:
-        return
-    import numba
-
-    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+        return getattr(pairwise, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -105,3 +105,31 @@ def prim_lcs_edges(masks, mask_off, codes, code_off, lens, powers, no_common):
         length[step] = best[j]
         inside[j] = True
     return ends, length
+
+
+#: Rows of LCS lengths a block of `lcs_row_blocks` holds (the stage turns
+#: each block into distances on the host).
+ROW_BLOCK = 512
+
+
+def lcs_row_blocks(masks, mask_off, codes, code_off, lens, rows: int = ROW_BLOCK):
+    """Yield ``(r0, r1, block)``: int32 ``block[i - r0, j]`` is the LCS of
+    sequences i and j (``lens[i]`` where j = i), blocks of ``rows`` rows of
+    the whole symmetric matrix (`lcs_rows` over i < j)."""
+    n = len(lens)
+    full = np.zeros((n, n), np.int32)
+    lcs_rows(masks, mask_off, codes, code_off, lens, 0, n, n, full)
+    full += full.T
+    full[np.arange(n), np.arange(n)] = lens
+    for r0 in range(0, n, rows):
+        yield r0, min(r0 + rows, n), full[r0:r0 + rows]
+
+
+def spanning_edges_many(families, encode, powers, no_common) -> list:
+    """`prim_lcs_edges` of each family in turn (``encode(family)``: its
+    arrays; ``powers(max_indel)``: the distances' table)."""
+    out = []
+    for seqs in families:
+        masks, moff, codes, coff, lens = encode(seqs)
+        out.append(prim_lcs_edges(masks, moff, codes, coff, lens, powers(2 * int(lens.max())), no_common))
+    return out

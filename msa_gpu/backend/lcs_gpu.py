@@ -69,3 +69,26 @@ def prim_lcs_edges_many(masks, mask_off, codes, code_off, lens, powers, no_commo
         pick((len(sizes),), (1024,), (best, src, inside, cur, d_base, fam_n, d_edge, ends, length, np.int32(step)))
     ends, length = ends.get(), length.get()
     return [(ends[e:e + k - 1], length[e:e + k - 1]) for e, k in zip(edge_base, sizes)]
+
+
+def spanning_edges_many(families, encode, powers, no_common) -> list:
+    """Each family's `prim_lcs_edges_many` edges (``encode(family)``: its
+    arrays; ``powers(max_indel)``: the distances' table): the families whose
+    masks take the same number of words step together, one launch pair a
+    step for all of them; each family's edges do not depend on its company."""
+    out: list = [None] * len(families)
+    groups: dict[int, list[int]] = {}
+    for f, seqs in enumerate(families):
+        groups.setdefault(words_class((int(seqs.lengths.max()) + 63) >> 6), []).append(f)
+    for members in groups.values():
+        parts = [encode(families[f]) for f in members]
+        masks = np.concatenate([p[0] for p in parts])
+        codes = np.concatenate([p[2] for p in parts])
+        lens = np.concatenate([p[4] for p in parts])
+        moff = np.concatenate([p[1] + o for p, o in zip(parts, np.cumsum([0] + [len(p[0]) for p in parts[:-1]]))])
+        coff = np.concatenate([p[3] + o for p, o in zip(parts, np.cumsum([0] + [len(p[2]) for p in parts[:-1]]))])
+        edges = prim_lcs_edges_many(masks, moff, codes, coff, lens, powers(2 * int(lens.max())), no_common,
+                                    [len(families[f]) for f in members])
+        for f, e in zip(members, edges):
+            out[f] = e
+    return out

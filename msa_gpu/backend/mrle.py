@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from msa_gpu.backend import to_host
+from msa_gpu.backend.transfer import to_host
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from msa_gpu.alphabet import MOVE_LETTERS, PROTEIN
+from msa_gpu.backend.selection import Backend, select_backend
+from msa_gpu.backend.interfaces import PairwiseKernels
 from msa_gpu.choices import PairMode
 from msa_gpu.scoring import SCALE, matrix_fixed
 from msa_gpu.types import Sequences, _frozen
@@ -228,7 +230,7 @@ def align_pairs(
     *,
     traceback: bool = False,
     identities: bool = False,
-    backend: str = "auto",
+    backend: Backend | str = "auto",
     verify: bool = True,
     devices: list[int] | None = None,
     batch_bytes: int | None = None,
@@ -243,35 +245,28 @@ def align_pairs(
     twin's chunks) and only those counts come back, which saves the host
     memory and transfers of the moves. The counts are those of the
     traceback's alignment, bit for bit (``verify`` does not apply: there are
-    no moves to re-score). ``backend`` is ``auto``, ``cpu`` or ``gpu``;
+    no moves to re-score). ``backend`` is a `Backend` (its `PairwiseKernels`
+    run the pairs), or ``auto``, ``cpu`` or ``gpu`` (`select_backend`);
     ``devices`` and ``batch_bytes`` steer the GPU scheduler (results do not
     depend on them).
     """
-    from msa_gpu.backend import select_backend
-
     p = _pairs_array(pairs, len(seqs))
     S, go, ge, mode = scoring.fixed(seqs.alphabet.letters)
     _check_range(seqs, p, S, go, ge)
-    chosen = select_backend(backend)
+    chosen = backend if isinstance(backend, Backend) else select_backend(backend)
     seq, off = _packed(seqs)
-    raw = _run(chosen.name, seq, off, p, S, go, ge, mode, traceback or identities, traceback, devices, batch_bytes)
+    raw = _run(chosen.pairwise, seq, off, p, S, go, ge, mode, traceback or identities, traceback, devices, batch_bytes)
     result = _result(p, scoring.mode, raw, traceback, identities, chosen.name, np.diff(off))
     if traceback and verify:
         _verify(result, seq, off, S, go, ge, mode)
     return result
 
 
-def _run(name, seq, off, p, S, go, ge, mode, traceback, runs, devices, batch_bytes):
-    """(res int64 (P, 8), runs, runs_offsets) from the chosen backend (with
-    ``traceback`` but not ``runs``: no runs, only their counts in res)."""
-    if name == "gpu":
-        from msa_gpu.backend import pairwise_gpu
-
-        return pairwise_gpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback,
-                                        devices=devices, batch_bytes=batch_bytes, runs=runs)
-    from msa_gpu.backend import pairwise_cpu
-
-    return pairwise_cpu.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback, runs=runs)
+def _run(kernels: PairwiseKernels, seq, off, p, S, go, ge, mode, traceback, runs, devices, batch_bytes):
+    """(res int64 (P, 8), runs, runs_offsets) from the chosen backend's
+    kernels (with ``traceback`` but not ``runs``: no runs, only their counts in res)."""
+    return kernels.align_batch(seq, off, p[:, 0], p[:, 1], S, go, ge, mode, traceback, runs=runs, devices=devices,
+                               batch_bytes=batch_bytes)
 
 
 def _result(p, mode, raw, traceback, identities, backend, lens) -> PairAlignments:

@@ -278,8 +278,10 @@ def no_offsets(P: int) -> np.ndarray:
     return np.broadcast_to(np.zeros(1, np.int64), (P + 1,))
 
 
-def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_CELLS, runs=True):
-    """Align pairs (pa[p], pb[p]) of the sequences ``seq[off[k]:off[k+1]]``.
+def align_batch(seq, off, pa, pb, S, go, ge, mode, traceback, limit_cells=LIMIT_CELLS, runs=True, devices=None,
+                batch_bytes=None):
+    """Align pairs (pa[p], pb[p]) of the sequences ``seq[off[k]:off[k+1]]``
+    (``devices`` and ``batch_bytes`` steer the GPU's scheduler: unused here).
 
     Returns ``res`` (int64 (P, 8), see `align_one`; ``res[:, 5]`` the first
     run's index in the pair's slot) and, with traceback (and ``runs``), the

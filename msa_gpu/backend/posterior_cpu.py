@@ -25,6 +25,7 @@ import math
 import numba
 import numpy as np
 
+from msa_gpu.backend.threads import threaded
 from msa_gpu.kernels.constants import MATCH as M  # the kernels' own values
 from msa_gpu.kernels.constants import N_STATES
 
@@ -402,3 +403,119 @@ def ordered_csr_rows(q, x, y, p, first_st, first_ts, indptr, indices, data):
         data[k] = p[e]
         fill[r] = k + 1
     return indptr, indices, data
+
+
+# ------------------------------------------------------------------ the family's interface (`PosteriorKernels`)
+
+def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float, *,
+                    tick=None, room: bool = False, planned: int = 0) -> tuple:
+    """Twin of posterior_gpu.flat_posteriors: the posteriors of at least
+    ``cutoff`` of ``pairs`` (P, 2) of ``codes`` as flat host arrays (q, x, y,
+    p), by pair, then row-major, a pair per host thread (`sparse_posteriors`
+    releases the GIL); ``planned`` entries made room for (`FlatWriter`)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    longest = max((len(c) for c in codes), default=0) + 1
+    cells = [np.asarray(c, np.int64) for c in codes]
+
+    def one(pr, work):
+        return sparse_posteriors(cells[pr[0]], cells[pr[1]], init, trans, pair, single, cutoff, *work)
+
+    return flat_of(one, [tuple(pr) for pr in pairs.tolist()],
+                   lambda: (np.empty((longest, longest)), np.empty((3, 5, longest))), planned, longest, room, tick)
+
+
+def ordered_csr(q, x, y, p, first: np.ndarray, n_pairs: int, longest: int) -> tuple:
+    """Twin of posterior_gpu.ordered_csr: a counting sort (`ordered_csr_rows`)
+    in place of the device's, with no temporaries of the entries' size: y and
+    p become the first halves of indices and data where `FlatWriter` left
+    room behind them."""
+    indices, data = room_behind(y, 2 * len(q)), room_behind(p, 2 * len(q))
+    wide = 2 * len(q) > np.iinfo(np.int32).max
+    indptr = np.zeros(int(first[-1]) + 1, np.int64 if wide else np.int32)
+    return ordered_csr_rows(q, x, y, p, first[:n_pairs], first[n_pairs:-1], indptr, indices, data)
+
+
+def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, cutoff: float, *, tick=None,
+                      room: bool = False, planned: int = 0) -> tuple:
+    """Twin of posterior_gpu.consistency_pairs: `consistency_pair` of each
+    pair on host threads, as flat host arrays (q, x, y, p)."""
+    longest = int(lengths.max(initial=0))
+
+    def one(q, work):
+        n = int(nq[q])
+        lens = lengths[lq[q]: lq[q] + n]
+        return consistency_pair(int(ps[q]), int(pt[q]), n, lens, indptr, indices, data, base[bq[q]: bq[q] + n * n],
+                                cutoff, work)
+
+    return flat_of(one, list(range(len(ps))), lambda: np.zeros((longest, longest), np.int64), planned, longest, room,
+                   tick)
+
+
+# ------------------------------------------------------------------ flat arrays written from host threads
+
+class FlatWriter:
+    """Per-pair (x, y, p) host arrays written into flat (q, x, y, p) as they
+    come, pair after pair: int32 pair indices, residue indices int16 where
+    every sequence is shorter than 2^15 (`index_dtype`), single-precision
+    values: 12 bytes an entry (a library of 142 sequences of 400 residues
+    holds tens of millions). The arrays are made for ``capacity`` entries
+    (the memory plan's bound: pages not written take no memory) and grow by
+    half where a pass holds more. With ``room``, y and p have twice the
+    room, so that the ordered CSR is built around them (`room_behind`).
+    Only a step's pairs are held at once beside the flat arrays."""
+
+    def __init__(self, capacity: int, longest: int, room: bool = False):
+        self.idx, self.room, self.n = index_dtype(longest), room, 0
+        self.arrays = self._made(max(int(capacity), 1))
+
+    def _made(self, cap: int) -> tuple:
+        self.cap = cap
+        size = 2 * cap if self.room else cap
+        return (np.empty(cap, np.int32), np.empty(cap, self.idx), np.empty(size, self.idx),
+                np.empty(size, np.float32))
+
+    def add(self, rows: list, first: int) -> None:
+        """The arrays of pairs ``first``, ``first + 1``, ... (in order)."""
+        k = sum(len(r[0]) for r in rows)
+        if self.n + k > self.cap:  # more than planned: grown (`memory.ROW_ENTRIES` says how rare)
+            old, self.arrays = self.arrays, self._made(max(self.cap + self.cap // 2, self.n + k))
+            for a, b in zip(self.arrays, old):
+                a[: self.n] = b[: self.n]
+            del old
+        q, x, y, p = self.arrays
+        at = self.n
+        for i, r in enumerate(rows):
+            m = len(r[0])
+            q[at: at + m] = first + i
+            x[at: at + m], y[at: at + m], p[at: at + m] = r
+            at += m
+        self.n = at
+
+    def flat(self) -> tuple:
+        return tuple(a[: self.n] for a in self.arrays)
+
+
+def flat_of(one, items: list, work, capacity: int, longest: int, room: bool, tick=None) -> tuple:
+    """`threads.threaded` ``one`` over ``items``, each step's pairs written into a
+    `FlatWriter` as the step ends (flat (q, x, y, p))."""
+    writer = FlatWriter(capacity, longest, room)
+    threaded(one, items, work, tick, sink=writer.add)
+    return writer.flat()
+
+
+def room_behind(a: np.ndarray, size: int) -> np.ndarray:
+    """The array of ``size`` whose first part ``a`` is (`FlatWriter`'s
+    room), or a new one with ``a`` copied in."""
+    whole = a.base
+    if isinstance(whole, np.ndarray) and whole.ndim == 1 and len(whole) >= size and whole.dtype == a.dtype \
+            and whole.ctypes.data == a.ctypes.data:
+        return whole[:size]
+    out = np.empty(size, a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def index_dtype(longest: int):
+    """The residue indices' dtype of a library whose sequences are at most
+    ``longest`` long: int16 where they fit, else int32."""
+    return np.int16 if longest <= np.iinfo(np.int16).max else np.int32

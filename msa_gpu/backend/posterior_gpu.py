@@ -17,8 +17,9 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from msa_gpu.arrays import DENSE_BATCH_BYTES, budget_chunks, offsets, upload
+from msa_gpu.arrays import DENSE_BATCH_BYTES, budget_chunks, offsets
 from msa_gpu.backend.streams_gpu import fanned_out
+from msa_gpu.backend.transfer import upload
 from msa_gpu.kernels import get_function, opt_in_shared
 
 NS = 5
@@ -72,11 +73,12 @@ def _bytes(L1: np.ndarray, L2: np.ndarray) -> np.ndarray:
 
 
 def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pair, single, cutoff: float,
-                    batch_bytes: int | None = None):
+                    batch_bytes: int | None = None, *, tick=None, room: bool = False, planned: int = 0):
     """For each pair q = (s, t) of ``pairs`` (P, 2), the posteriors of
     sequence s's residues (rows) against t's that are at least ``cutoff``,
     as flat device arrays (q, x, y, p) sorted by pair, then row-major. Pairs
-    go in batches of about ``batch_bytes`` (`block_bytes`)."""
+    go in batches of about ``batch_bytes`` (`block_bytes`); ``tick(P)`` when
+    done (``room`` and ``planned`` size the CPU twin's host arrays: unused here)."""
     lens = np.array([len(c) for c in codes], dtype=np.int64)
     offs = offsets(lens)[:-1]
     d_codes = cp.asarray(np.concatenate(codes).astype(np.uint8) if len(codes) else np.zeros(1, np.uint8))
@@ -86,7 +88,10 @@ def flat_posteriors(codes: list[np.ndarray], pairs: np.ndarray, init, trans, pai
     L1, L2 = lens[pairs[:, 0]], lens[pairs[:, 1]]
     parts = [_batch(d_codes, offs, pairs[c], L1[c], L2[c], model, A, cutoff, c)
              for c in budget_chunks(_bytes(L1, L2), batch_bytes or block_bytes())]
-    return _concat(parts)
+    out = _concat(parts)
+    if tick is not None:
+        tick(len(pairs))
+    return out
 
 
 #: Cells a block of the cut's kernels takes (kernels/kept.cu: KEPT_CHUNK).
@@ -171,7 +176,7 @@ def _launch(kernel, blocks: int, threads: int, shared: int, *args) -> None:
 
 
 def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, cutoff: float,
-                      batch_bytes: int | None = None):
+                      batch_bytes: int | None = None, *, tick=None, room: bool = False, planned: int = 0):
     """Twin of posterior_cpu.consistency_pair for pairs s < t of one or more
     families (pair q: local indices ``ps[q] < pt[q]`` in a family of ``nq[q]``
     sequences whose lengths start at ``lengths[lq[q]]`` and whose ordered
@@ -179,7 +184,8 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
     builds it on the device; the per-pair arrays are host): the transformed
     entries as flat device arrays (q, x, y, p), by pair, then row-major.
     A block takes `CONS_TILE` rows of a pair; a launch takes the pairs of
-    one class of row length, costliest first."""
+    one class of row length, costliest first; ``tick(P)`` when done (``room``
+    and ``planned`` size the CPU twin's host arrays: unused here)."""
     kernel = get_function("posterior", "consistency_pairs", {"CONS_WARPS": str(CONS_WARPS),
                                                              "CONS_TILE": str(CONS_TILE)})
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -212,4 +218,28 @@ def consistency_pairs(indptr, indices, data, base, lengths, nq, bq, lq, ps, pt, 
         dense = dense[: int(off[-1])]
         parts.append(_kept(dense, off, lt[c], c))
         del dense  # (not held beside the concatenation below: 5.3 GB of a 200-sequence protein family's peak)
-    return _concat(parts)
+    out = _concat(parts)
+    if tick is not None:
+        tick(len(ps))
+    return out
+
+
+def ordered_csr(q, x, y, p, first: np.ndarray, n_pairs: int, longest: int) -> tuple:
+    """Twin of posterior_cpu.ordered_csr: (indptr, indices, data) of every
+    ordered pair's rows (`PosteriorKernels.ordered_csr`) by one sort of
+    the entries keyed by row, then column (``longest``: at least every
+    column index + 1; the keys are distinct, so any sort gives the same
+    arrays)."""
+    n_rows = int(first[-1])
+    d_first = cp.asarray(first[:-1])
+    g = cp.concatenate([d_first[:n_pairs][q] + x, d_first[n_pairs:][q] + y])
+    del d_first
+    col = cp.concatenate([y, x]).astype(cp.int32)
+    order = cp.argsort(g * longest + col)
+    # (each row's first entry in key order; CuPy's bincount took 2.3 GB of CUB histogram space for a
+    # 100-sequence RNA family's 0.7 M rows)
+    indptr = cp.searchsorted(g[order], cp.arange(n_rows + 1, dtype=g.dtype))
+    del g
+    col = col[order]
+    val = cp.concatenate([p, p])[order]
+    return indptr, col, val

@@ -182,3 +182,45 @@ def call(fn, *args, work: float, items: int):
     if trace is not None:
         trace.append((getattr(fn, "__name__", str(fn)), float(work), int(items), k, time.perf_counter() - t0))
     return out
+
+
+def threaded(fn, items: list, work, tick=None, sink=None) -> list:
+    """``fn(item, space)`` of each item on host threads (numba kernels that
+    release the GIL; as many as numba may use, which ``threads`` caps, and
+    no more than the cores other processes leave free: `threads.free_cores`),
+    results in order; ``space`` is the thread's own ``work()``, made once and
+    reused between its items; ``tick(k)`` after each hundredth of the items
+    (at least 16 a step); with ``sink``, each step's results go to
+    ``sink(results, first)`` as it ends instead (none returned), so that only
+    a step's are held at once."""
+    local = threading.local()
+
+    def run(item):
+        space = getattr(local, "space", None)
+        if space is None:
+            space = local.space = work()
+        return fn(item, space)
+
+    step = max(16, -(-len(items) // 100))
+    workers = min(len(items), numba.get_num_threads(), free_cores())
+    out: list = []
+    pool = None
+    if workers >= 2:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(workers)
+    try:
+        for start in range(0, len(items), step):
+            part = items[start: start + step]
+            done = list(pool.map(run, part)) if pool is not None else [run(i) for i in part]
+            if sink is not None:
+                sink(done, start)
+            else:
+                out += done
+            del done
+            if tick is not None:
+                tick(len(part))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return out

@@ -18,7 +18,7 @@ dense per-pair matrices in chunks, their non-zero cells kept), so a merge
 costs one pass over the entries of its row pairs, whatever the family's size.
 Both steps run on the backend's device with integer atomics
 (`msa_gpu.kernels` ``consistency.cu``; the numba twins are
-`msa_gpu.backend.consistency_cpu`), so both backends give the same integers.
+`msa_gpu.backend.interfaces.ConsistencyKernels`), so both backends give the same integers.
 
 Examples
 --------
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
-from msa_gpu.backend.pairwise import PairScoring, align_pairs, all_pair_indices
+from msa_gpu.backend import PairScoring, align_pairs, all_pair_indices
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, DistanceMatrix, Sequences
 
 
@@ -112,7 +112,7 @@ def build_libraries(families: list[Sequences], settings: LibrarySettings = Libra
         direct: dict[int, list] = {f: [] for f in members}
         for mode in settings.modes:
             scoring = PairScoring(mode=mode, gap_open=settings.gap_open, gap_extend=settings.gap_extend)
-            res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend.name)
+            res = align_pairs(joined, pairs, scoring, traceback=True, backend=backend)
             for f in members:
                 sel = pair_owner == f
                 trust = _trust(families[f], pairs[sel] - base[f], res.score_fixed[sel], res.identities[sel],
@@ -212,8 +212,8 @@ def _extended(lengths: np.ndarray, maps: list, identity: np.ndarray, backend) ->
         dense_off = offsets(cells[chunk])
         dense = None
         for d_map, d_w in dev:
-            part = backend.ops.library_extend(tri[chunk], dense_off, d_map, d_w, lengths, res_off, n,
-                                              int(dense_off[-1]))
+            part = backend.consistency.library_extend(tri[chunk], dense_off, d_map, d_w, lengths, res_off, n,
+                                                      int(dense_off[-1]))
             dense = part if dense is None else dense + part
         idx = xp.flatnonzero(dense)
         d_off = xp.asarray(dense_off)

@@ -87,10 +87,10 @@ def probcons_model(alphabet_size: int = 23) -> PairHMM:
 def pair_posteriors(x: np.ndarray, y: np.ndarray, model: PairHMM) -> np.ndarray:
     """(len x, len y) float64: the posterior probability that residue i of x
     and residue j of y are aligned, over all paths of ``model``."""
-    from msa_gpu.backend.posterior_cpu import posteriors  # numba: imported only when needed
+    from msa_gpu.backend import host_posteriors
 
-    return posteriors(np.asarray(x, np.int64), np.asarray(y, np.int64), model.init, model.trans, model.pair,
-                      model.single)
+    return host_posteriors(np.asarray(x, np.int64), np.asarray(y, np.int64), model.init, model.trans, model.pair,
+                           model.single)
 
 
 

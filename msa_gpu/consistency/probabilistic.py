@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
-from msa_gpu.backend import to_host
+from msa_gpu.backend import backend_of, to_host
 from msa_gpu.consistency.pairhmm import PairHMM, model_for
 from msa_gpu.consistency.memory import LibraryPlan, library_plan, planned_entries
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, Sequences
@@ -30,12 +30,12 @@ PASSES = 2
 
 
 #: Posterior cells (pairs x L^2) of the families whose libraries are built
-#: together: their sparse posteriors (~2% of the cells) and the CSR of
-#: their ordered pairs (twice as many) stay on the device at once. On the
-#: CPU a group only spreads small families' pairs over the threads, so it
-#: is smaller there and the host holds less (`memory.library_plan`).
-GROUP_CELLS = 2 << 30
-CPU_GROUP_CELLS = 1 << 27
+#: together, by backend: on the GPU their sparse posteriors (~2% of the
+#: cells) and the CSR of their ordered pairs (twice as many) stay on the
+#: device at once; on the CPU a group only spreads small families' pairs
+#: over the threads, so it is smaller there and the host holds less
+#: (`memory.library_plan`).
+GROUP_CELLS = {"gpu": 2 << 30, "cpu": 1 << 27}
 
 
 def posterior_library(seqs: Sequences, model: PairHMM | None = None, cutoff: float = CUTOFF,
@@ -80,9 +80,8 @@ def posterior_libraries(families: list[Sequences], model: PairHMM | None = None,
 def library_groups(families: list[Sequences], xp=np, group_cells: int | None = None) -> list[list[int]]:
     """The families whose libraries `posterior_libraries` builds together
     (indices): one alphabet a group, in order, about ``group_cells``
-    posterior cells each (default `GROUP_CELLS` on the GPU,
-    `CPU_GROUP_CELLS` on the CPU)."""
-    budget = group_cells or (CPU_GROUP_CELLS if xp is np else GROUP_CELLS)
+    posterior cells each (default: `GROUP_CELLS` of ``xp``'s backend)."""
+    budget = group_cells or GROUP_CELLS[backend_of(xp).name]
     cells = [_cells(f) for f in families]
     out = []
     for size in sorted({f.alphabet.size for f in families}):
@@ -94,7 +93,7 @@ def library_groups(families: list[Sequences], xp=np, group_cells: int | None = N
 def library_memory(families: list[Sequences], gpu: bool, threads: int = 1) -> LibraryPlan:
     """The memory plan of ``families``' libraries, built in `library_groups`
     on the GPU or the CPU (`memory.library_plan`)."""
-    groups = library_groups(families, None if gpu else np)
+    groups = library_groups(families, group_cells=GROUP_CELLS["gpu" if gpu else "cpu"])
     return library_plan([[families[i].lengths for i in g] for g in groups], threads,
                         [families[g[0]].alphabet.name != "protein" for g in groups])
 
@@ -189,7 +188,7 @@ class _Group:
         a n + b]``, each row's entries by column ((b, a) is (a, b) transposed;
         the keys are distinct, so any sort gives the same arrays). The pairs
         s < t come first, in the flat's order, so that their entries are the
-        flat's own (y, p) in its order: on the CPU, where `_FlatWriter` leaves room
+        flat's own (y, p) in its order: on the CPU, where `posterior_cpu.FlatWriter` leaves room
         behind them, they stay in place and only the transposed half is
         written."""
         q, x, y, p = flat
@@ -199,54 +198,19 @@ class _Group:
         base = np.zeros(int(self.ord0[-1]), np.int64)  # (a, a) has no rows
         base[self.ord0[self.fam] + self.local[:, 0] * n_q + self.local[:, 1]] = first[: len(self.local)]
         base[self.ord0[self.fam] + self.local[:, 1] * n_q + self.local[:, 0]] = first[len(self.local): -1]
-        n_rows, n_pairs = int(first[-1]), len(self.local)
-        if xp is np:  # a counting sort in place of the device's: no temporaries of the entries' size
-            from msa_gpu.backend.posterior_cpu import ordered_csr_rows
-
-            indices, data = _room_behind(y, 2 * len(q)), _room_behind(p, 2 * len(q))
-            wide = 2 * len(q) > np.iinfo(np.int32).max
-            indptr = np.zeros(n_rows + 1, np.int64 if wide else np.int32)
-            return (*ordered_csr_rows(q, x, y, p, first[:n_pairs], first[n_pairs:-1], indptr, indices, data), base)
-        d_first = xp.asarray(first[:-1])
-        g = xp.concatenate([d_first[:n_pairs][q] + x, d_first[n_pairs:][q] + y])
-        del d_first
-        col = xp.concatenate([y, x]).astype(xp.int32)
-        order = xp.argsort(g * int(max(self.lengths.max(initial=0), 1)) + col)
-        # (each row's first entry in key order; CuPy's bincount took 2.3 GB of CUB histogram space for a
-        # 100-sequence RNA family's 0.7 M rows)
-        indptr = xp.searchsorted(g[order], xp.arange(n_rows + 1, dtype=g.dtype))
-        del g
-        col = col[order]
-        val = xp.concatenate([p, p])[order]
-        return indptr, col, val, base
+        kernels = backend_of(xp).posterior
+        return (*kernels.ordered_csr(q, x, y, p, first, len(self.local), int(max(self.lengths.max(initial=0), 1))),
+                base)
 
     def transformed(self, csr, cutoff: float, xp, tick=None, room: bool = False):
         """One consistency transformation of every pair's sparse matrix (its
         `ordered_csr`), on ``xp``'s device (the same bits on either): flat
-        (q, x, y, p), on the CPU with ``room`` for the next CSR (`_FlatWriter`)."""
+        (q, x, y, p), on the CPU with ``room`` for the next CSR (`posterior_cpu.FlatWriter`)."""
         indptr, indices, data, base = csr
         nq, bq, lq = self.n[self.fam], self.ord0[self.fam], self.seq0[self.fam]
-        if xp is not np:
-            from msa_gpu.backend.posterior_gpu import consistency_pairs
-
-            out = consistency_pairs(indptr, indices, data, base, self.lengths, nq, bq, lq,
-                                    self.local[:, 0], self.local[:, 1], cutoff)
-            if tick is not None:
-                tick(len(self.local))
-            return out
-        from msa_gpu.backend.posterior_cpu import consistency_pair
-
-        longest = int(self.lengths.max(initial=0))
-
-        def one(q, work):
-            n = int(nq[q])
-            lens = self.lengths[lq[q]: lq[q] + n]
-            return consistency_pair(int(self.local[q, 0]), int(self.local[q, 1]), n, lens, indptr, indices, data,
-                                    base[bq[q]: bq[q] + n * n], cutoff, work)
-
-        planned = _planned(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]])
-        return _flat_of(one, list(range(len(self.local))), lambda: np.zeros((longest, longest), np.int64), planned,
-                        longest, room, tick)
+        return backend_of(xp).posterior.consistency_pairs(
+            indptr, indices, data, base, self.lengths, nq, bq, lq, self.local[:, 0], self.local[:, 1], cutoff,
+            tick=tick, room=room, planned=_planned(self.lengths[self.glob[:, 0]], self.lengths[self.glob[:, 1]]))
 
 
 #: Fixed point of the expected identities' sums (integer sums have the same
@@ -261,29 +225,12 @@ def flat_posteriors_of(codes: list[np.ndarray], pairs: np.ndarray, model: PairHM
     row-major: on the GPU in batches (backend/posterior_gpu.py), on the CPU
     a pair per host thread (the numba twin releases the GIL). The same bits
     either way. ``tick(k)`` is called as k more pairs are done; ``room``:
-    see `_FlatWriter`."""
+    see `posterior_cpu.FlatWriter`."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    if xp is not np:
-        from msa_gpu.backend.posterior_gpu import flat_posteriors
-
-        out = flat_posteriors(codes, pairs, model.init, model.trans, model.pair, model.single, cutoff)
-        if tick is not None:
-            tick(len(pairs))
-        return out
-
-    from msa_gpu.backend.posterior_cpu import sparse_posteriors
-
-    longest = max((len(c) for c in codes), default=0) + 1
-    cells = [np.asarray(c, np.int64) for c in codes]
-
-    def one(pair, work):
-        return sparse_posteriors(cells[pair[0]], cells[pair[1]], model.init, model.trans, model.pair,
-                                 model.single, cutoff, *work)
-
     lens = np.array([len(c) for c in codes], np.int64)
-    return _flat_of(one, [tuple(pr) for pr in pairs.tolist()],
-                    lambda: (np.empty((longest, longest)), np.empty((3, 5, longest))),
-                    _planned(lens[pairs[:, 0]], lens[pairs[:, 1]]) if len(pairs) else 0, longest, room, tick)
+    return backend_of(xp).posterior.flat_posteriors(
+        codes, pairs, model.init, model.trans, model.pair, model.single, cutoff, tick=tick, room=room,
+        planned=_planned(lens[pairs[:, 0]], lens[pairs[:, 1]]) if len(pairs) else 0)
 
 
 def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model: PairHMM, cutoff: float,
@@ -296,130 +243,13 @@ def sparse_pair_posteriors(seqs: Sequences, pairs: list[tuple[int, int]], model:
     return [(x[a:b], y[a:b], p[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-class _FlatWriter:
-    """Per-pair (x, y, p) host arrays written into flat (q, x, y, p) as they
-    come, pair after pair: int32 pair indices, residue indices int16 where
-    every sequence is shorter than 2^15 (`index_dtype`), single-precision
-    values: 12 bytes an entry (a library of 142 sequences of 400 residues
-    holds tens of millions). The arrays are made for ``capacity`` entries
-    (the memory plan's bound: pages not written take no memory) and grow by
-    half where a pass holds more. With ``room``, y and p have twice the
-    room, so that the ordered CSR is built around them (`_room_behind`).
-    Only a step's pairs are held at once beside the flat arrays."""
-
-    def __init__(self, capacity: int, longest: int, room: bool = False):
-        self.idx, self.room, self.n = index_dtype(longest), room, 0
-        self.arrays = self._made(max(int(capacity), 1))
-
-    def _made(self, cap: int) -> tuple:
-        self.cap = cap
-        size = 2 * cap if self.room else cap
-        return (np.empty(cap, np.int32), np.empty(cap, self.idx), np.empty(size, self.idx),
-                np.empty(size, np.float32))
-
-    def add(self, rows: list, first: int) -> None:
-        """The arrays of pairs ``first``, ``first + 1``, ... (in order)."""
-        k = sum(len(r[0]) for r in rows)
-        if self.n + k > self.cap:  # more than planned: grown (`memory.ROW_ENTRIES` says how rare)
-            old, self.arrays = self.arrays, self._made(max(self.cap + self.cap // 2, self.n + k))
-            for a, b in zip(self.arrays, old):
-                a[: self.n] = b[: self.n]
-            del old
-        q, x, y, p = self.arrays
-        at = self.n
-        for i, r in enumerate(rows):
-            m = len(r[0])
-            q[at: at + m] = first + i
-            x[at: at + m], y[at: at + m], p[at: at + m] = r
-            at += m
-        self.n = at
-
-    def flat(self) -> tuple:
-        return tuple(a[: self.n] for a in self.arrays)
-
-
-def _flat_of(one, items: list, work, capacity: int, longest: int, room: bool, tick=None) -> tuple:
-    """`_threaded` ``one`` over ``items``, each step's pairs written into a
-    `_FlatWriter` as the step ends (flat (q, x, y, p))."""
-    writer = _FlatWriter(capacity, longest, room)
-    _threaded(one, items, work, tick, sink=writer.add)
-    return writer.flat()
-
-
 def _planned(lengths_s: np.ndarray, lengths_t: np.ndarray) -> int:
     """Entries the memory plan allows pairs of these lengths in a phase."""
     return planned_entries(int(np.sum(lengths_s, dtype=np.int64) + np.sum(lengths_t, dtype=np.int64)))
 
 
-def _room_behind(a: np.ndarray, size: int) -> np.ndarray:
-    """The array of ``size`` whose first part ``a`` is (`_FlatWriter`'s
-    room), or a new one with ``a`` copied in."""
-    whole = a.base
-    if isinstance(whole, np.ndarray) and whole.ndim == 1 and len(whole) >= size and whole.dtype == a.dtype \
-            and whole.ctypes.data == a.ctypes.data:
-        return whole[:size]
-    out = np.empty(size, a.dtype)
-    out[: len(a)] = a
-    return out
-
-
-def index_dtype(longest: int):
-    """The residue indices' dtype of a library whose sequences are at most
-    ``longest`` long: int16 where they fit, else int32."""
-    return np.int16 if longest <= np.iinfo(np.int16).max else np.int32
-
-
-def _threaded(fn, items: list, work, tick=None, sink=None) -> list:
-    """``fn(item, space)`` of each item on host threads (numba kernels that
-    release the GIL; as many as numba may use, which ``threads`` caps, and
-    no more than the cores other processes leave free: `threads.free_cores`),
-    results in order; ``space`` is the thread's own ``work()``, made once and
-    reused between its items; ``tick(k)`` after each hundredth of the items
-    (at least 16 a step); with ``sink``, each step's results go to
-    ``sink(results, first)`` as it ends instead (none returned), so that only
-    a step's are held at once."""
-    import threading
-
-    import numba
-
-    from msa_gpu.backend.threads import free_cores
-
-    local = threading.local()
-
-    def run(item):
-        space = getattr(local, "space", None)
-        if space is None:
-            space = local.space = work()
-        return fn(item, space)
-
-    step = max(16, -(-len(items) // 100))
-    workers = min(len(items), numba.get_num_threads(), free_cores())
-    out: list = []
-    pool = None
-    if workers >= 2:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(workers)
-    try:
-        for start in range(0, len(items), step):
-            part = items[start: start + step]
-            done = list(pool.map(run, part)) if pool is not None else [run(i) for i in part]
-            if sink is not None:
-                sink(done, start)
-            else:
-                out += done
-            del done
-            if tick is not None:
-                tick(len(part))
-    finally:
-        if pool is not None:
-            pool.shutdown()
-    return out
-
-
 def on_backend(lib: ConsistencyLibrary, xp) -> ConsistencyLibrary:
-    """The library with its entry arrays on ``xp``'s device."""
-    if xp is np:
-        return lib
+    """The library with its entry arrays on ``xp``'s device (arrays already
+    there are kept, not copied)."""
     return ConsistencyLibrary(lib.n_seqs, lib.lengths, xp.asarray(lib.pair_off), xp.asarray(lib.x),
                               xp.asarray(lib.y), xp.asarray(lib.w), lib.identity)

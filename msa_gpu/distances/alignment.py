@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msa_gpu.backend import to_host
-from msa_gpu.backend.pairwise import PairScoring, align_pairs, all_pair_indices, default_scoring
+from msa_gpu.backend import Backend, PairScoring, align_pairs, all_pair_indices, default_scoring, to_host
 from msa_gpu.distances.kmer import _array_module
 from msa_gpu.errors import InputError
 from msa_gpu.types import DistanceMatrix, Sequences
@@ -64,7 +63,7 @@ CHUNK_PAIRS = 1_000_000
 
 def pairwise_distance(
     seqs: Sequences,
-    backend: str = "auto",
+    backend: Backend | str = "auto",
     kimura: bool = False,
     scoring: PairScoring | None = None,
     on_progress=None,
@@ -75,7 +74,8 @@ def pairwise_distance(
     Kimura's protein correction. ``scoring`` defaults to `default_scoring`
     (global mode). Pairs with no aligned residue pair get distance 1. The
     pairs go to the engine ``chunk_pairs`` at a time (the alignments do not
-    depend on it); ``on_progress(done, total)`` counts them.
+    depend on it); ``on_progress(done, total)`` counts them. ``backend``: a
+    `Backend`, or ``auto``, ``cpu`` or ``gpu`` (`align_pairs`).
     """
     if kimura and seqs.alphabet.name != "protein":
         raise InputError("the Kimura correction is for protein sequences")

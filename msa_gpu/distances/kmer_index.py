@@ -24,7 +24,7 @@ import numpy as np
 
 from msa_gpu.alphabet import kmer_groups
 from msa_gpu.arrays import offsets
-from msa_gpu.backend import to_host
+from msa_gpu.backend import backend_of, to_host
 from msa_gpu.types import KmerSets, Sequences
 
 #: Sequences per chunk of the presence product.
@@ -92,7 +92,7 @@ def pivot_distances(km: KmerSets, members: np.ndarray, pivots: np.ndarray, xp=np
     piv = np.zeros((km.width, len(pivots)), dtype=np.float32)
     piv[piv_ids, np.repeat(np.arange(len(pivots)), piv_counts)] = 1.0
     piv_d = xp.asarray(piv)
-    sparse = _sparse_module(xp)
+    sparse = backend_of(xp).sparse
     out = np.empty((len(members), len(pivots)), dtype=np.float64)
     for lo in range(0, len(members), CHUNK):
         part = members[lo: lo + CHUNK]
@@ -106,10 +106,3 @@ def pivot_distances(km: KmerSets, members: np.ndarray, pivots: np.ndarray, xp=np
         out[lo: lo + len(part)] = d
     return out
 
-
-def _sparse_module(xp):
-    if xp is np:
-        from scipy import sparse
-    else:
-        from cupyx.scipy import sparse
-    return sparse

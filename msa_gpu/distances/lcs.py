@@ -4,7 +4,7 @@ For sequences of lengths ``a`` and ``b`` with an LCS of ``l``, the distance is
 ``(a + b - 2 l) ** 0.75 / l`` (FAMSA 2's default ``indel075_div_lcs``; no
 common residue gives the largest finite distance), the measure its single-
 linkage guide tree is built on. The LCS lengths are exact integers from a
-bit-parallel LCS on either backend (kernels/lcs.cu, twin backend/lcs_cpu.py),
+bit-parallel LCS on either backend (`msa_gpu.backend.interfaces.LcsKernels`),
 and the distances come from them where they are, by a host-made table of
 ``k ** 0.75`` and one IEEE division, so both backends give the same matrix.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from msa_gpu.backend import backend_of, to_host
 from msa_gpu.types import DistanceMatrix, Sequences
 
 #: Distance of a pair with no residue in common (FAMSA: the largest float).
@@ -43,28 +44,11 @@ def _encoded(seqs: Sequences):
     return masks, moff, np.concatenate(seqs.codes).astype(np.uint8), coff, lens
 
 
-#: Rows of LCS lengths turned into distances at a time on the host.
-ROW_BLOCK = 512
-
-
 def lcs_row_blocks(seqs: Sequences, xp=np):
     """Yield ``(r0, r1, block)``: ``block[i - r0, j]`` (int32, on ``xp``'s
-    device) is the LCS of sequences i and j, the diagonal their lengths."""
-    enc = _encoded(seqs)
-    if xp is not np:
-        from msa_gpu.backend.lcs_gpu import lcs_row_blocks as on_device
-
-        yield from on_device(*enc)
-        return
-    from msa_gpu.backend.lcs_cpu import lcs_rows
-
-    n, lens = len(seqs), enc[4]
-    full = np.zeros((n, n), np.int32)
-    lcs_rows(*enc, 0, n, n, full)
-    full += full.T
-    full[np.arange(n), np.arange(n)] = lens
-    for r0 in range(0, n, ROW_BLOCK):
-        yield r0, min(r0 + ROW_BLOCK, n), full[r0:r0 + ROW_BLOCK]
+    device) is the LCS of sequences i and j, the diagonal their lengths
+    (`LcsKernels.lcs_row_blocks`)."""
+    yield from backend_of(xp).lcs.lcs_row_blocks(*_encoded(seqs))
 
 
 def lcs_lengths(seqs: Sequences, xp=np) -> np.ndarray:
@@ -72,7 +56,7 @@ def lcs_lengths(seqs: Sequences, xp=np) -> np.ndarray:
     n = len(seqs)
     out = np.empty((n, n), np.int32)
     for r0, r1, block in lcs_row_blocks(seqs, xp):
-        out[r0:r1] = block.get() if xp is not np else block
+        out[r0:r1] = to_host(block)
     return out
 
 
@@ -101,7 +85,7 @@ def lcs_distance(seqs: Sequences, xp=np) -> DistanceMatrix:
     d = np.empty((n, n), np.float64)
     for r0, r1, block in lcs_row_blocks(seqs, xp):
         rows = distances_from_lcs(block, lens_x[r0:r1], lens_x, powers_x, xp)
-        d[r0:r1] = rows.get() if xp is not np else rows
+        d[r0:r1] = to_host(rows)
     return DistanceMatrix(d, "lcs")
 
 
@@ -117,31 +101,7 @@ def lcs_spanning_edges(seqs: Sequences, xp=np) -> tuple[np.ndarray, np.ndarray]:
 
 def lcs_spanning_edges_many(families: list[Sequences], xp=np) -> list[tuple[np.ndarray, np.ndarray]]:
     """`lcs_spanning_edges` of several families (of at least 2 sequences
-    each). On the GPU the families whose masks take the same number of words
-    step together, one launch pair a step for all of them; each family's
-    edges do not depend on its company."""
-    out: list = [None] * len(families)
-    if xp is np:
-        from msa_gpu.backend.lcs_cpu import prim_lcs_edges
-
-        for f, seqs in enumerate(families):
-            masks, moff, codes, coff, lens = _encoded(seqs)
-            out[f] = prim_lcs_edges(masks, moff, codes, coff, lens, indel_powers(2 * int(lens.max())), NO_COMMON)
-        return out
-    from msa_gpu.backend.lcs_gpu import prim_lcs_edges_many, words_class
-
-    groups: dict[int, list[int]] = {}
-    for f, seqs in enumerate(families):
-        groups.setdefault(words_class((int(seqs.lengths.max()) + 63) >> 6), []).append(f)
-    for members in groups.values():
-        parts = [_encoded(families[f]) for f in members]
-        masks = np.concatenate([p[0] for p in parts])
-        codes = np.concatenate([p[2] for p in parts])
-        lens = np.concatenate([p[4] for p in parts])
-        moff = np.concatenate([p[1] + o for p, o in zip(parts, np.cumsum([0] + [len(p[0]) for p in parts[:-1]]))])
-        coff = np.concatenate([p[3] + o for p, o in zip(parts, np.cumsum([0] + [len(p[2]) for p in parts[:-1]]))])
-        edges = prim_lcs_edges_many(masks, moff, codes, coff, lens, indel_powers(2 * int(lens.max())), NO_COMMON,
-                                    [len(families[f]) for f in members])
-        for f, e in zip(members, edges):
-            out[f] = e
-    return out
+    each), by `LcsKernels.spanning_edges_many`: on the GPU the families whose
+    masks take the same number of words step together, one launch pair a
+    step for all of them; each family's edges do not depend on its company."""
+    return backend_of(xp).lcs.spanning_edges_many(families, _encoded, indel_powers, NO_COMMON)

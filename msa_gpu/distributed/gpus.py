@@ -69,7 +69,7 @@ def _count_gpus() -> tuple[bool, str, int]:
     ok, why = probe_gpu()
     if not ok:
         return False, why, 0
-    from msa_gpu.backend.pairwise_gpu import visible_devices
+    from msa_gpu.backend import visible_devices
 
     return True, why, len(visible_devices())
 

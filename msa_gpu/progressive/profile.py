@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from msa_gpu.arrays import offsets, upload
+from msa_gpu.arrays import offsets
+from msa_gpu.backend import upload
 
 
 @dataclass(frozen=True)
