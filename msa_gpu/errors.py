@@ -145,12 +145,3 @@ def exits(program: str, plan=None, keep: tuple = ()):
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def exit_with(program: str, run, argv: list[str]):
-    """End a front door (``msagpu-mafft``, ``msagpu-famsa``,
-    ``msagpu-clustalo``): ``run(argv)``'s exit code, or an error's or a
-    signal's (`exits`)."""
-    with exits(program):
-        code = run(argv)
-    raise SystemExit(code)

@@ -305,7 +305,7 @@ def test_help_fits_a_terminal_with_every_name_whole():
 def test_a_cold_kernel_cache_is_said_once(refs, tmp_path, monkeypatch):
     """With numba's cache empty the CLI says it compiles kernels; with index
     files there it says nothing (--quiet: never)."""
-    import msa_gpu.frontends.msagpu as cli
+    import msa_gpu.frontends.runner as cli
 
     assert cli.kernels_cold(tmp_path)
     (tmp_path / "sub").mkdir()
@@ -322,7 +322,7 @@ def test_a_cold_kernel_cache_is_said_once(refs, tmp_path, monkeypatch):
 
 def test_a_cold_cuda_kernel_cache_is_said_where_the_gpu_may_run(refs, tmp_path, monkeypatch):
     """CuPy's kernel cache empty: said unless the CPU backend is asked for."""
-    import msa_gpu.frontends.msagpu as cli
+    import msa_gpu.frontends.runner as cli
 
     assert cli.cuda_kernels_cold(tmp_path)
     (tmp_path / "0123abcd.cubin").write_bytes(b"")
@@ -339,32 +339,32 @@ def test_a_cold_cuda_kernel_cache_is_said_where_the_gpu_may_run(refs, tmp_path, 
 def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
     """Batch mode says what the distance stage, the alignments and the output
     will hold, once the plan is large enough to matter (threshold lowered here)."""
-    from msa_gpu.frontends import msagpu as cli
+    from msa_gpu.frontends import runner as cli
     from msa_gpu.aligner import Aligner
     from msa_gpu.config import AlignerConfig
-    from msa_gpu.io import make_sequences, read_sequences
+    from msa_gpu.io import OutFormat, make_sequences, read_sequences
 
     fams = [read_sequences(refs / "BB11001.tfa"), read_sequences(refs / "BB20001.tfa")]
     n = max(len(s) for s in fams)
     def planned(config, families):
         return list(zip(families, Aligner(config).plan(families)))
 
-    plan = cli._stage_plan(AlignerConfig(keep_distances=False), planned(AlignerConfig(), fams), cli.OutFormat.fasta)
+    plan = cli.stage_plan_of(AlignerConfig(keep_distances=False), planned(AlignerConfig(), fams), OutFormat.fasta)
     assert plan is None  # small families: nothing said
     monkeypatch.setattr(cli, "PLAN_MIN_GB", 0.0)
     kept_cfg = AlignerConfig(keep_distances=True)
-    kept = cli._stage_plan(kept_cfg, planned(kept_cfg, fams), cli.OutFormat.fasta)
+    kept = cli.stage_plan_of(kept_cfg, planned(kept_cfg, fams), OutFormat.fasta)
     assert kept.distance_gb == pytest.approx(2 * 8 * n * n / 1e9) and kept.output_gb == 0.0
     single_cfg = AlignerConfig(keep_distances=False, tree="single")
-    single = cli._stage_plan(single_cfg, planned(single_cfg, fams), cli.OutFormat.clustal)
+    single = cli.stage_plan_of(single_cfg, planned(single_cfg, fams), OutFormat.clustal)
     assert single.distance_gb == pytest.approx(8 * n * n / 1e9) and single.output_gb > 0
     # FAMSA's tree on LCS distances from 257 sequences needs no matrix: a family that takes it adds none
     big = make_sequences([f"s{i}" for i in range(300)], [b"MKV" + bytes([65 + i % 20]) * 5 for i in range(300)], "protein")
     spans = AlignerConfig(keep_distances=False, distance="lcs", tree="single", dedupe=False)
     assert [r.spanning for r in Aligner(spans).plan([big] + fams)] == [True, False, False]
-    mixed = cli._stage_plan(spans, planned(spans, fams + [big]), cli.OutFormat.fasta)
+    mixed = cli.stage_plan_of(spans, planned(spans, fams + [big]), OutFormat.fasta)
     assert mixed.distance_gb == pytest.approx(8 * n * n / 1e9) and mixed.alignments_gb > single.alignments_gb
-    assert cli._stage_plan(spans, planned(spans, [big]), cli.OutFormat.fasta).distance_gb == 0.0
+    assert cli.stage_plan_of(spans, planned(spans, [big]), OutFormat.fasta).distance_gb == 0.0
     res = run("align", str(refs / "BB11001.tfa"), str(refs / "BB20001.tfa"), "--outdir", str(tmp_path), "--backend", "cpu")
     assert res.exit_code == 0
     assert "memory plan: distances" in res.stderr and "output rows streamed" in res.stderr
@@ -373,7 +373,7 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
 def test_the_compiling_line_says_it_happens_once_and_where_the_cache_is(refs, tmp_path, monkeypatch):
     """A cold cache is said with what a new user needs to know: the wait
     comes once per installation, and the kernels are kept (numba's folder, CuPy's)."""
-    import msa_gpu.frontends.msagpu as cli
+    import msa_gpu.frontends.runner as cli
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))

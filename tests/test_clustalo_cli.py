@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from Bio import AlignIO, Phylo
 
-from msa_gpu.frontends.clustalo import _VALUED, MAPPING, UNSUPPORTED, main, parse, percent_identities, run
+from msa_gpu.frontends.clustalo import _VALUED, MAPPING, UNSUPPORTED, main, parse, run
+from msa_gpu.frontends.writer import percent_identities
 from msa_gpu.errors import InputError, OutputError
 from msa_gpu.io import OutFormat, read_aligned, read_sequences
 from msa_gpu.io import clustal_consensus

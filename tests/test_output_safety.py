@@ -210,10 +210,26 @@ def test_a_full_disk_exits_with_the_io_code(refs, fmt):
     assert res.stderr == "msagpu: error: cannot write /dev/full: No space left on device\n"
 
 
-def test_a_write_that_fails_midway_leaves_no_file(refs, tmp_path, monkeypatch):
-    import msa_gpu.frontends.outputs as cli_outputs
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("program", ["msagpu-mafft", "msagpu-famsa", "msagpu-clustalo"])
+def test_a_full_standard_output_exits_with_the_io_code_in_every_front_door(refs, program):
+    """Every front door writes standard output through the one writer: a full
+    disk behind it is exit 4 naming standard output (msagpu-mafft wrote it
+    through another writer and exited 2, "No space left on device")."""
+    src = str(refs / "BB11001.tfa")
+    argv = {"msagpu-mafft": ["--quiet", src], "msagpu-famsa": [src, "STDOUT"], "msagpu-clustalo": ["-i", src]}[program]
+    entry = program.replace("-", "_")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-c", f"from msa_gpu.entry import {entry}; {entry}()", *argv],
+                              stdout=full, stderr=subprocess.PIPE, text=True, env={**os.environ, "MSAGPU_SERVER": "off"})
+    assert proc.returncode == EXIT_RESOURCE, proc.stderr
+    assert proc.stderr == f"{program}: error: cannot write standard output: No space left on device\n"
 
-    def half_then_full(handle, names, rows):
+
+def test_a_write_that_fails_midway_leaves_no_file(refs, tmp_path, monkeypatch):
+    import msa_gpu.frontends.writer as cli_outputs
+
+    def half_then_full(handle, names, rows, width=0):
         handle.write(">" + names[0] + "\n")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

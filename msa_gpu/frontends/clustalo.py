@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from msa_gpu.alphabet import SeqType
 from msa_gpu.config import AlignerConfig, Mode
-from msa_gpu.errors import InputError, exit_with
+from msa_gpu.errors import InputError
 
 #: Clustal Omega's options that msagpu-clustalo maps, and to what.
 MAPPING = {
@@ -70,8 +70,6 @@ _VALUED = {"-i": "input", "--in": "input", "--infile": "input", "-o": "output", 
            "--output-order": "order", "--wrap": "wrap", "--guidetree-out": "tree_out", "--guidetree-in": "tree_in",
            "--distmat-out": "distmat_out", "--iter": "iter", "--iterations": "iter",
            "--max-guidetree-iterations": "retree", "--max-hmm-iterations": "hmm_iter", "--threads": "threads"}
-#: `ClustaloOptions`' fields that name outputs: each is checked before the work, and kept without --force.
-OUTPUTS = ("output", "tree_out", "distmat_out")
 _FLAGS = {"--dealign", "--percent-id", "--full", "--full-iter", "--auto", "--force", "-v", "--verbose"}
 _SEQTYPES = {"protein": SeqType.protein, "dna": SeqType.dna, "rna": SeqType.rna}
 
@@ -168,83 +166,27 @@ def parse(argv: list[str]) -> ClustaloOptions:
         verbose="-v" in flags or "--verbose" in flags, seqtype=seqtype)
 
 
-def percent_identities(rows: list[bytes]):
-    """Each pair's identical residues over the columns both rows fill, in
-    percent (100 on the diagonal; 0 where two rows share no column), from
-    the aligned rows (gaps '-')."""
-    import numpy as np
+def job_of(argv: list[str]):
+    """Clustal Omega's command line as a `Job`: to standard output without
+    ``-o``; every output kept where it exists, unless ``--force``; quiet
+    unless ``-v``."""
+    from msa_gpu.frontends.job import Inputs, Job, Outputs, Requests
 
-    a = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), -1) if rows else np.zeros((0, 0), np.uint8)
-    upper = np.where((a >= 97) & (a <= 122), a - 32, a)
-    filled = a != ord("-")
-    out = np.full((len(rows), len(rows)), 100.0)
-    for s in range(len(rows)):
-        both = filled[s] & filled[s + 1:]
-        same = both & (upper[s] == upper[s + 1:])
-        n_both = both.sum(axis=1)
-        pid = np.where(n_both > 0, 100.0 * same.sum(axis=1) / np.maximum(n_both, 1), 0.0)
-        out[s, s + 1:] = out[s + 1:, s] = pid
-    return out
+    opts = parse(argv)
+    if opts.distmat_out is not None and not opts.percent_id and opts.tree_in is not None:
+        raise InputError("--distmat-out: a run along --guidetree-in makes no distance matrix (add --percent-id)")
+    return Job("msagpu-clustalo", Inputs((opts.input,), opts.seqtype, guide_tree=opts.tree_in),
+               Requests(opts.config, voice="recipe" if opts.verbose else "quiet"),
+               Outputs(opts.output, opts.fmt, order="tree" if opts.tree_order else "input", width=opts.wrap,
+                       annotate=False, tree=opts.tree_out, distances=opts.distmat_out, percent_id=opts.percent_id,
+                       force=opts.force, refusal="Clustal Omega's --force overwrites it"))
 
 
 def run(argv: list[str]) -> int:
     """Align as ``clustalo`` would; returns the exit code."""
-    import warnings
+    from msa_gpu.frontends.runner import run as run_job
 
-    from msa_gpu.aligner import Aligner
-    from msa_gpu.io import (
-        check_outputs,
-        read_guide_tree,
-        read_sequences,
-        render_alignment,
-        to_newick,
-        write_output,
-        write_phylip_distances,
-        writing,
-    )
-    from msa_gpu.recipe import describe
-    from msa_gpu.tree import leaf_order
-
-    opts = parse(argv)
-    # every output as the main one: an existing file is kept without --force, as Clustal Omega keeps it
-    check_outputs(*(getattr(opts, name) for name in OUTPUTS), force=opts.force,
-                  refusal="Clustal Omega's --force overwrites it")
-    if opts.distmat_out is not None and not opts.percent_id and opts.tree_in is not None:
-        raise InputError("--distmat-out: a run along --guidetree-in makes no distance matrix (add --percent-id)")
-    with warnings.catch_warnings():
-        if not opts.verbose:
-            warnings.simplefilter("ignore")
-        seqs = read_sequences(opts.input, opts.seqtype)
-    tree = read_guide_tree(opts.tree_in, seqs.names) if opts.tree_in is not None else None
-    reporter = None
-    if opts.verbose:
-        from msa_gpu.progress import StageReporter
-
-        reporter = StageReporter(min_seconds=0.05)
-    aligner = Aligner(opts.config, reporter=reporter)
-    recipe = aligner.plan([seqs], [tree])[0]
-    if opts.verbose:  # as msagpu align and msagpu-mafft say it (Clustal Omega is quiet without -v)
-        print(f"msagpu-clustalo: recipe: {describe(recipe, aligner.backend_said([recipe]))}", file=sys.stderr)
-    result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
-    names, rows = list(seqs.names), result.rows()
-    if opts.tree_order:
-        order = leaf_order(result.guide_tree)[0].tolist()
-        names, rows = [names[i] for i in order], [rows[i] for i in order]
-    text = render_alignment(names, rows, opts.fmt, seqs.seqtype, width=opts.wrap)
-    write_output(None if opts.output in (None, "-") else opts.output, lambda h: h.write(text))
-    if opts.tree_out is not None:
-        newick = to_newick(result.guide_tree, list(seqs.names))
-        write_output(opts.tree_out, lambda h: h.write(newick + "\n"))
-    if opts.distmat_out is not None:
-        if opts.percent_id:
-            dm = percent_identities(result.rows())
-        elif result.distances is None:
-            raise InputError("--distmat-out: this run made no distance matrix (an injected guide tree makes none)")
-        else:
-            dm = result.distances
-        with writing(opts.distmat_out):
-            write_phylip_distances(dm, seqs.names, opts.distmat_out)
-    return 0
+    return run_job(job_of(argv))
 
 
 HELP = ("usage: msagpu-clustalo -i FILE [options]   (Clustal Omega's command line)\n\n"
@@ -265,9 +207,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"msagpu-clustalo {__version__} (msagpu; Clustal Omega's command line)")
         raise SystemExit(0)
     # quiet as Clustal Omega unless -v, which says a warning in one line (no source line); the input's too
-    import warnings
+    from msa_gpu.frontends.runner import main as run_main, say_warnings
 
-    verbose = "-v" in argv or "--verbose" in argv
-    warnings.showwarning = (lambda message, *a, **k: print(f"msagpu-clustalo: {message}", file=sys.stderr)) \
-        if verbose else (lambda *a, **k: None)
-    exit_with("msagpu-clustalo", run, argv)
+    say_warnings("msagpu-clustalo", quiet="-v" not in argv and "--verbose" not in argv)
+    run_main("msagpu-clustalo", job_of, argv)

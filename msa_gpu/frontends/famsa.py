@@ -99,30 +99,23 @@ def parse(argv: list[str]) -> FamsaOptions:
     return FamsaOptions(rest[0], rest[1], config, tree_file, verbose, compress)
 
 
-def run(argv: list[str]) -> int:
-    """Align as ``famsa`` would; returns the exit code."""
-    from msa_gpu.aligner import Aligner
-    from msa_gpu.io import check_outputs, read_guide_tree, read_sequences, stream_fasta, write_output
-    from msa_gpu.recipe import describe
+def job_of(argv: list[str]):
+    """FAMSA's command line as a `Job`: FASTA to ``output`` (``STDOUT``:
+    standard output), gzipped with ``-gz``; quiet unless ``-v``."""
+    from msa_gpu.frontends.job import Inputs, Job, Outputs, Requests
+    from msa_gpu.io import OutFormat
 
     opts = parse(argv)
-    output = None if opts.output == "STDOUT" else opts.output
-    check_outputs(output)  # before the work, not after it
-    seqs = read_sequences(opts.input, opts.config.seqtype)
-    tree = read_guide_tree(opts.tree_file, seqs.names) if opts.tree_file is not None else None
-    reporter = None
-    if opts.verbose:
-        from msa_gpu.progress import StageReporter
+    return Job("msagpu-famsa", Inputs((opts.input,), opts.config.seqtype, guide_tree=opts.tree_file),
+               Requests(opts.config, voice="recipe" if opts.verbose else "quiet"),
+               Outputs(None if opts.output == "STDOUT" else opts.output, OutFormat.fasta, compress=opts.gzip))
 
-        reporter = StageReporter(min_seconds=0.05)
-    aligner = Aligner(opts.config, reporter=reporter)
-    recipe = aligner.plan([seqs], [tree])[0]
-    if opts.verbose:  # as msagpu align and msagpu-mafft say it (FAMSA is quiet without -v)
-        print(f"msagpu-famsa: recipe: {describe(recipe, aligner.backend_said([recipe]))}", file=sys.stderr)
-    result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
-    names, rows = list(seqs.names), result.alignment.iter_rows(seqs)
-    write_output(output, lambda h: stream_fasta(h, names, rows), compress=opts.gzip)
-    return 0
+
+def run(argv: list[str]) -> int:
+    """Align as ``famsa`` would; returns the exit code."""
+    from msa_gpu.frontends.runner import run as run_job
+
+    return run_job(job_of(argv))
 
 
 HELP = "usage: msagpu-famsa [options] input output   (FAMSA's command line; output STDOUT for stdout)\n\n" + \
@@ -131,14 +124,11 @@ HELP = "usage: msagpu-famsa [options] input output   (FAMSA's command line; outp
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-famsa``."""
-    import warnings
-
-    from msa_gpu.errors import exit_with
+    from msa_gpu.frontends.runner import main as run_main, say_warnings
 
     argv = sys.argv[1:] if argv is None else argv
-    warnings.showwarning = (lambda message, *a, **k: print(f"msagpu-famsa: {message}", file=sys.stderr)) \
-        if "-v" in argv else (lambda *a, **k: None)
+    say_warnings("msagpu-famsa", quiet="-v" not in argv)
     if not argv or argv[0] in ("-h", "-help", "--help"):
         sys.stdout.write(HELP)
         raise SystemExit(0 if argv else 1)
-    exit_with("msagpu-famsa", run, argv)
+    run_main("msagpu-famsa", job_of, argv)

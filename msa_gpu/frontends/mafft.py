@@ -4,7 +4,7 @@ mapped onto msagpu, so that a pipeline changes one word.
 Every option below is mapped (`MAPPING` says to what); any other option is an
 error that names it, never a silent ignore. Output goes to stdout, in input
 order (``--reorder``: guide-tree order), FASTA unless ``--clustalout`` or
-``--phylipout`` (strict PHYLIP as MAFFT writes it: `phylip_text`),
+``--phylipout`` (strict PHYLIP as MAFFT writes it: `msa_gpu.io.phylip_text`),
 nucleotides in lower case and amino acids in upper case as MAFFT writes them,
 unless ``--preservecase``.
 
@@ -33,9 +33,7 @@ from msa_gpu.errors import InputError
 #: MAFFT's default gap opening (its own units), the scale of --op and --ep, and its default --ep: an offset
 #: added to every pair score, 0.0 since MAFFT 7 (0.123 before), so ``--ep 0`` changes nothing.
 MAFFT_OP, MAFFT_EP = 1.53, 0.0
-#: MAFFT's --kimura N (and its twin --jtt N on nucleotides): the one PAM distance msagpu's fixed nucleotide
-#: scoring stands for, MAFFT's default.
-MAFFT_KIMURA = 200
+MAFFT_KIMURA = 200  #: --kimura N (--jtt N on nucleotides): the PAM that msagpu's fixed scoring stands for
 
 #: What each MAFFT option becomes (the table in the README).
 MAPPING = {
@@ -104,12 +102,8 @@ UNSUPPORTED = {
     "--tm": "msagpu has no transmembrane matrix; use --bl N (nucleotides: MAFFT ignores it; drop it)",
     "--aamatrix": "msagpu reads no matrix files; use --bl N (nucleotides: MAFFT ignores it; drop it)",
 }
-_VALUED = {"--maxiterate", "--retree", "--op", "--ep", "--thread", "--namelength", "--add", "--addfragments",
-           "--bl", "--lop", "--lep", "--lexp", "--treein", "--kimura"}
-_FLAGS = {"--auto", "--localpair", "--genafpair", "--globalpair", "--reorder", "--inputorder", "--clustalout",
-          "--phylipout", "--preservecase", "--anysymbol", "--quiet", "--treeout", "--amino", "--nuc", "--keeplength",
-          "--6merpair", "--parttree", "--dpparttree", "--fastaparttree", "--large", "--memsave", "--adjustdirection",
-          "--adjustdirectionaccurately"}
+#: Options that take a value, and flags: each declared once, in `MAPPING` ("--op X" takes one, "--auto" none).
+_VALUED, _FLAGS = {k.split()[0] for k in MAPPING if " " in k}, {k for k in MAPPING if " " not in k}
 _LARGE = ("--parttree", "--dpparttree", "--fastaparttree", "--large")
 MAFFT_LOP, MAFFT_LEXP = -2.0, -0.1  # MAFFT's defaults of --lop and --lexp (its local pairs' gap costs)
 
@@ -201,16 +195,9 @@ def parse(argv: list[str]) -> MafftOptions:
     large = [o for o in _LARGE if o in given]
     if pair and large:
         raise InputError(f"{pair[0]} and {large[0]} exclude each other")
-    if pair:
-        mode = Mode.accurate
-    elif large:
-        mode = Mode.large
-    elif "--6merpair" in given:
-        mode = Mode.fast
-    elif "--auto" in given:
-        mode = Mode.auto
-    else:  # MAFFT's default: FFT-NS-2 (FFT-NS-i with --maxiterate)
-        mode = Mode.fast
+    # *pair: L-INS-i class; parttree: large; --auto unless --6merpair; else MAFFT's default FFT-NS-2 (-i with --maxiterate)
+    mode = (Mode.accurate if pair else Mode.large if large else
+            Mode.auto if "--auto" in given and "--6merpair" not in given else Mode.fast)
     if "--amino" in given and "--nuc" in given:
         raise InputError("--amino and --nuc exclude each other")
     seqtype = SeqType.protein if "--amino" in given else SeqType.dna if "--nuc" in given else SeqType.auto
@@ -263,171 +250,31 @@ def parse(argv: list[str]) -> MafftOptions:
                         add, "--keeplength" in given, op, ep, given)
 
 
-def _without_stops(names: list[str], raw: list[bytes], opts: MafftOptions) -> list[bytes]:
-    """The sequences with every ``*`` deleted, as MAFFT 7.505 deletes them
-    (protein and nucleotides alike, silently; ``--anysymbol`` keeps them as
-    residues), said on stderr unless ``--quiet``. A sequence of ``*`` alone,
-    which MAFFT writes as a row of gaps, is an `InputError` naming it.
+def job_of(argv: list[str]):
+    """MAFFT's command line as a `Job`: to standard output as MAFFT writes
+    (its case, its PHYLIP, names cut to ``--namelength``), ``--treeout``
+    to INPUT.tree; ``--add NEW input`` adds to the input alignment."""
+    from msa_gpu.frontends.job import Inputs, Job, Outputs, Requests
+    from msa_gpu.io import OutFormat
 
-    >>> o = parse(["--quiet", "in.fa"])
-    >>> _without_stops(["a", "b"], [b"MKV*LAW*", b"MKVLAW"], o)
-    [b'MKVLAW', b'MKVLAW']
-    >>> _without_stops(["a"], [b"MKV*"], parse(["--quiet", "--anysymbol", "in.fa"]))
-    [b'MKV*']
-    """
-    if opts.any_symbol or not any(b"*" in r for r in raw):
-        return raw
-    kept = [r.replace(b"*", b"") for r in raw]
-    for name, r in zip(names, kept):
-        if not r.strip():
-            raise InputError(f"sequence {name!r} has no residues besides '*' (MAFFT deletes '*' and would write it "
-                             "as a row of gaps)")
-    if not opts.quiet:
-        count = sum(b"*" in r for r in raw)
-        print(f"msagpu-mafft: '*' deleted from {count} sequence{'s' if count > 1 else ''}, as MAFFT deletes it "
-              "(--anysymbol keeps it)", file=sys.stderr)
-    return kept
+    o = parse(argv)
+    adjust = "--adjustdirection" in o.given or "--adjustdirectionaccurately" in o.given
+    inputs = (Inputs((o.add,), o.config.seqtype, existing=o.input, any_symbol=o.any_symbol) if o.add else
+              Inputs((o.input,), o.config.seqtype, guide_tree=o.given.get("--treein"), tree_format="mafft",
+                     mafft_names=True, any_symbol=o.any_symbol, adjust_direction=adjust))
+    return Job("msagpu-mafft", inputs, Requests(o.config, o.config_for, keeplength=o.keeplength,
+                                                voice="quiet" if o.quiet else "strategy"),
+               Outputs(None, OutFormat(o.outfmt), order="tree" if o.reorder else "input",
+                       case="given" if o.preserve_case else "mafft", name_length=o.name_length,
+                       mafft_phylip=o.outfmt == "phylip", annotate=False,
+                       tree=f"{o.input}.tree" if o.tree_out else None, tree_format="mafft"))
 
 
 def run(argv: list[str]) -> int:
     """Align as ``mafft`` would and write to stdout; returns the exit code."""
-    import numpy as np
+    from msa_gpu.frontends.runner import run as run_job
 
-    from msa_gpu.aligner import Aligner
-    from msa_gpu.io import check_outputs, make_sequences, parse_fasta, read_guide_tree, read_text, to_mafft_tree, write_output
-    from msa_gpu.tree import leaf_order
-
-    opts = parse(argv)
-    if opts.add:
-        return _run_add(opts)
-    tree_file = f"{opts.input}.tree" if opts.tree_out else None  # MAFFT's --treeout: INPUT.tree
-    check_outputs(tree_file)  # before the work, not after it
-    text = read_text(opts.input)
-    if not text.strip():  # as MAFFT: an empty input gives an empty output and exit 0
-        if not opts.quiet:
-            print(f"msagpu-mafft: {opts.input}: no sequences; nothing written", file=sys.stderr)
-        return 0
-    names, raw = parse_fasta(text, str(opts.input), unique_names=False)  # MAFFT keeps repeated names
-    if len(set(names)) < len(names) and not opts.quiet:
-        print("msagpu-mafft: some sequence names are used more than once; kept as they are, as MAFFT does",
-              file=sys.stderr)
-    raw = _without_stops(names, raw, opts)
-    seqs = make_sequences(names, raw, opts.config.seqtype, opts.any_symbol)
-    if "--adjustdirection" in opts.given or "--adjustdirectionaccurately" in opts.given:
-        seqs = _adjust_direction(seqs, opts)
-    config = opts.config_for(seqs.seqtype)
-    tree = read_guide_tree(opts.given["--treein"], list(seqs.names), "mafft") if "--treein" in opts.given else None
-    from msa_gpu.progress import StageReporter
-    from msa_gpu.recipe import describe
-
-    aligner = Aligner(config, reporter=None if opts.quiet else StageReporter(min_seconds=0.05))
-    recipe = aligner.plan([seqs], [tree])[0]
-    if not opts.quiet:  # as MAFFT names its strategy
-        print(f"msagpu-mafft: {describe(recipe, aligner.backend_said([recipe]))}", file=sys.stderr)
-    result = aligner.align(seqs, guide_tree=tree, recipe=recipe)
-    order = leaf_order(result.guide_tree)[0] if opts.reorder else np.arange(len(seqs))
-    rows = result.rows()
-    _emit(opts, [seqs.names[i] for i in order], [rows[i] for i in order], seqs.seqtype)
-    if tree_file is not None:  # MAFFT's INPUT.tree: numbered leaves, one a line
-        newick = to_mafft_tree(result.guide_tree, list(seqs.names))
-        write_output(tree_file, lambda h: h.write(newick + "\n"))
-    return 0
-
-
-def _adjust_direction(seqs, opts: MafftOptions):
-    """The sequences with those that read better reverse-complemented turned
-    and renamed ``_R_<name>`` (MAFFT's --adjustdirection); protein input as is."""
-    from msa_gpu.alphabet import encode
-    from msa_gpu.distances import orientations, reverse_complement
-    from msa_gpu.types import Sequences
-
-    if seqs.seqtype is SeqType.protein:
-        return seqs
-    turn = orientations(seqs)
-    if not turn.any():
-        return seqs
-    names = tuple(f"_R_{n}" if t else n for n, t in zip(seqs.names, turn))
-    raw = tuple(reverse_complement(r) if t else r for r, t in zip(seqs.raw, turn))
-    # (encoded again, not re-read: the input's warnings were said once already)
-    return Sequences(names, raw, tuple(encode(names, raw, seqs.alphabet, opts.any_symbol)), seqs.seqtype,
-                     seqs.alphabet)
-
-
-def _run_add(opts: MafftOptions) -> int:
-    """``--add NEW input``: NEW added to the input alignment."""
-    from msa_gpu.io import read_aligned, read_new
-    from msa_gpu.progressive import add_sequences
-
-    names, rows = read_aligned(opts.input)
-    new = read_new(opts.add, rows, opts.config.seqtype, opts.any_symbol)
-    out_names, out_rows = add_sequences(names, rows, new, opts.config_for(new.seqtype), keeplength=opts.keeplength,
-                                        any_symbol=opts.any_symbol)
-    _emit(opts, out_names, out_rows, new.seqtype)
-    return 0
-
-
-def _emit(opts: MafftOptions, names: list[str], rows: list[bytes], seqtype: SeqType) -> None:
-    """The alignment to stdout as MAFFT writes it: nucleotides in lower case,
-    amino acids in upper case (unless --preservecase); names cut to
-    --namelength in Clustal and PHYLIP output."""
-    from msa_gpu.io import OutFormat, render_alignment, stream_fasta, write_text
-
-    if not opts.preserve_case:
-        rows = [r.lower() if seqtype is not SeqType.protein else r.upper() for r in rows]
-    if opts.outfmt == "fasta":
-        write_text(None, lambda h: stream_fasta(h, names, rows))
-        return
-    if opts.outfmt == "phylip":
-        text = phylip_text(names, rows, opts.name_length or PHYLIP_NAME_WIDTH)
-        write_text(None, lambda h: h.write(text))
-        return
-    if opts.name_length:
-        names = [n.split(None, 1)[0][: opts.name_length] if n.strip() else n for n in names]
-    text = render_alignment(names, rows, OutFormat(opts.outfmt), seqtype)
-    write_text(None, lambda h: h.write(text))
-
-
-#: Width of a strict PHYLIP name (MAFFT's --phylipout without --namelength).
-PHYLIP_NAME_WIDTH = 10
-
-
-def phylip_names(names: list[str], width: int = PHYLIP_NAME_WIDTH) -> list[str]:
-    """Each name's first word cut to ``width`` characters, as MAFFT cuts it
-    (`strict_names` keeping every character); where the cut (or the input)
-    makes a name equal to an earlier one, its tail becomes a number (1, 2,
-    ...) so that every row keeps a name of its own.
-
-    >>> phylip_names(["seq_longname_a desc", "seq_longname_b", "seq_longname_c", "x"])
-    ['seq_longna', 'seq_longn1', 'seq_longn2', 'x']
-    """
-    from msa_gpu.io import strict_names
-
-    return strict_names(names, width, replace=False)
-
-
-def phylip_text(names: list[str], rows: list[bytes], width: int = PHYLIP_NAME_WIDTH) -> str:
-    """The alignment as MAFFT's --phylipout writes it: a ``' nseq ncols'``
-    line, then blocks of 50 columns in groups of 10, each row's name
-    (`phylip_names`) padded to ``width`` characters in the first block and
-    blanks in the others, a blank line after each block. With the default
-    width this is strict PHYLIP (Biopython's ``phylip`` reads it).
-
-    >>> print(phylip_text(["a", "b"], [b"ACGTACGTACGT", b"ACGT-CGTACGT"]), end="")
-     2 12
-    a          ACGTACGTAC GT
-    b          ACGT-CGTAC GT
-    <BLANKLINE>
-    """
-    ncols = len(rows[0]) if rows else 0
-    labels = [n.ljust(width) for n in phylip_names(names, width)]
-    lines = [f" {len(rows)} {ncols}"]
-    for start in range(0, ncols, 50):
-        for label, row in zip(labels, rows):
-            text = row[start:start + 50].decode("ascii")
-            groups = " ".join(text[k:k + 10] for k in range(0, len(text), 10))
-            lines.append(f"{label if start == 0 else ' ' * width} {groups}")
-        lines.append("")
-    return "\n".join(lines) + "\n"
+    return run_job(job_of(argv))
 
 
 HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [options] input > output\n\n" + \
@@ -437,13 +284,10 @@ HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [op
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point of ``msagpu-mafft``."""
-    import warnings
-
-    from msa_gpu.errors import exit_with
+    from msa_gpu.frontends.runner import main as run_main, say_warnings
 
     argv = sys.argv[1:] if argv is None else argv
-    warnings.showwarning = (lambda *a, **k: None) if "--quiet" in argv else \
-        (lambda message, *a, **k: print(f"msagpu-mafft: {message}", file=sys.stderr))
+    say_warnings("msagpu-mafft", quiet="--quiet" in argv)
     if not argv or argv[0] in ("-h", "--help"):
         sys.stdout.write(HELP)
         raise SystemExit(0 if argv else 1)
@@ -452,4 +296,4 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"msagpu-mafft {__version__} (MAFFT-compatible front end of msagpu)", file=sys.stderr)
         raise SystemExit(0)
-    exit_with("msagpu-mafft", run, argv)
+    run_main("msagpu-mafft", job_of, argv)

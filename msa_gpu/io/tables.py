@@ -19,7 +19,8 @@ TSV_CHUNK_ROWS = 1 << 16  # rows formatted and written at a time by `write_pairs
 def write_pairs_tsv(result: PairAlignments, seqs: Sequences, path, cigar: bool = False) -> None:
     """One row per pair: names, score (matrix units), identity, aligned length,
     0-based half-open residue ranges of A and B, and the CIGAR if asked."""
-    from msa_gpu.io.writers import ENCODING, ERRORS, write_text
+    from msa_gpu.io.outputs import write_output
+    from msa_gpu.io.writers import ENCODING, ERRORS
 
     head = ["name_a", "name_b", "score", "identity", "aligned_length", "a_begin", "a_end", "b_begin", "b_end"]
     names = _table([n.encode(ENCODING, ERRORS) for n in seqs.names])
@@ -41,7 +42,7 @@ def write_pairs_tsv(result: PairAlignments, seqs: Sequences, path, cigar: bool =
             h.buffer.write(text)
         h.write("\n")
 
-    write_text(path, emit)
+    write_output(path, emit)
 
 
 # A field is one byte string per row of a block: ``(text, keep, length)``,
@@ -127,7 +128,7 @@ def write_phylip_distances(dm, names: tuple[str, ...], path) -> None:
     in input order: a `DistanceMatrix`, or any square array (percent
     identities)."""
     values = dm.values if isinstance(dm, DistanceMatrix) else dm
-    from msa_gpu.io.writers import write_text
+    from msa_gpu.io.outputs import write_output
 
     labels = [(n.split(None, 1)[0] if n.strip() else n) for n in names]
     width = max([10] + [len(x) + 1 for x in labels])
@@ -137,4 +138,4 @@ def write_phylip_distances(dm, names: tuple[str, ...], path) -> None:
         for label, row in zip(labels, values):
             h.write(label.ljust(width) + " ".join(f"{v:.6f}" for v in row) + "\n")
 
-    write_text(path, emit)
+    write_output(path, emit)

@@ -189,6 +189,47 @@ def stream_efa(handle, labels: list[str], names, replicates) -> None:
         stream_fasta(handle, names, rows)
 
 
+#: Width of a strict PHYLIP name (MAFFT's --phylipout without --namelength).
+PHYLIP_NAME_WIDTH = 10
+
+
+def phylip_names(names: list[str], width: int = PHYLIP_NAME_WIDTH) -> list[str]:
+    """Each name's first word cut to ``width`` characters, as MAFFT cuts it
+    (`strict_names` keeping every character); where the cut (or the input)
+    makes a name equal to an earlier one, its tail becomes a number (1, 2,
+    ...) so that every row keeps a name of its own.
+
+    >>> phylip_names(["seq_longname_a desc", "seq_longname_b", "seq_longname_c", "x"])
+    ['seq_longna', 'seq_longn1', 'seq_longn2', 'x']
+    """
+    return strict_names(names, width, replace=False)
+
+
+def phylip_text(names: list[str], rows: list[bytes], width: int = PHYLIP_NAME_WIDTH) -> str:
+    """The alignment as MAFFT's --phylipout writes it: a ``' nseq ncols'``
+    line, then blocks of 50 columns in groups of 10, each row's name
+    (`phylip_names`) padded to ``width`` characters in the first block and
+    blanks in the others, a blank line after each block. With the default
+    width this is strict PHYLIP (Biopython's ``phylip`` reads it).
+
+    >>> print(phylip_text(["a", "b"], [b"ACGTACGTACGT", b"ACGT-CGTACGT"]), end="")
+     2 12
+    a          ACGTACGTAC GT
+    b          ACGT-CGTAC GT
+    <BLANKLINE>
+    """
+    ncols = len(rows[0]) if rows else 0
+    labels = [n.ljust(width) for n in phylip_names(names, width)]
+    lines = [f" {len(rows)} {ncols}"]
+    for start in range(0, ncols, 50):
+        for label, row in zip(labels, rows):
+            text = row[start:start + 50].decode("ascii")
+            groups = " ".join(text[k:k + 10] for k in range(0, len(text), 10))
+            lines.append(f"{label if start == 0 else ' ' * width} {groups}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
 #: Residues per line of FASTA output (Biopython's FASTA writer wraps at 60 too).
 FASTA_WIDTH = 60
 

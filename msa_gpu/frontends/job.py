@@ -1,0 +1,134 @@
+"""What a front door asks for, as data: a `Job` of `Inputs` (what to read),
+`Requests` (how to align and what to say) and `Outputs` (what to write, and
+how). Every front door turns its command line into one (`msagpu align`,
+``msagpu-mafft``, ``msagpu-famsa``, ``msagpu-clustalo``) and hands it to
+`msa_gpu.frontends.runner`, the one place that reads, plans, aligns, orders,
+renders and writes. Light: no numpy, so that a parser stays cheap to import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from msa_gpu.choices import SeqType
+from msa_gpu.config import AlignerConfig
+
+#: How a run speaks on stderr (`Requests.voice`): ``plans`` says the recipe with the auto mode's rule, the
+#: kernels' compilation and the memory plans (``msagpu align``); ``strategy`` names the recipe as MAFFT names
+#: its strategy; ``recipe`` says the recipe line alone (FAMSA's and Clustal Omega's ``-v``); ``quiet`` nothing.
+Voice = Literal["plans", "strategy", "recipe", "quiet"]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a run reads: ``paths`` (one family each; several only in
+    ``batch`` mode, where a family that cannot be read is said and the
+    others aligned), as ``seqtype``; a guide tree to align along
+    (``guide_tree``, Newick or MAFFT's merge list), or, for ``existing``, the
+    alignment that the sequences of ``paths[0]`` are added to. MAFFT's
+    reading: ``mafft_names`` keeps repeated names and aligns an empty input
+    to nothing (exit 0), ``any_symbol`` takes any character (else a ``*`` is
+    deleted, and said), ``adjust_direction`` turns nucleotide sequences that
+    read better reverse-complemented."""
+
+    paths: tuple[str, ...]
+    seqtype: SeqType = SeqType.auto
+    batch: bool = False
+    guide_tree: str | None = None
+    tree_format: Literal["newick", "mafft"] = "newick"
+    existing: str | None = None
+    mafft_names: bool = False
+    any_symbol: bool = False
+    adjust_direction: bool = False
+
+
+@dataclass(frozen=True)
+class EnsembleOptions:
+    """``--ensemble N`` and its options (`msa_gpu.frontends.ensemble.check`
+    refuses what it does not do)."""
+
+    replicates: int
+    perturb: str = "tree,gaps"
+    seed: int = 0
+    replicate: int | None = None
+    ensemble_out: Path | None = None
+    min_confidence: float | None = None
+    kept_columns: Path | None = None
+    residue_scores: Path | None = None
+
+
+@dataclass(frozen=True)
+class Requests:
+    """How a run aligns: ``config``, or ``config_for(seqtype)`` made once
+    the input is read (MAFFT's gap costs follow the detected type); on the
+    GPUs ``gpus`` names (more than one: a worker each) or on Dask workers
+    (``dask``); an
+    ``ensemble``; ``keeplength`` when adding to an existing alignment. What
+    it says on stderr: its ``voice`` (`Voice`), ``explain`` (each family's
+    recipe in a batch)."""
+
+    config: AlignerConfig | None = None
+    config_for: Callable[[SeqType], AlignerConfig] | None = None
+    gpus: str | None = None
+    dask: str | None = None
+    ensemble: EnsembleOptions | None = None
+    keeplength: bool = False
+    voice: Voice = "plans"
+    explain: bool = False
+
+    def config_of(self, seqtype: SeqType) -> AlignerConfig:
+        """The config for input read as ``seqtype`` (`config_for` where given)."""
+        return self.config_for(seqtype) if self.config_for is not None else self.config
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What a run writes. The alignment to ``alignment`` (None or '-':
+    standard output) or, in batch mode, to ``outdir/<name>.<ext>``, in
+    ``fmt``: rows in input order or the guide tree's (``order``); residues
+    as given or as MAFFT writes them (``case``: nucleotides lower case,
+    amino acids upper case); ``name_length`` cuts names (Clustal, MAFFT's
+    PHYLIP); ``mafft_phylip`` writes PHYLIP as MAFFT does; ``width``
+    residues a FASTA line (0: 60); ``annotate`` puts the recipe (and, for
+    protein, the column confidences) into Stockholm output; ``compress``
+    gzips it; without ``force`` an existing file is kept (``refusal``
+    says how to replace it). Beside it: the guide tree (``tree``, Newick or MAFFT's
+    numbered tree), the distances (``distances``; ``percent_id``: the
+    alignment's percent identities instead) and the column confidences
+    (``column_scores``)."""
+
+    alignment: str | Path | None = None
+    fmt: object = None  # msa_gpu.io.OutFormat (io is heavy: imported by the runner)
+    outdir: Path | None = None
+    order: Literal["input", "tree"] = "input"
+    case: Literal["given", "mafft"] = "given"
+    name_length: int | None = None
+    mafft_phylip: bool = False
+    width: int = 0
+    annotate: bool = True
+    compress: bool = False
+    tree: str | Path | None = None
+    tree_format: Literal["newick", "mafft"] = "newick"
+    distances: str | Path | None = None
+    percent_id: bool = False
+    column_scores: str | Path | None = None
+    force: bool = True
+    refusal: str = ""
+
+    def files(self) -> tuple:
+        """Every output file named (the alignment's first), None where not asked."""
+        return (self.alignment, self.tree, self.distances, self.column_scores)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One front door's call: ``program`` (the name its messages start
+    with), what it reads, asks and writes."""
+
+    program: str
+    inputs: Inputs
+    requests: Requests
+    outputs: Outputs = field(default_factory=Outputs)
