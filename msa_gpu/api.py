@@ -23,7 +23,7 @@ and gap costs, each column's confidence, the dispersion, the chosen replicate:
 >>> len(ens.replicates), ens.confidence.shape == (ens.result.alignment.n_cols,), 0 <= ens.dispersion <= 1
 (4, True, True)
 
-Existing alignments merged (`msa_gpu.merge`), each one's columns kept:
+Existing alignments merged (`msa_gpu.merging`), each one's columns kept:
 
 >>> out = msa_gpu.merge([[("a", "MKTAYIAKQRQ"), ("b", "MKTAYI--QRQ")], [("c", "MKTAYIAKWWQRQ")]], backend="cpu")
 >>> [r.decode() for r in out.rows], out.scoring
@@ -100,10 +100,10 @@ def as_aligned(records) -> tuple[list[str], list[bytes]]:
 def merge(alignments, **options):
     """Two or more alignments (each as `as_aligned` takes it; a single
     sequence is an alignment of one) aligned to each other, each one's
-    columns kept (`msa_gpu.merge.merge_alignments`; ``options`` are
+    columns kept (`msa_gpu.merging.merge_alignments`; ``options`` are
     `AlignerConfig` fields): a `Merged` with ``names``, gapped ``rows``,
     ``groups`` (each input's rows), ``tree`` and ``scoring``."""
-    from msa_gpu.merge import merge_alignments
+    from msa_gpu.merging import merge_alignments
 
     config = AlignerConfig(**options)
     return merge_alignments([as_aligned(a) for a in alignments], config, seqtype=config.seqtype)

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import msa_gpu.merge as merge_mod
+import msa_gpu.merging as merge_mod
 from msa_gpu.config import AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.errors import InputError
 from msa_gpu.io import read_aligned, read_core
-from msa_gpu.merge import merge_alignments, merge_tree
+from msa_gpu.merging import merge_alignments, merge_tree
 from msa_gpu.score import sp_tc
 from msa_gpu.tree import leaf_order
 
