@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import add, batch, datasets, genomes, large, latency, memory, mrle, pairwise, peers, report, tradeoff
+from . import add, batch, datasets, genomes, large, latency, memory, merge, mrle, pairwise, peers, report, tradeoff
 from .runner import AlignerRun, progress_printer, run_aligner
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     tradeoff.register(sub)
     large.register(sub)
     add.register(sub)
+    merge.register(sub)
     memory.register(sub)
     genomes.register(sub)
     latency.register(sub)

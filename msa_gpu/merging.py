@@ -55,13 +55,15 @@ ACCURATE_MOST = 200
 class Merged:
     """The merged alignment: every input's rows, inputs in order (``names``,
     gapped ``rows``), each input's rows' indices (``groups``), the guide tree
-    over all rows (each input a clade) and how the merges were scored."""
+    over all rows (each input a clade), how the merges were scored and the
+    sequence type they were read as."""
 
     names: list[str]
     rows: list[bytes]
     groups: tuple[np.ndarray, ...]
     tree: GuideTree
     scoring: str
+    seqtype: SeqType
 
 
 def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: AlignerConfig | None = None,
@@ -91,11 +93,9 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
         dup = next(n for n in names if names.count(n) > 1)
         raise InputError(f"sequence name {dup} appears twice in the merge's alignments")
     raw = [bytes(r[(r != ord("-")) & (r != ord("."))]) for grid in grids for r in grid]
-    seqtype = SeqType(seqtype)
-    alphabet = alphabet_for(detect(raw) if seqtype is SeqType.auto else seqtype)
-    codes = encode(names, raw, alphabet, any_symbol)
-    seqs = Sequences(tuple(names), tuple(raw), tuple(codes), detect(raw) if seqtype is SeqType.auto else seqtype,
-                     alphabet)
+    seqtype = detect(raw) if SeqType(seqtype) is SeqType.auto else SeqType(seqtype)
+    alphabet = alphabet_for(seqtype)
+    seqs = Sequences(tuple(names), tuple(raw), tuple(encode(names, raw, alphabet, any_symbol)), seqtype, alphabet)
     config = config or AlignerConfig()
     backend = backend or select_backend(config.backend)
     set_threads(config.threads)
@@ -129,7 +129,7 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
             rows_out.append(out.tobytes())
     said = ("accurate: the pair-HMM posterior library across the inputs' sequences" if stack is not None
             else "fast: profile-profile scores")
-    return Merged(names, rows_out, groups, tree, said)
+    return Merged(names, rows_out, groups, tree, said, seqtype)
 
 
 def _codes(grid: np.ndarray, seqs: Sequences, members: np.ndarray, gap: int) -> np.ndarray:

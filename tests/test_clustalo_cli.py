@@ -54,7 +54,10 @@ def test_numbers_and_sequence_types_reach_the_aligner():
 
 @pytest.mark.parametrize("argv, message", [
     (["-i", "in.fa", "--use-kimura"], "not Kimura-corrected"),
-    (["-i", "in.fa", "--profile1", "p.aln"], "--add/--existing"),
+    (["-i", "in.fa", "--profile1", "p.aln", "--profile2", "q.aln"], "not both"),
+    (["--profile2", "q.aln"], "--profile2 needs --profile1"),
+    (["--profile1", "p.aln"], "or --profile1 and --profile2"),
+    (["--profile1", "p.aln", "--profile2", "q.aln", "--guidetree-out", "t.nwk"], "no guide tree"),
     (["-i", "in.fa", "--residuenumber"], "residue numbers"),
     (["-i", "in.fa", "--frobnicate"], "--frobnicate is not supported"),
     (["--outfmt=clu"], "needs an input"),

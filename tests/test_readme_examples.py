@@ -45,6 +45,11 @@ def workdir(refs, tmp_path):
     (tmp_path / "new.fa").write_bytes(b">new1\nGKGDPKKPRGKMSSYAFFVQTSREEHKKK\n>new2\nKPKRPRSAYNIYVSESFQEAKDDSAQGK\n")
     shutil.copy(refs / "BB11001.ref.fa", tmp_path / "reference.fa")
     shutil.copy(refs / "BB11001.core", tmp_path / "reference.core")
+    records = [b">" + r for r in (refs / "BB11001.ref.fa").read_bytes().split(b">")[1:]]  # 4 aligned rows
+    (tmp_path / "a.aln").write_bytes(b"".join(records[:2]))  # --merge's alignments (their empty columns are dropped)
+    (tmp_path / "b.aln").write_bytes(b"".join(records[2:]))
+    (tmp_path / "input").write_bytes(b"".join(records))  # MAFFT's --merge input and its table
+    (tmp_path / "subMSAtable").write_text("1 2  # a.aln\n3 4  # b.aln\n")
     return tmp_path
 
 

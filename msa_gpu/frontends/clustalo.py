@@ -25,6 +25,11 @@ from msa_gpu.errors import InputError
 #: Clustal Omega's options that msagpu-clustalo maps, and to what.
 MAPPING = {
     "-i, --in, --infile FILE": "the input (unaligned or aligned FASTA; '-' for stdin; gaps are removed)",
+    "--profile1, --p1 FILE": "an alignment whose columns are kept: merged with --profile2's (rows: profile1's, "
+                             "then profile2's), or -i's sequences aligned to it (rows: the sequences', then its) "
+                             "(msagpu align --merge)",
+    "--profile2, --p2 FILE": "the second alignment of --profile1 (its columns kept too)",
+    "--is-profile": "accepted (--profile1 and --profile2 are read as alignments)",
     "-o, --out, --outfile FILE": "the output (default: stdout)",
     "--outfmt FMT": "a2m/fa[sta], clu[stal] (with Clustal's conservation line), msf, phy[lip], st[ockholm], vie[nna]",
     "--infmt fa[sta]/a2m": "accepted (msagpu reads FASTA)",
@@ -49,9 +54,6 @@ MAPPING = {
 }
 #: Clustal Omega's options that msagpu-clustalo refuses, with the reason.
 UNSUPPORTED = {
-    "--profile1": "profile alignment: use msagpu align --add/--existing to add sequences to an alignment",
-    "--profile2": "profile alignment: use msagpu align --add/--existing to add sequences to an alignment",
-    "--is-profile": "profile alignment: use msagpu align --add/--existing to add sequences to an alignment",
     "--hmm-in": "msagpu aligns without a background HMM; drop it",
     "--use-kimura": "msagpu's guide-tree distances are not Kimura-corrected; drop it",
     "--residuenumber": "msagpu's Clustal output has no residue numbers; drop it",
@@ -69,8 +71,9 @@ _VALUED = {"-i": "input", "--in": "input", "--infile": "input", "-o": "output", 
            "--outfile": "output", "--outfmt": "outfmt", "--infmt": "infmt", "-t": "seqtype", "--seqtype": "seqtype",
            "--output-order": "order", "--wrap": "wrap", "--guidetree-out": "tree_out", "--guidetree-in": "tree_in",
            "--distmat-out": "distmat_out", "--iter": "iter", "--iterations": "iter",
-           "--max-guidetree-iterations": "retree", "--max-hmm-iterations": "hmm_iter", "--threads": "threads"}
-_FLAGS = {"--dealign", "--percent-id", "--full", "--full-iter", "--auto", "--force", "-v", "--verbose"}
+           "--max-guidetree-iterations": "retree", "--max-hmm-iterations": "hmm_iter", "--threads": "threads",
+           "--profile1": "profile1", "--p1": "profile1", "--profile2": "profile2", "--p2": "profile2"}
+_FLAGS = {"--is-profile", "--dealign", "--percent-id", "--full", "--full-iter", "--auto", "--force", "-v", "--verbose"}
 _SEQTYPES = {"protein": SeqType.protein, "dna": SeqType.dna, "rna": SeqType.rna}
 
 
@@ -92,6 +95,7 @@ class ClustaloOptions:
     verbose: bool = False
     seqtype: SeqType = SeqType.auto
     extra: dict = field(default_factory=dict)
+    profiles: tuple[str, ...] = ()
 
 
 def _number(option: str, value: str, low: int) -> int:
@@ -134,8 +138,17 @@ def parse(argv: list[str]) -> ClustaloOptions:
             raise InputError(f"Clustal Omega option {arg} is not supported by msagpu-clustalo "
                              "(see msagpu-clustalo --help)")
         k += 1
-    if "input" not in values:
-        raise InputError("msagpu-clustalo needs an input: -i FILE (as clustalo)")
+    profiles = tuple(values[p] for p in ("profile1", "profile2") if p in values)
+    if "profile2" in values and "profile1" not in values:
+        raise InputError("--profile2 needs --profile1 (as Clustal Omega)")
+    if len(profiles) == 2 and "input" in values:
+        raise InputError("-i with --profile1 and --profile2: Clustal Omega aligns two profiles or sequences to one "
+                         "profile, not both")
+    if "input" not in values and len(profiles) != 2:
+        raise InputError("msagpu-clustalo needs an input: -i FILE (as clustalo), or --profile1 and --profile2")
+    if profiles and any(values.get(o) for o in ("tree_out", "tree_in", "distmat_out")):
+        raise InputError("--profile1/--profile2 merge alignments: no guide tree or distance matrix is read or "
+                         "written (drop --guidetree-in/-out and --distmat-out)")
     if values.get("infmt", "fasta").lower() not in ("fa", "fasta", "a2m", "auto"):
         raise InputError(f"--infmt {values['infmt']}: msagpu-clustalo reads FASTA (fa, fasta, a2m)")
     fmt = parse_format(values.get("outfmt", "fasta"))
@@ -159,20 +172,26 @@ def parse(argv: list[str]) -> ClustaloOptions:
     if "retree" in values:
         settings["retree"] = _number("--max-guidetree-iterations", values["retree"], 0)
     return ClustaloOptions(
-        input=values["input"], output=values.get("output"), fmt=fmt, config=AlignerConfig(**settings),
+        input=values.get("input", ""), output=values.get("output"), fmt=fmt, config=AlignerConfig(**settings),
         tree_order=order == "tree-order", wrap=_number("--wrap", values["wrap"], 1) if "wrap" in values else 0,
         tree_out=values.get("tree_out"), tree_in=values.get("tree_in"), distmat_out=values.get("distmat_out"),
         percent_id="--percent-id" in flags, force="--force" in flags,
-        verbose="-v" in flags or "--verbose" in flags, seqtype=seqtype)
+        verbose="-v" in flags or "--verbose" in flags, seqtype=seqtype, profiles=profiles)
 
 
 def job_of(argv: list[str]):
     """Clustal Omega's command line as a `Job`: to standard output without
     ``-o``; every output kept where it exists, unless ``--force``; quiet
     unless ``-v``."""
-    from msa_gpu.frontends.job import Inputs, Job, Outputs, Requests
+    from msa_gpu.frontends.job import Inputs, Job, MergeInputs, Outputs, Requests
 
     opts = parse(argv)
+    if opts.profiles:  # profile alignment: the profiles' columns kept
+        merge = MergeInputs(opts.profiles, sequences=opts.input or None, sequences_first=True)
+        return Job("msagpu-clustalo", Inputs((), opts.seqtype, merge=merge),
+                   Requests(opts.config, voice="recipe" if opts.verbose else "quiet"),
+                   Outputs(opts.output, opts.fmt, width=opts.wrap, annotate=False, force=opts.force,
+                           refusal="Clustal Omega's --force overwrites it"))
     if opts.distmat_out is not None and not opts.percent_id and opts.tree_in is not None:
         raise InputError("--distmat-out: a run along --guidetree-in makes no distance matrix (add --percent-id)")
     return Job("msagpu-clustalo", Inputs((opts.input,), opts.seqtype, guide_tree=opts.tree_in),

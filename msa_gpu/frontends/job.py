@@ -23,6 +23,25 @@ Voice = Literal["plans", "strategy", "recipe", "quiet"]
 
 
 @dataclass(frozen=True)
+class MergeInputs:
+    """Alignments merged, each one's columns kept (`msa_gpu.merging`):
+    ``alignments`` (files of one alignment each); ``table`` (MAFFT's
+    sub-MSA table over the rows of the run's input file, a sub-alignment a
+    line, the rows it does not list ungapped and each merged as an alignment
+    of one; rows written in the file's order); ``sequences`` (a file of
+    unaligned sequences, each merged as an alignment of one; written first
+    where ``sequences_first``, as Clustal Omega's ``-i`` with
+    ``--profile1``); ``seed``: MAFFT's ``--seed``, the alignments' rows
+    named ``_seed_NAME``."""
+
+    alignments: tuple[str, ...] = ()
+    table: str | None = None
+    sequences: str | None = None
+    seed: bool = False
+    sequences_first: bool = False
+
+
+@dataclass(frozen=True)
 class Inputs:
     """What a run reads: ``paths`` (one family each; several only in
     ``batch`` mode, where a family that cannot be read is said and the
@@ -32,7 +51,8 @@ class Inputs:
     reading: ``mafft_names`` keeps repeated names and aligns an empty input
     to nothing (exit 0), ``any_symbol`` takes any character (else a ``*`` is
     deleted, and said), ``adjust_direction`` turns nucleotide sequences that
-    read better reverse-complemented."""
+    read better reverse-complemented. ``merge``: alignments merged instead
+    (`MergeInputs`; ``paths`` holds MAFFT's table input, if any)."""
 
     paths: tuple[str, ...]
     seqtype: SeqType = SeqType.auto
@@ -43,6 +63,7 @@ class Inputs:
     mafft_names: bool = False
     any_symbol: bool = False
     adjust_direction: bool = False
+    merge: MergeInputs | None = None
 
 
 @dataclass(frozen=True)

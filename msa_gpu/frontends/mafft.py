@@ -29,82 +29,13 @@ from dataclasses import dataclass, field, replace
 from msa_gpu.choices import Mode, SeqType  # light, as config is: --help and --version need no numpy
 from msa_gpu.config import DEFAULTS, AlignerConfig
 from msa_gpu.errors import InputError
+from msa_gpu.frontends.mafft_table import _FLAGS, _LARGE, _VALUED, MAPPING, UNSUPPORTED
 
 #: MAFFT's default gap opening (its own units), the scale of --op and --ep, and its default --ep: an offset
 #: added to every pair score, 0.0 since MAFFT 7 (0.123 before), so ``--ep 0`` changes nothing.
 MAFFT_OP, MAFFT_EP = 1.53, 0.0
 MAFFT_KIMURA = 200  #: --kimura N (--jtt N on nucleotides): the PAM that msagpu's fixed scoring stands for
 
-#: What each MAFFT option becomes (the table in the README).
-MAPPING = {
-    "--auto": "--mode auto (accurate up to 200 sequences, large from 20,000, else fast)",
-    "--localpair": "--mode accurate (L-INS-i): the pair-HMM posterior library for protein (ProbCons' model), "
-                   "the pair-HMM posterior library for nucleotides (ProbConsRNA's); no refinement unless "
-                   "--maxiterate N (as MAFFT)",
-    "--genafpair": "the same as --localpair (msagpu has no generalised affine pairs)",
-    "--globalpair": "--mode accurate (G-INS-i): the pair-HMM posterior library for protein (ProbCons' model), the "
-                    "pair-HMM posterior library for nucleotides (ProbConsRNA's), the same run as --localpair; no "
-                    "refinement unless --maxiterate N (as MAFFT)",
-    "--maxiterate N": "--maxiterate N (refinement rounds; without a *pair option: fast mode + refinement, FFT-NS-i)",
-    "--retree N": "--retree N-1 (MAFFT counts the first tree; FFT-NS-2 is --retree 2 there, 1 here)",
-    "--op X": "--gap-open 13 X / 1.53 (protein; 8 X / 1.53 nucleotides): proportional to MAFFT's default",
-    "--ep X": "MAFFT's offset (default 0, which changes nothing): --gap-extend 0.8 + 13 X / 1.53 / 2 (protein; "
-              "6.0 + 8 X / 1.53 / 2 nucleotides), half an offset a gapped residue on --op's scale",
-    "--kimura N": "accepted for N = 200, MAFFT's default (msagpu's nucleotide scoring is fixed: NUC.4.4 and "
-                  "ProbConsRNA's pair-HMM); any other N, or protein input (where MAFFT reads it as JTT N), an error",
-    "--thread N": "--threads N (N <= 0: all cores)",
-    "--reorder": "rows in guide-tree order",
-    "--inputorder": "rows in input order (the default)",
-    "--clustalout": "--outfmt clustal",
-    "--phylipout": "strict PHYLIP, as MAFFT writes it: each name's first word cut or padded to 10 characters "
-                   "(names that the cut makes equal are kept distinct by a numbered tail: seq_longn1)",
-    "--namelength N": "names cut to N characters in Clustal output, and cut or padded to N in PHYLIP output",
-    "--preservecase": "residues as given (else DNA/RNA lower case, protein upper case)",
-    "--anysymbol": "any character accepted, scored as the wildcard (X or N), '*' kept (without it '*' is deleted, "
-                   "as MAFFT deletes it, with a note on stderr)",
-    "--quiet": "--quiet",
-    "--treeout": "guide tree to INPUT.tree as MAFFT writes it (Newick, leaves N_title)",
-    "--treein FILE": "align along this guide tree, in MAFFT's format (a merge 'i j [length length]' a line, "
-                     "sequences numbered from 1 in input order)",
-    "--amino": "--seqtype protein",
-    "--nuc": "--seqtype dna",
-    "--add FILE": "add FILE's sequences to the input alignment, whose columns never change (msagpu align --add)",
-    "--addfragments FILE": "the same as --add (each fragment is aligned to the whole alignment)",
-    "--keeplength": "with --add: insertions dropped, the alignment keeps its width",
-    "--6merpair": "--mode fast (6-mer distances, as msagpu's default tree)",
-    "--parttree": "--mode large (k-mer pivots and a partition tree, MAFFT's PartTree idea)",
-    "--dpparttree": "--mode large",
-    "--fastaparttree": "--mode large",
-    "--large": "--mode large (no N x N matrix)",
-    "--memsave": "accepted (long merges always run in msagpu's checkpointed kernel, memory ~ (m + n)^1.5)",
-    "--bl N": "--matrix BLOSUMN (45, 50, 62, 80 or 90) for protein; nucleotides keep their scoring, as in MAFFT "
-              "(a note on stderr)",
-    "--lop X": "accepted (negative, as MAFFT's), with a note on stderr: the pair-HMM library has no gap costs of its "
-               "own, so it changes nothing",
-    "--lexp X": "accepted (not positive, as MAFFT's), with a note on stderr: the pair-HMM library has no gap costs "
-                "of its own, so it changes nothing",
-    "--lep X": "accepted, with a note on stderr: MAFFT's score offset of the local pairs; msagpu's library has "
-               "no offset, so it changes nothing",
-    "--adjustdirection": "nucleotide sequences whose reverse complement shares more 6-mers with the first sequence "
-                         "are turned and named _R_<name>, as MAFFT names them",
-    "--adjustdirectionaccurately": "the same as --adjustdirection (msagpu compares k-mers, not alignments)",
-}
-#: Options MAFFT has that msagpu-mafft refuses, with the reason.
-UNSUPPORTED = {
-    "--addfull": "use --add (msagpu aligns every added sequence to the whole alignment)",
-    "--addlong": "use --add (msagpu aligns every added sequence to the whole alignment)",
-    "--merge": "merging subalignments is not built yet",
-    "--seed": "seed alignments are not built yet",
-    "--leavegappyregion": "msagpu aligns every region; gappy regions are not left unaligned",
-    "--unalignlevel": "msagpu has no unaligned-region model (MAFFT's --unalignlevel); drop the option",
-    "--jtt": "msagpu has no JTT matrix covering B, Z and X (Biopython's JONES lacks them); use --bl N "
-             "(nucleotides: MAFFT reads --jtt N as --kimura N; drop it, or give --kimura 200)",
-    "--tm": "msagpu has no transmembrane matrix; use --bl N (nucleotides: MAFFT ignores it; drop it)",
-    "--aamatrix": "msagpu reads no matrix files; use --bl N (nucleotides: MAFFT ignores it; drop it)",
-}
-#: Options that take a value, and flags: each declared once, in `MAPPING` ("--op X" takes one, "--auto" none).
-_VALUED, _FLAGS = {k.split()[0] for k in MAPPING if " " in k}, {k for k in MAPPING if " " not in k}
-_LARGE = ("--parttree", "--dpparttree", "--fastaparttree", "--large")
 MAFFT_LOP, MAFFT_LEXP = -2.0, -0.1  # MAFFT's defaults of --lop and --lexp (its local pairs' gap costs)
 
 
@@ -126,6 +57,7 @@ class MafftOptions:
     op: float | None = None
     ep: float | None = None
     given: dict = field(default_factory=dict)
+    seeds: tuple[str, ...] = ()
 
     def config_for(self, seqtype: SeqType) -> AlignerConfig:
         """The config with --op/--ep scaled for the detected sequence type
@@ -163,6 +95,7 @@ def parse(argv: list[str]) -> MafftOptions:
     option that msagpu-mafft does not support."""
     given: dict[str, str | bool] = {}
     rest: list[str] = []
+    seeds: list[str] = []  # --seed FILE, repeatable
     k = 0
     while k < len(argv):
         arg = argv[k]
@@ -175,6 +108,7 @@ def parse(argv: list[str]) -> MafftOptions:
             if k + 1 >= len(argv):
                 raise InputError(f"{arg} needs a value")
             given[arg] = argv[k + 1]
+            seeds += [argv[k + 1]] if arg == "--seed" else []
             k += 2
             continue
         if arg in _FLAGS:
@@ -242,24 +176,33 @@ def parse(argv: list[str]) -> MafftOptions:
         raise InputError("--add and --addfragments exclude each other")
     if "--keeplength" in given and not add:
         raise InputError("--keeplength goes with --add or --addfragments")
-    for option in ("--reorder", "--treeout", "--treein"):
-        if add and option in given:
-            raise InputError(f"{option} does not apply with --add (the existing rows keep their order, no tree is made)")
+    merging = [o for o in ("--add", "--addfragments", "--merge", "--seed") if o in given]
+    for option in ("--reorder", "--treeout", "--treein", "--adjustdirection", "--adjustdirectionaccurately"):
+        if merging and option in given:
+            raise InputError(f"{option} does not apply with {merging[0]} (the rows keep their order, no tree is "
+                             "written)")
+    if len(merging) > 1:
+        raise InputError(f"{merging[0]} and {merging[1]} exclude each other")
     return MafftOptions(rest[0], cfg, outfmt, "--reorder" in given, "--preservecase" in given,
                         "--anysymbol" in given, "--quiet" in given, "--treeout" in given, name_length,
-                        add, "--keeplength" in given, op, ep, given)
+                        add, "--keeplength" in given, op, ep, given, tuple(seeds))
 
 
 def job_of(argv: list[str]):
     """MAFFT's command line as a `Job`: to standard output as MAFFT writes
     (its case, its PHYLIP, names cut to ``--namelength``), ``--treeout``
-    to INPUT.tree; ``--add NEW input`` adds to the input alignment."""
-    from msa_gpu.frontends.job import Inputs, Job, Outputs, Requests
+    to INPUT.tree; ``--add NEW input`` adds to the input alignment;
+    ``--merge TABLE input`` and ``--seed ALN input`` merge alignments."""
+    from msa_gpu.frontends.job import Inputs, Job, MergeInputs, Outputs, Requests
     from msa_gpu.io import OutFormat
 
     o = parse(argv)
     adjust = "--adjustdirection" in o.given or "--adjustdirectionaccurately" in o.given
+    merge = o.given.get("--merge")
     inputs = (Inputs((o.add,), o.config.seqtype, existing=o.input, any_symbol=o.any_symbol) if o.add else
+              Inputs((o.input,), o.config.seqtype, any_symbol=o.any_symbol,
+                     merge=MergeInputs(o.seeds, merge, None if merge else o.input, bool(o.seeds)))
+              if merge or o.seeds else
               Inputs((o.input,), o.config.seqtype, guide_tree=o.given.get("--treein"), tree_format="mafft",
                      mafft_names=True, any_symbol=o.any_symbol, adjust_direction=adjust))
     return Job("msagpu-mafft", inputs, Requests(o.config, o.config_for, keeplength=o.keeplength,

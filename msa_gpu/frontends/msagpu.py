@@ -20,7 +20,7 @@ from msa_gpu.frontends.job import Inputs as JobInputs, Job, Outputs, Requests
 from msa_gpu.frontends.options import (  # the commands' options
     AddOpt, Anchors, AutoFlag, BackendOpt, ColumnScores, DaskOpt, DistanceOpt, DistmatOut, EnsembleN,
     EnsembleOut, ExistingOpt, Explain, Force, Fragments, GapExtend, GapOpen, Ginsi, GpusOpt, InOpt, Inputs,
-    KeepLength, KeptColumns, Linsi, Matrix, MaxIterate, MinConfidence, ModeOpt, OutDir, OutFmt, Output,
+    KeepLength, KeptColumns, Linsi, Matrix, MaxIterate, MergeFlag, MinConfidence, ModeOpt, OutDir, OutFmt, Output,
     PerturbOpt, Quiet, ReplicateOpt, ResidueScores, Retree, SeedOpt, SeqTypeOpt, Threads, TreeIn,
     TreeOpt, TreeOut, Verbose,
 )
@@ -75,6 +75,7 @@ def align(
     add: AddOpt = None,
     existing: ExistingOpt = None,
     keeplength: KeepLength = False,
+    merge: MergeFlag = False,
     force: Force = False,
     auto: AutoFlag = False,
     verbose: Verbose = False,
@@ -105,7 +106,10 @@ def align(
         side = (replicate, ensemble_out, min_confidence, kept_columns, residue_scores, perturb, seed)
         if (add is not None or existing is not None) and (ensemble is not None or any(x is not None for x in side)):
             raise InputError("--ensemble and its options do not go with --add/--existing")
-        if add is not None or existing is not None:
+        if merge:
+            job = _merge_job(inputs, output, outfmt, seqtype, backend, threads, mode, linsi or ginsi, add, existing,
+                             outdir, ensemble, side, quiet)
+        elif add is not None or existing is not None:
             if add is None or existing is None or inputs:
                 raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
             job = Job("msagpu", JobInputs((str(add),), seqtype, existing=str(existing)),
@@ -120,6 +124,24 @@ def align(
         code = run(job, need)
     if code:
         raise typer.Exit(code)
+
+
+def _merge_job(inputs, output, outfmt, seqtype, backend, threads, mode, accurate, add, existing, outdir, ensemble,
+               side, quiet) -> Job:
+    """``msagpu align --merge A.fa B.fa ...`` as a `Job` (`MergeInputs`)."""
+    from msa_gpu.frontends.job import MergeInputs
+    from msa_gpu.io import format_for
+
+    if add is not None or existing is not None or outdir is not None or ensemble is not None or any(
+            x is not None for x in side):
+        raise InputError("--merge takes its alignments as INPUTS and writes one alignment (-o): drop --add, "
+                         "--existing, --outdir and the --ensemble options")
+    if len(inputs) < 2:
+        raise InputError("--merge needs at least two alignments (files) as INPUTS")
+    config = AlignerConfig(seqtype=seqtype, backend=backend, threads=threads,
+                           mode=Mode.accurate if accurate else mode)
+    return Job("msagpu", JobInputs((), seqtype, merge=MergeInputs(tuple(map(str, inputs)))),
+               Requests(config, voice="quiet" if quiet else "plans"), Outputs(output, format_for(output, outfmt)))
 
 
 def _align_job(inputs, output, outdir, outfmt, seqtype, backend, tree, distance, tree_out, tree_in, threads, gap_open,

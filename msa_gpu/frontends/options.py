@@ -47,6 +47,9 @@ AddOpt = Annotated[Optional[Path], typer.Option("--add", help="Sequences to add 
                                               "(its columns never change)")]
 ExistingOpt = Annotated[Optional[Path], typer.Option("--existing", help="The existing alignment (aligned FASTA) "
                                                     "that --add adds to")]
+MergeFlag = Annotated[bool, typer.Option("--merge", help="INPUTS are alignments: align them to each other, each "
+                                         "one's columns kept (a single sequence is an alignment of one; as MAFFT's "
+                                         "--merge)")]
 KeepLength = Annotated[bool, typer.Option("--keeplength", help="With --add: drop insertions, so the alignment "
                                           "keeps its width (as MAFFT's --keeplength)")]
 Force = Annotated[bool, typer.Option("--force", help="Accepted for Clustal Omega command lines: msagpu always "

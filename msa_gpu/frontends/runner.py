@@ -43,6 +43,8 @@ def run(job: Job, need: dict | None = None) -> int:
     need = {} if need is None else need
     if job.inputs.existing is not None:
         return _add(job)
+    if job.inputs.merge is not None:
+        return _merge(job)
     out, req = job.outputs, job.requests
     quiet = req.voice == "quiet"
     extra = () if req.ensemble is None else (req.ensemble.ensemble_out, req.ensemble.kept_columns,
@@ -357,4 +359,44 @@ def _add(job: Job) -> int:
     if job.requests.voice == "plans":
         _say(job, f"added {len(new)} sequences to an alignment of {len(names)}")
     write_rows(out, out.alignment, out_names, out_rows, new.seqtype)
+    return 0
+
+
+def _merge(job: Job) -> int:
+    """Alignments merged, each one's columns kept (`MergeInputs`): read,
+    merged (`msa_gpu.merging`), written in the order the front door reads
+    them (a table's rows in its input file's order; ``--seed``: the seeds'
+    rows first, named ``_seed_NAME``, as MAFFT writes them)."""
+    from msa_gpu.frontends.writer import write_rows
+    from msa_gpu.io import check_outputs, parse_fasta, read_aligned, read_merge_table, read_text
+    from msa_gpu.merging import merge_alignments
+
+    spec, out = job.inputs.merge, job.outputs
+    check_outputs(*out.files())
+    groups = [read_aligned(path) for path in spec.alignments]
+    order = None
+    if spec.table is not None:  # MAFFT: sub-MSAs (and other sequences) concatenated in one file, a table of them
+        names, rows = read_aligned(job.inputs.paths[0])
+        lines = read_merge_table(spec.table, len(names))
+        listed = {i for line in lines for i in line}
+        singles = [[i] for i in range(len(names)) if i not in listed]
+        order = [i for line in lines + singles for i in line]
+        # (an unlisted row is an alignment of one: the merge drops the columns it leaves empty, its gaps)
+        groups += [([names[i] for i in line], [rows[i] for i in line]) for line in lines + singles]
+    if spec.sequences is not None:
+        names, raw = parse_fasta(read_text(spec.sequences), spec.sequences)
+        singles = [([n], [r]) for n, r in zip(names, raw)]
+        groups = singles + groups if spec.sequences_first else groups + singles
+    config = job.requests.config_of(job.inputs.seqtype)
+    merged = merge_alignments(groups, config, seqtype=job.inputs.seqtype, any_symbol=job.inputs.any_symbol)
+    names, rows = merged.names, merged.rows
+    if order is not None:
+        back = sorted(range(len(order)), key=order.__getitem__)
+        names, rows = [names[k] for k in back], [rows[k] for k in back]
+    if spec.seed:
+        seeds = sum(len(g[0]) for g in groups[:len(spec.alignments)])
+        names = [f"_seed_{n}" for n in names[:seeds]] + names[seeds:]
+    if job.requests.voice == "plans":
+        _say(job, f"merged {len(groups)} alignments of {len(names)} sequences ({merged.scoring})")
+    write_rows(out, out.alignment, names, rows, merged.seqtype)
     return 0

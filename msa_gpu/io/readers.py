@@ -194,6 +194,39 @@ def _read_other(text: str, fmt: str, path) -> tuple[list[str], list[bytes]]:
     return names, rows
 
 
+def read_merge_table(path: str | os.PathLike, n: int) -> list[list[int]]:
+    """MAFFT's sub-MSA table (``--merge``), read as MAFFT reads it: a line
+    per sub-alignment listing its sequences by number (from 1, in the input
+    file's order), anything after ``#`` a comment, blank lines skipped.
+    Returns each line's 0-based indices; a number that is not one of the
+    ``n`` sequences, or one listed twice, is an `InputError` naming it.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as fh:
+    ...     _ = fh.write("1 2 3  # subMSA1\\n\\n5 4 # anything\\n")
+    >>> read_merge_table(fh.name, 6)
+    [[0, 1, 2], [4, 3]]
+    >>> os.unlink(fh.name)
+    """
+    lines, seen = [], {}
+    for k, line in enumerate(read_text(path).splitlines(), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        group = []
+        for f in fields:
+            if not f.isdigit() or not 1 <= int(f) <= n:
+                raise InputError(f"{path}: line {k}: {f!r} is not a sequence number of the input (1 to {n})")
+            if int(f) in seen:
+                raise InputError(f"{path}: sequence {f} appears in two sub-alignments (lines {seen[int(f)]} and {k})")
+            seen[int(f)] = k
+            group.append(int(f) - 1)
+        lines.append(group)
+    if not lines:
+        raise InputError(f"{path}: the merge table lists no sub-alignment")
+    return lines
+
+
 def read_guide_tree(path: str | os.PathLike, names: list[str], fmt: str = "newick") -> GuideTree:
     """A guide tree from a Newick file, its leaves matched to ``names``, or
     (``fmt`` "mafft") from a MAFFT ``--treein`` file over the sequences in
