@@ -84,7 +84,7 @@ def pytest_unconfigure(config):
 GPU_PATHS = ("profile DP", "checkpointed DP", "wide-profile DP", "consistency library", "pairwise engine",
              "refinement", "k-mer distances", "k-mer sort", "identity distances", "pivot distances",
              "lcs distances", "lcs spanning tree", "pair-HMM posteriors", "nucleotide pair-HMM posteriors",
-             "anchored merges", "accurate subtrees")
+             "anchored merges", "accurate subtrees", "merged alignments")
 GPU_PATHS_REACHED: set[str] = set()
 
 

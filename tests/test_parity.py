@@ -386,3 +386,21 @@ def test_accurate_subtrees_identical_on_the_gpu(refs):
     assert [r.rows() for r in Aligner(cfg, backend=gpu).align_many(fams)] == [r.rows() for r in cpu]
     reached_gpu_path("accurate subtrees")
 
+
+
+def test_merged_alignments_identical_on_the_gpu(refs):
+    """Issue 60: BB20001's reference cut in three by its rows and merged
+    back, fast and accurate (the library across the inputs), gives the
+    CPU's bytes."""
+    from msa_gpu.io import read_aligned
+    from msa_gpu.merging import merge_alignments
+
+    names, rows = read_aligned(refs / "BB20001.ref.fa")
+    parts = [(names[a:b], rows[a:b]) for a, b in ((0, 6), (6, 11), (11, 16))]
+    gpu = _gpu()
+    for mode in ("fast", "accurate"):
+        cfg = AlignerConfig(mode=mode)
+        cpu = merge_alignments(parts, cfg, backend=cpu_backend())
+        assert cpu.scoring.startswith(mode)
+        assert merge_alignments(parts, cfg, backend=gpu).rows == cpu.rows
+    reached_gpu_path("merged alignments")
