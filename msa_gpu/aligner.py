@@ -38,11 +38,12 @@ from msa_gpu.progressive import (
     progressive_align,
 )
 from msa_gpu.recipe import recipe_for
-from msa_gpu.refine import REALIGN_MAX_SEQS, realign_rounds, refine
+from msa_gpu.refine import realign_rounds, refine
 from msa_gpu.result import AlignResult
 from msa_gpu.subtrees import cut_at_most, subset, subtrees, top_schedule
 from msa_gpu.tree import (DENSE_MAX, fragments_last, lcs_single_linkage_many, mixed_linkage, nj, partition_tree,
                           sequence_weights, single_linkage, upgma)
+from msa_gpu.choices import Distance, Library, Mode, Tree, Weights
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 
 
@@ -50,6 +51,26 @@ from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 #: index) that a served request's `Aligner.align_many` hands its families
 #: to, so that requests that arrive together are aligned in one batch.
 gathering = threading.local()
+
+
+#: The guide tree's builder of each tree a recipe may name that is built from distances (`Tree`:
+#: its vocabulary and descriptions; the partition tree and a given one come otherwise).
+TREES = {Tree.nj: nj, Tree.mixed: mixed_linkage, Tree.upgma: upgma, Tree.single: single_linkage}
+
+
+def _align_distance(seqs, recipe, backend, on_progress):
+    from msa_gpu.distances import pairwise_distance
+
+    return pairwise_distance(seqs, backend=backend, on_progress=on_progress)
+
+
+#: The builder of each distance a recipe may name that is computed from the sequences (`Distance`;
+#: the library's, the pivots' and given ones come otherwise): ``(seqs, recipe, backend, on_progress)``.
+DISTANCES = {
+    Distance.kmer: lambda seqs, recipe, backend, _: kmer_distance(seqs, backend.xp, divergence=recipe.divergence),
+    Distance.lcs: lambda seqs, recipe, backend, _: lcs_distance(seqs, backend.xp),
+    Distance.align: _align_distance,
+}
 
 
 class Aligner:
@@ -107,14 +128,10 @@ class Aligner:
         return family_scoring(self.config, seqs, recipe)
 
     def _distance(self, seqs: Sequences, recipe: Recipe) -> DistanceMatrix:
-        """The distances the recipe names for the first guide tree."""
-        if recipe.distance == "align":
-            from msa_gpu.distances import pairwise_distance
-
-            return pairwise_distance(seqs, backend=self.backend, on_progress=self._progress("pairs"))
-        if recipe.distance == "lcs":
-            return lcs_distance(seqs, self.backend.xp)
-        return kmer_distance(seqs, self.backend.xp, divergence=recipe.divergence)
+        """The distances the recipe names for the first guide tree (`DISTANCES`; a family of one sequence
+        in accurate mode has no library: its 1 x 1 matrix is the k-mers')."""
+        build = DISTANCES.get(recipe.distance, DISTANCES[Distance.kmer])
+        return build(seqs, recipe, self.backend, self._progress("pairs"))
 
     def plan(self, families: list[Sequences], guide_trees: list | None = None, distances: list | None = None,
              libraries: list | None = None) -> list[Recipe]:
@@ -164,16 +181,15 @@ class Aligner:
         hard = [f for f in todo if kinds[f] != "posterior"]
         for kind in sorted({kinds[f] for f in hard}):
             group = [f for f in hard if kinds[f] == kind]
-            settings = LibrarySettings(kind, cfg.library_gap_open, cfg.library_gap_extend, cfg.library_weight)
+            settings = LibrarySettings(kind.value, cfg.library_gap_open, cfg.library_gap_extend, cfg.library_weight)
             for f, lib in zip(group, build_libraries([families[f] for f in group], settings, self.backend,
                                                      on_progress=self._progress("pairs"))):
                 libs[f] = lib
         return libs
 
     def _tree(self, dm: DistanceMatrix, recipe: Recipe) -> GuideTree:
-        """The guide tree the recipe names, from ``dm``."""
-        build = {"nj": nj, "mixed": mixed_linkage, "upgma": upgma, "single": single_linkage}
-        return build[recipe.tree](dm)
+        """The guide tree the recipe names, from ``dm`` (`TREES`)."""
+        return TREES[recipe.tree](dm)
 
     def _trees(self, dms: list[DistanceMatrix], recipes: list[Recipe]):
         """Guide trees of several families, an iterator in their order. Where
@@ -224,7 +240,7 @@ class Aligner:
                     continue
                 with _timed(timings, "distance"):
                     dm = self._distance(families[f], recipes[f])
-                if recipes[f].tree == "single":
+                if recipes[f].tree is Tree.single:
                     trees[f] = self._tree(dm, recipes[f])  # reads its matrix without a copy, in well under a second
                     del dm
                     continue
@@ -271,7 +287,7 @@ class Aligner:
                 raise ValueError("each family needs its own recipe, made for its distinct sequences (Aligner.plan)")
             for r, t, d, lib in zip(plan, cut, dms, libs):
                 supplied = d is not None and t is None
-                if (r.distance == "given") != (t is not None) or (r.distance == "supplied") != supplied:
+                if (r.distance is Distance.given) != (t is not None) or (r.distance is Distance.supplied) != supplied:
                     raise ValueError("a recipe must say which trees and distances are given (Aligner.plan with them)")
                 if r.subtrees and lib is not None:
                     raise ValueError("a family that comes with its library is aligned whole with it, not in "
@@ -316,7 +332,7 @@ class Aligner:
         the recipe plans it, runs once, on the merged alignment, over the
         whole tree with that scoring (the fast run gives only its tree,
         distances and schedule: it is not refined)."""
-        fast = [replace(r, mode="fast", library=None, subtrees=0) for r in recipes]
+        fast = [replace(r, mode=Mode.fast, library=None, subtrees=0) for r in recipes]
         base = self._in_waves(families, [replace(r, iterations=0) for r in fast], distances, guide_trees, None)
         timings: dict[str, float] = {}
         _add_timings(timings, base[0].timings)
@@ -328,14 +344,14 @@ class Aligner:
             cuts.append([root for root, _ in kept])
             pieces.append([made for _, made in kept])
         clades = [subset(s, members) for s, made in zip(families, pieces) for members, _ in made]
-        accurate = replace(self.config, mode="accurate")
+        accurate = replace(self.config, mode=Mode.accurate)
         # (each subtree's gap costs are its family's recipe's: the same as the settings give, unless a caller
         # changed them in the recipe, as an ensemble's perturbed replicates do)
         owner = [r for r, made in zip(recipes, pieces) for _ in made]
         clade_recipes = [replace(recipe_for(accurate, c), gap_open=r.gap_open, gap_extend=r.gap_extend)
                          for c, r in zip(clades, owner)]
         note = getattr(self.reporter, "note", None)
-        posterior = [c for c, r in zip(clades, clade_recipes) if r.library == "posterior" and len(c) > 1]
+        posterior = [c for c, r in zip(clades, clade_recipes) if r.library is Library.posterior and len(c) > 1]
         if note is not None and posterior:  # the plan of the subtrees the cut gave (the command line's: a bound)
             gpu = self.backend.name != "cpu"
             plan = library_memory(posterior, gpu, 1 if gpu else usable_cores(self.config.threads))
@@ -346,7 +362,7 @@ class Aligner:
         xp, jobs, initial, k = self.backend.xp, [], [], 0
         for seqs, res, r, roots, made in zip(families, base, fast, cuts, pieces):
             tree = res.guide_tree
-            weights = np.ones(len(seqs), dtype=np.int64) if r.weights == "equal" else sequence_weights(tree)
+            weights = np.ones(len(seqs), dtype=np.int64) if r.weights is Weights.equal else sequence_weights(tree)
             profiles = {}
             for root, (members, _) in zip(roots, made):
                 if len(members) > 1:  # (a leaf's profile is made by the merges)
@@ -383,7 +399,8 @@ class Aligner:
         each wave's libraries are let go before
         the next is built, so its results carry none; every result carries
         the whole run's timings."""
-        lengths = [s.lengths if r.library == "posterior" and len(s) > 1 else None for s, r in zip(families, recipes)]
+        lengths = [s.lengths if r.library is Library.posterior and len(s) > 1 else None
+                   for s, r in zip(families, recipes)]
         waves = [list(range(len(families)))]
         if libraries is None and any(L is not None for L in lengths):
             cpu = self.backend.name == "cpu"
@@ -454,13 +471,13 @@ class Aligner:
             stack = stack_libraries(libs, xp) if any(accurate) else None
         with _timed(timings, "large_tree", self.reporter):  # large families: a tree without an N x N matrix
             for f in range(n):
-                if recipes[f].distance == "pivots" and dms[f] is None and fixed[f] is None:
+                if recipes[f].distance is Distance.pivots and dms[f] is None and fixed[f] is None:
                     fixed[f] = self._large_tree(families[f])
         # families whose matrix serves only their tree: matrix and tree in one pass, the matrix dropped
         streamed = [f for f in range(n) if dms[f] is None and fixed[f] is None and recipes[f].streamed]
         with _timed(timings, "distance", self.reporter):
             dms = [d if d is not None or t is not None or f in streamed else
-                   library_distance(lib) if lib is not None and r.distance == "library"
+                   library_distance(lib) if lib is not None and r.distance is Distance.library
                    else self._distance(s, r)
                    for f, (s, d, t, lib, r) in enumerate(zip(families, dms, fixed, libs, recipes))]
         if streamed:  # (its "tree" time is the stream's less its distances)
@@ -485,10 +502,9 @@ class Aligner:
                     schedules[f] = merge_schedule(trees[f])
                 for f in todo:
                     weights = (np.ones(len(families[f]), dtype=np.int64)
-                               if recipes[f].weights == "equal" else sequence_weights(trees[f]))
-                    lam = int(round(self.config.consistency * recipes[f].profile_scale))  # the library's weight
+                               if recipes[f].weights is Weights.equal else sequence_weights(trees[f]))
                     jobs[f] = FamilyJob(families[f], trees[f], schedules[f], weights,
-                                        scorings[f], lib_base[f], lam)
+                                        scorings[f], lib_base[f], recipes[f].consistency)
             # stage 3: progressive alignment, level-batched across families
             with _timed(timings, "progressive", self.reporter):
                 aligned = progressive_align([jobs[f] for f in todo], self.backend, self.config.long_cells, stack=stack,
@@ -505,11 +521,11 @@ class Aligner:
         # stage 4: iterative refinement over tree bipartitions
         if any(r.iterations for r in recipes):
             alignments = self._refine(jobs, alignments, recipes, stack, timings)
-        if self.config.realign:  # opt-in: every sequence realigned to its family's profile
+        if self.config.realign:  # opt-in: every sequence realigned to its family's profile, as its recipe says
             with _timed(timings, "realign", self.reporter):
                 for f in range(n):
-                    if recipes[f].mode == "fast" and len(families[f]) <= REALIGN_MAX_SEQS:
-                        alignments[f] = realign_rounds(jobs[f], alignments[f], self.backend, self.config.realign)
+                    if recipes[f].realign:
+                        alignments[f] = realign_rounds(jobs[f], alignments[f], self.backend, recipes[f].realign)
         return [AlignResult(s, alignments[f], dms[f], trees[f], schedules[f], self.backend.name, timings, libs[f],
                             recipes[f]) for f, s in enumerate(families)]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, SeqType, TreeMethod
+from msa_gpu.choices import (AccurateTree, BackendChoice, DistanceMethod, FragmentPlace, GapModel, Library, Mode,
+                             Objective, RefineSplits, SeqType, TreeMethod, Weights)
 
 
 #: Largest gap cost or matrix offset accepted, in matrix units: keeps every
@@ -105,7 +106,7 @@ class AlignerConfig:
     retree_max_seqs: int = 2000
     gap_pair: float = 0.6
     profile_scale: int | None = None  # fixed-point units per matrix unit in the profile DP (None: the recipe's)
-    gap_model: str = "auto"  # auto: counts (exact with FAMSA's tree outside accurate mode), flat for long sequences
+    gap_model: GapModel = GapModel.auto  # auto: counts (exact with FAMSA's tree outside accurate mode), flat for long sequences
     # and where a family gets refinement rounds
     gap_scaling: bool = True  # with counts: gap costs x (1 + log2(N / 45) / 7) from 45 sequences (FAMSA 2)
     gap_scaling_n: int = 0  # the N of gap_scaling (0: the family's own)
@@ -120,20 +121,20 @@ class AlignerConfig:
     consistency: float = 40.0
     # auto: the pair-HMM posteriors (ProbCons' model for protein, ProbConsRNA's for nucleotides); posterior, local,
     # global, both
-    library_mode: str = "auto"
+    library_mode: Library = Library.auto
     # sp: matrix, gaps and library; mea: the library alone, no gap costs (ProbCons); auto: mea for nucleotides'
     # pair-HMM libraries (ProbConsRNA's model), sp otherwise (msa_gpu.recipe)
-    objective: str = "auto"
+    objective: Objective = Objective.auto
     library_weight: str = "identity"
     library_gap_open: float = 11.0
     library_gap_extend: float = 1.0
     refine_max_cells: int = 1500 * 1500
-    refine_splits: str = "tree"  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns ("columns")
+    refine_splits: RefineSplits = RefineSplits.tree  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns ("columns")
     realign: int = 0  # rounds of every sequence realigned to its family's profile (msa_gpu.refine.realign)
     refine_cuts: int = 0  # cuts tried per family and round, drawn at random (seeded); 0: every cut
-    weights: str = "tree"  # tree: ClustalW-style sequence weights; equal: every sequence 1
-    fragments: str = "tree"  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.recipe)
-    accurate_tree: str = "library"  # library: from the library's alignments; kmer: as fast mode, with retree
+    weights: Weights = Weights.tree  # tree: ClustalW-style sequence weights; equal: every sequence 1
+    fragments: FragmentPlace = FragmentPlace.tree  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.recipe)
+    accurate_tree: AccurateTree = AccurateTree.library  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
     # accurate mode over more sequences than this (--mode accurate on a large family): subtrees of at most this
@@ -150,9 +151,13 @@ class AlignerConfig:
     library_memory: int = 1 << 30  # CPU: bytes of pair-HMM libraries a batch holds at once; over it, waves (above)
 
     def __post_init__(self) -> None:
-        for name in ("seqtype", "backend", "tree", "distance", "mode"):
+        for name in _CHOICES:  # each choice as its enum (`msa_gpu.choices`), from its value
             enum_type = type(getattr(AlignerConfig, name))
-            object.__setattr__(self, name, enum_type(getattr(self, name)))
+            try:
+                object.__setattr__(self, name, enum_type(getattr(self, name)))
+            except ValueError:
+                allowed = ", ".join(repr(m.value) for m in enum_type)
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}") from None
         for name in ("gap_open", "gap_extend", "gap_pair", "matrix_offset", "large_matrix_offset"):
             value = getattr(self, name)
             low = -MAX_COST if name.endswith("matrix_offset") else 0.0
@@ -171,24 +176,10 @@ class AlignerConfig:
             raise ValueError("anchor_cells must be >= 0 (0: no anchors)")
         if self.refine_cuts < 0:
             raise ValueError("refine_cuts must be >= 0")
-        if self.refine_splits not in ("tree", "columns"):
-            raise ValueError("refine_splits must be 'tree' or 'columns'")
         if self.realign < 0:
             raise ValueError("realign must be >= 0")
-        if self.library_mode not in ("auto", "posterior", "local", "global", "both"):
-            raise ValueError("library_mode must be 'auto', 'posterior', 'local', 'global' or 'both'")
-        if self.objective not in ("auto", "sp", "mea"):
-            raise ValueError("objective must be 'auto', 'sp' or 'mea'")
-        if self.fragments not in ("tree", "last"):
-            raise ValueError("fragments must be 'tree' or 'last'")
-        if self.gap_model not in ("auto", "flat", "counts", "exact"):
-            raise ValueError("gap_model must be 'auto', 'flat', 'counts' or 'exact'")
         if self.gap_scaling_n < 0:
             raise ValueError("gap_scaling_n must be >= 0")
-        if self.weights not in ("tree", "equal"):
-            raise ValueError("weights must be 'tree' or 'equal'")
-        if self.accurate_tree not in ("library", "kmer"):
-            raise ValueError("accurate_tree must be 'library' or 'kmer'")
         if self.accurate_subtree_seqs < 1 or self.accurate_subtree_min < 1:
             raise ValueError("accurate_subtree_seqs and accurate_subtree_min must be >= 1")
         if self.lcs_min_seqs < 1:
@@ -216,6 +207,10 @@ class AlignerConfig:
         return max(1, min((self.tree_memory - matrix_bytes) // (2 * matrix_bytes),
                           self.threads or os.cpu_count() or 1, 8))
 
+
+#: The settings that are choices (`msa_gpu.choices`): each held as its enum.
+_CHOICES = ("seqtype", "backend", "tree", "distance", "mode", "gap_model", "library_mode", "objective",
+            "refine_splits", "weights", "fragments", "accurate_tree")
 
 #: From this many sequences single linkage runs through Prim's minimum
 #: spanning tree (tree.single_linkage), below it by mixed linkage with no

@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from msa_gpu.aligner import Aligner
+from msa_gpu.choices import Library
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.result import AlignResult
@@ -255,7 +256,7 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         # all its replicates (as each would build it: over every sequence), unless --perturb model builds
         # each replicate its own
         missing = [f for f in range(len(families)) if bases[f].library is None and plan[f * (n - 1)].library
-                   and not ("model" in perturb and plan[f * (n - 1)].library == "posterior")]
+                   and not ("model" in perturb and plan[f * (n - 1)].library is Library.posterior)]
         for f, lib in zip(missing, first._libraries([families[f] for f in missing],
                                                     [plan[f * (n - 1)] for f in missing]) if missing else []):
             libs[f * (n - 1): (f + 1) * (n - 1)] = [lib] * (n - 1)
@@ -284,7 +285,7 @@ def _model_libraries(aligner: Aligner, families: list[Sequences], plan: list, li
     k's families in one `posterior_libraries` call)."""
     from msa_gpu.consistency import model_for, on_backend, perturbed_model, posterior_libraries
 
-    posterior = [f for f in range(len(families)) if plan[f * (n - 1)].library == "posterior"]
+    posterior = [f for f in range(len(families)) if plan[f * (n - 1)].library is Library.posterior]
     if not posterior:
         raise InputError("--perturb model: no family here takes the pair-HMM library (accurate mode)")
     cut = [f for f in posterior if plan[f * (n - 1)].subtrees]

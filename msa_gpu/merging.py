@@ -31,6 +31,7 @@ import numpy as np
 
 from msa_gpu.alphabet import SeqType, alphabet_for, detect, encode
 from msa_gpu.backend import select_backend, set_threads
+from msa_gpu.choices import Library, Mode, Weights
 from msa_gpu.config import AlignerConfig
 from msa_gpu.consistency import on_backend, posterior_libraries, stack_libraries
 from msa_gpu.distances import kmer_distance
@@ -102,16 +103,16 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
     starts = np.cumsum([0] + [len(g) for g in grids])
     groups = tuple(np.arange(starts[g], starts[g + 1]) for g in range(len(grids)))
     tree, roots = merge_tree(seqs, groups, backend.xp)
-    accurate = config.mode == "accurate" and len(seqs) <= ACCURATE_MOST
-    recipe = recipe_for(config if accurate else replace(config, mode="fast"), seqs)
-    accurate = accurate and recipe.library == "posterior"
-    weights = np.ones(len(seqs), dtype=np.int64) if recipe.weights == "equal" else sequence_weights(tree)
+    accurate = config.mode is Mode.accurate and len(seqs) <= ACCURATE_MOST
+    recipe = recipe_for(config if accurate else replace(config, mode=Mode.fast), seqs)
+    accurate = accurate and recipe.library is Library.posterior
+    weights = np.ones(len(seqs), dtype=np.int64) if recipe.weights is Weights.equal else sequence_weights(tree)
     job = FamilyJob(seqs, tree, top_schedule(tree, roots), weights, family_scoring(config, seqs, recipe))
     stack = None
     if accurate:  # the library between every pair of the inputs' sequences, as accurate mode builds it
         library = on_backend(posterior_libraries([seqs], xp=backend.xp)[0], backend.xp)
         stack = stack_libraries([library], backend.xp)
-        job = replace(job, library=0, consistency=int(round(config.consistency * recipe.profile_scale)))
+        job = replace(job, library=0, consistency=recipe.consistency)
     xp = backend.xp
     initial = {root: Profile(members, xp.asarray(_codes(grid, seqs, members, alphabet.gap)), weights[members])
                for root, members, grid in zip(roots, groups, grids) if len(members) > 1}

@@ -66,8 +66,10 @@ weights, matrix       equal weights and ``large_matrix_offset`` on the large
 >>> from msa_gpu.io import make_sequences
 >>> seqs = make_sequences([f"s{i}" for i in range(3)], [b"MKTAYIAKQR", b"MKTAYIAKQ", b"MKTYIAKQR"])
 >>> r = recipe_for(AlignerConfig(), seqs)
->>> r.mode, r.distance, r.tree, r.library, r.gap_model, r.profile_scale
-('accurate', 'library', 'mixed', 'posterior', 'counts', 100)
+>>> [str(c) for c in (r.mode, r.distance, r.tree, r.library, r.gap_model)], r.profile_scale
+(['accurate', 'library', 'mixed', 'posterior', 'counts'], 100)
+>>> r.tree is Tree.mixed  # each choice is its enum (`msa_gpu.choices`), compared as one
+True
 >>> recipe_for(AlignerConfig(mode="fast"), seqs).retree
 1
 """
@@ -81,8 +83,9 @@ from dataclasses import replace
 import numpy as np
 
 from msa_gpu.alphabet import SeqType, alphabet_for
-from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, AlignerConfig, DistanceMethod, Mode, \
-    TreeMethod
+from msa_gpu.choices import (AccurateTree, Distance, DistanceMethod, FragmentPlace, GapModel, Library, Mode, Objective,
+                             RefineSplits, Tree, TreeMethod, Weights)
+from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, AlignerConfig
 from msa_gpu.types import Recipe, Sequences
 
 #: Over this fraction of a family's pairs sharing no k-mer, its k-mer distances
@@ -103,25 +106,38 @@ FULL_LENGTH_PERCENTILE = 95
 #: (``refine_splits`` columns, `msa_gpu.refine.column_splits`), drawn at
 #: random (seeded), as FAMSA tries one random column's pattern at a time.
 COLUMN_CUTS = 32
+#: ``realign`` rounds only for fast-mode families of up to this many sequences
+#: (`msa_gpu.refine.realign`: each pair holds a copy of the family's profile,
+#: so a round moves n^2 x width bytes).
+REALIGN_MAX_SEQS = 5000
 
 
 def recipe_for(config: AlignerConfig, seqs: Sequences, tree_given: bool = False, n_input: int = 0,
-               distances_given: bool = False, unshared: Callable[[Sequences], float] | None = None) -> Recipe:
+               distances_given: bool = False, unshared: Callable[[Sequences], float] | None = None,
+               adding: bool = False) -> Recipe:
     """The recipe of a family: ``seqs`` are the sequences that will be
     aligned (the distinct ones where repeats are dropped, of ``n_input``
     in all); ``tree_given`` says a guide tree comes with them,
     ``distances_given`` a distance matrix (the API's). ``unshared`` measures
     the fraction of the family's pairs that share no k-mer
     (`msa_gpu.distances.kmer_unshared`), asked only of a family that would
-    take k-mer distances by size (without it, size alone decides)."""
+    take k-mer distances by size (without it, size alone decides).
+    ``adding``: the recipe of sequences added to an existing alignment
+    (``--add``, `msa_gpu.progressive.add_sequences`): fast mode's scoring,
+    the sum of pairs, and flat gaps unless a gap model is asked for (its
+    placement was measured with them)."""
     if len(seqs) < 1:
         raise ValueError("a recipe needs at least one sequence")
+    if adding:
+        config = replace(config, mode=Mode.fast, objective=Objective.sp,
+                         gap_model=GapModel.flat if config.gap_model is GapModel.auto else config.gap_model)
     args = (config, len(seqs), seqs.mean_length, int(seqs.lengths.max()), seqs.seqtype, tree_given, distances_given)
     recipe = recipe_from(*args)
-    if (unshared is not None and config.distance is DistanceMethod.auto and recipe.distance == "kmer"
+    if (unshared is not None and config.distance is DistanceMethod.auto and recipe.distance is Distance.kmer
             and not recipe.long and unshared(seqs) > KMER_BLIND):
         recipe = recipe_from(*args, kmer_blind=True)
-    if config.fragments == "last" and recipe.mode != "large" and not recipe.long and not tree_given and len(seqs) > 2:
+    if (config.fragments is FragmentPlace.last and recipe.mode is not Mode.large and not recipe.long
+            and not tree_given and len(seqs) > 2):
         cut = int(math.ceil(FRAGMENT_SHARE * float(np.percentile(seqs.lengths, FULL_LENGTH_PERCENTILE))))
         short = int((seqs.lengths < cut).sum())
         if 0 < short < len(seqs) - 1:
@@ -140,7 +156,7 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     ``kmer_blind``: most of its pairs share no k-mer, so it takes FAMSA's
     tree and gaps as from ``lcs_min_seqs`` sequences.
 
-    >>> [recipe_from(AlignerConfig(), n, 300.0, 400).mode for n in (200, 201, 20000)]
+    >>> [recipe_from(AlignerConfig(), n, 300.0, 400).mode.value for n in (200, 201, 20000)]
     ['accurate', 'fast', 'large']
     """
     if n < 1 or seqtype is SeqType.auto:
@@ -157,30 +173,25 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
         fast = recipe_from(replace(config, mode=Mode.fast), n, mean, longest, seqtype, tree_given, distances_given,
                            kmer_blind)
         k = config.accurate_subtree_seqs
-        return replace(fast, mode=mode.value, library=config.library_mode if config.library_mode != "auto" else
-                       "posterior", subtrees=k, dp_cells=int(n * (k - 1) // 2 * mean * mean))
+        return replace(fast, mode=mode, library=library_for(config), subtrees=k,
+                       dp_cells=int(n * (k - 1) // 2 * mean * mean))
     # the first tree's distances (all-pairs LCS costs n^2 L^2 / 64 word steps: not for genomes)
     method = config.distance
     famsa_sized = n >= config.lcs_min_seqs or kmer_blind
     if method is DistanceMethod.auto:
         method = DistanceMethod.lcs if famsa_sized and not long else DistanceMethod.kmer
     # the tree method those distances feed (NJ is cubic: 14 s at 2,000 on 2 cores)
-    tree = config.tree
-    if tree is TreeMethod.auto:
-        tree = (TreeMethod.single if method is DistanceMethod.lcs else
-                (TreeMethod.nj if n <= config.nj_max_seqs else TreeMethod.upgma) if long else
-                TreeMethod.upgma if n >= config.upgma_min_seqs else TreeMethod.mixed)
-    library = None
-    if accurate:
-        # the pair-HMM posteriors, ProbCons' model for protein and ProbConsRNA's for nucleotides (issue 57:
-        # bralibase3_dev 0.650 / 0.201 with the local-alignment library, 0.833 / 0.317 with ProbConsRNA's)
-        library = config.library_mode if config.library_mode != "auto" else "posterior"
-    own_tree = accurate and config.accurate_tree == "library"
+    tree = (Tree(config.tree) if config.tree is not TreeMethod.auto else
+            Tree.single if method is DistanceMethod.lcs else
+            (Tree.nj if n <= config.nj_max_seqs else Tree.upgma) if long else
+            Tree.upgma if n >= config.upgma_min_seqs else Tree.mixed)
+    library = library_for(config) if accurate else None
+    own_tree = accurate and config.accurate_tree is AccurateTree.library
     # given distances (the API's) make the tree, by the same rules, also on the large path
     pivots = large and not distances_given
-    distance = ("given" if tree_given else "supplied" if distances_given else "pivots" if pivots else
-                "library" if own_tree else method.value)
-    tree_name = "given" if tree_given else "partition" if pivots else tree.value
+    distance = (Distance.given if tree_given else Distance.supplied if distances_given else
+                Distance.pivots if pivots else Distance.library if own_tree else Distance(method))
+    tree = Tree.given if tree_given else Tree.partition if pivots else tree
     # FAMSA's tree (rebuilding it lowered Balifam 1000's TC from 0.569 to 0.531) and long
     # sequences' tree (the rebuild changed 1,000 genomes' SP/TC by 0.0005 at twice the time) are kept
     kept = (config.distance is DistanceMethod.auto and config.tree is TreeMethod.auto
@@ -189,10 +200,10 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     retree = config.retree if rebuilds else 0
     # refinement rounds: with the posteriors it lowered TC (BAliBASE 0.5846 to 0.5729)
     planned = config.maxiterate if config.maxiterate is not None else (
-        ACCURATE_ITERATIONS if accurate and library != "posterior" else 0)
+        ACCURATE_ITERATIONS if accurate and library is not Library.posterior else 0)
     # refinement along the columns' gap patterns (FAMSA's and MUSCLE's cuts) only when asked: as the
     # default for FAMSA-sized families it lowered extHomFam's dev set (TC 0.6982 to 0.6845; NOTES.md)
-    by_columns = config.refine_splits == "columns"
+    by_columns = config.refine_splits is RefineSplits.columns
     # gaps: counts let long profiles' columns slip apart, and refinement under counts need not converge;
     # elsewhere the count model; from lcs_min_seqs sequences (or k-mers blind) outside accurate mode,
     # where FAMSA's tree is taken, FAMSA's count model exactly (exact opens: the merge's sum of pairs)
@@ -200,48 +211,66 @@ def recipe_from(config: AlignerConfig, n: int, mean: float, longest: int,
     # BAliBASE and balifam100 lost TC with it)
     many = famsa_sized and not accurate
     gap_model = config.gap_model
-    if gap_model == "auto":
-        gap_model = "flat" if long or planned > 0 else "exact" if many else "counts"
+    if gap_model is GapModel.auto:
+        gap_model = GapModel.flat if long or planned > 0 else GapModel.exact if many else GapModel.counts
     scale = config.profile_scale if config.profile_scale is not None else 1000 if many else 100
-    factor = gap_factor(config.gap_scaling_n or n) if gap_model != "flat" and config.gap_scaling else 1.0
+    factor = gap_factor(config.gap_scaling_n or n) if gap_model is not GapModel.flat and config.gap_scaling else 1.0
     matrix, go, ge, offset = DEFAULTS[alphabet_for(seqtype).name]
     if large:
         offset = config.large_matrix_offset
     cells = int(n * (n - 1) // 2 * mean * mean) if accurate else int(n * (1 + config.retree) * mean * mean)
     return Recipe(
-        n_seqs=n, mean_length=mean, max_length=longest, seqtype=seqtype.value, mode=mode.value,
-        distance=distance, tree=tree_name, retree=retree, library=library,
+        n_seqs=n, mean_length=mean, max_length=longest, seqtype=seqtype, mode=mode,
+        distance=distance, tree=tree, retree=retree, library=library,
         objective=objective_for(config.objective, accurate, library, seqtype),
         iterations=0 if large else planned,
         matrix=config.matrix or matrix,
         matrix_offset=config.matrix_offset if config.matrix_offset is not None else offset,
         gap_open=config.gap_open if config.gap_open is not None else go,
         gap_extend=config.gap_extend if config.gap_extend is not None else ge,
-        gap_model=gap_model, gap_factor=factor, weights="equal" if large or config.weights == "equal" else "tree",
-        profile_scale=scale, long=long, divergence=long and distance == "kmer",
-        spanning=n >= SPANNING_MIN_SEQS and (distance, tree_name) == ("lcs", "single"),
-        refine_splits="columns" if by_columns else "tree",
+        gap_model=gap_model, gap_factor=factor, weights=Weights.equal if large else config.weights,
+        profile_scale=scale, long=long, divergence=long and distance is Distance.kmer,
+        spanning=n >= SPANNING_MIN_SEQS and distance is Distance.lcs and tree is Tree.single,
+        refine_splits=config.refine_splits,
         refine_cuts=config.refine_cuts or (COLUMN_CUTS if by_columns else 0),
-        streamed=not config.keep_distances and distance in ("kmer", "lcs", "align") and retree == 0,
-        dp_cells=cells)
+        # computed distances (not the library's, the pivots' or given ones), only for the tree
+        streamed=not config.keep_distances and distance.asked and retree == 0,
+        dp_cells=cells,
+        # opt-in: every sequence realigned to its family's profile, in fast mode, up to REALIGN_MAX_SEQS
+        realign=config.realign if mode is Mode.fast and n <= REALIGN_MAX_SEQS else 0,
+        # the library's weight, in the DP's fixed point (read where there is a library)
+        consistency=int(round(config.consistency * scale)))
 
 
-def objective_for(asked: str, accurate: bool, library: str | None, seqtype: SeqType) -> str:
+def library_for(config: AlignerConfig) -> Library:
+    """Accurate mode's library: the one asked for, else (auto) the pair-HMM
+    posteriors, ProbCons' model for protein and ProbConsRNA's for
+    nucleotides (issue 57: bralibase3_dev 0.650 / 0.201 with the
+    local-alignment library, 0.833 / 0.317 with ProbConsRNA's).
+
+    >>> library_for(AlignerConfig()), library_for(AlignerConfig(library_mode="local"))
+    (<Library.posterior: 'posterior'>, <Library.local: 'local'>)
+    """
+    return Library.posterior if config.library_mode is Library.auto else config.library_mode
+
+
+def objective_for(asked: Objective, accurate: bool, library: Library | None, seqtype: SeqType) -> Objective:
     """The merges' objective: ``mea`` (the library alone, ProbCons' maximum
     expected accuracy) only in accurate mode, where asked or, with ``auto``,
     for nucleotides' pair-HMM library, as ProbConsRNA aligns (issue 57:
     bralibase3_dev 0.8329 / 0.3174 with ``sp``, 0.8377 / 0.3180 with it);
     ``sp`` otherwise.
 
-    >>> [objective_for("auto", True, "posterior", t) for t in (SeqType.rna, SeqType.dna, SeqType.protein)]
+    >>> auto, mea, post = Objective.auto, Objective.mea, Library.posterior
+    >>> [objective_for(auto, True, post, t).value for t in (SeqType.rna, SeqType.dna, SeqType.protein)]
     ['mea', 'mea', 'sp']
-    >>> objective_for("auto", True, "global", SeqType.rna), objective_for("mea", False, None, SeqType.protein)
+    >>> objective_for(auto, True, Library.global_, SeqType.rna).value, objective_for(mea, False, None, SeqType.protein).value
     ('sp', 'sp')
     """
     if not accurate:
-        return "sp"
-    if asked == "auto":
-        return "mea" if library == "posterior" and seqtype is not SeqType.protein else "sp"
+        return Objective.sp
+    if asked is Objective.auto:
+        return Objective.mea if library is Library.posterior and seqtype is not SeqType.protein else Objective.sp
     return asked
 
 
@@ -250,7 +279,8 @@ def part_recipe(recipe: Recipe, seqs: Sequences) -> Recipe:
     along its given tree): the family's choices, its scoring included (the
     gap factor of the whole family, not the part's)."""
     return replace(recipe, n_seqs=len(seqs), n_input=0, expands_distances=True, mean_length=seqs.mean_length,
-                   max_length=int(seqs.lengths.max()), distance="given", tree="given", retree=0, streamed=False,
+                   max_length=int(seqs.lengths.max()), distance=Distance.given, tree=Tree.given, retree=0,
+                   streamed=False,
                    spanning=False, dp_cells=int(len(seqs) * seqs.mean_length ** 2))
 
 
@@ -262,16 +292,6 @@ def gap_factor(n_seqs: int) -> float:
     (1.0, 1.639)
     """
     return 1.0 + math.log2(n_seqs / 45) / 7 if n_seqs > 45 else 1.0
-
-
-_DISTANCES = {"kmer": "k-mer distances", "lcs": "LCS distances", "align": "alignment distances",
-              "library": "distances from the library", "pivots": "k-mer distances to pivots",
-              "supplied": "given distances",
-              "given": "a given guide tree"}
-_TREES = {"mixed": "mixed-linkage tree", "single": "FAMSA single-linkage tree", "upgma": "UPGMA tree",
-          "nj": "midpoint-rooted NJ tree", "partition": "partition tree"}
-_LIBRARIES = {"posterior": "pair-HMM posterior library", "local": "local-alignment library",
-              "global": "global-alignment library", "both": "local and global library"}
 
 
 def describe(recipe: Recipe, backend: str | None = None) -> str:
@@ -291,28 +311,28 @@ def describe(recipe: Recipe, backend: str | None = None) -> str:
     if recipe.n_seqs == 1:
         head = "1 sequence" if recipe.n_input <= 1 else f"{recipe.n_input:,} sequences, all the same"
         return f"{head}, length {recipe.mean_length:,.0f}: nothing to align"
-    parts = [recipe.mode + (" (long sequences)" if recipe.long else "")]
+    parts = [recipe.mode.value + (" (long sequences)" if recipe.long else "")]
     if recipe.library is not None:
-        name = _LIBRARIES[recipe.library]
-        if recipe.library == "posterior" and recipe.seqtype != "protein":  # which model ran (issue 57)
+        name = recipe.library.description
+        if recipe.library is Library.posterior and recipe.seqtype is not SeqType.protein:  # which model ran (issue 57)
             name = "ProbConsRNA " + name
         if recipe.subtrees:  # accurate mode in pieces (issue 58)
             parts[0] += (f" in subtrees of at most {recipe.subtrees:,} sequences, each with its own {name}, merged "
                          "along the fast tree")
         else:
-            parts.append(name + (", MEA objective" if recipe.objective == "mea" else ""))
-    if recipe.distance == "given":
-        parts.append(_DISTANCES["given"])
+            parts.append(name + (", " + Objective.mea.description if recipe.objective is Objective.mea else ""))
+    if recipe.distance is Distance.given:
+        parts.append(Distance.given.description)
     else:
-        parts.append(("k-mer divergences" if recipe.divergence else _DISTANCES[recipe.distance]) + ", "
-                     + _TREES[recipe.tree] + (f", rebuilt {recipe.retree}x" if recipe.retree else ""))
-    if recipe.objective == "sp":
-        gaps = {"counts": "count-based gaps", "exact": "exact count-based gaps", "flat": "flat gaps"}[recipe.gap_model]
-        parts.append(gaps + (f" x{recipe.gap_factor:.2f}" if recipe.gap_factor != 1.0 else ""))
+        parts.append(("k-mer divergences" if recipe.divergence else recipe.distance.description) + ", "
+                     + recipe.tree.description + (f", rebuilt {recipe.retree}x" if recipe.retree else ""))
+    if recipe.objective is Objective.sp:
+        parts.append(recipe.gap_model.description
+                     + (f" x{recipe.gap_factor:.2f}" if recipe.gap_factor != 1.0 else ""))
     if recipe.fragments:
         parts.append(f"{recipe.fragments:,} fragment{'s' if recipe.fragments > 1 else ''} last")
-    if recipe.weights == "equal":
-        parts.append("equal weights")
+    if recipe.weights is Weights.equal:
+        parts.append(Weights.equal.description)
     rounds = recipe.iterations
     parts.append(f"refinement up to {rounds} round{'s' if rounds > 1 else ''}" if rounds else "no refinement")
     if backend is not None:
@@ -348,7 +368,7 @@ def summary(recipes: list[Recipe], backend: str | None = None) -> str:
     '3 families: fast 2, large 1, CPU'
     """
     modes = [r.mode for r in recipes]
-    counts = ", ".join(f"{m} {modes.count(m)}" for m in ("accurate", "fast", "large") if modes.count(m))
+    counts = ", ".join(f"{m.value} {modes.count(m)}" for m in (Mode.accurate, Mode.fast, Mode.large) if modes.count(m))
     tail = f", {_where(backend)}" if backend is not None else ""
     return f"{len(recipes):,} families: {counts}{tail}"
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from msa_gpu.alphabet import Alphabet, SeqType
+from msa_gpu.choices import Distance, GapModel, Library, Mode, Objective, RefineSplits, Tree, Weights
 
 
 def _symmetric(v: np.ndarray, tile: int = 512) -> bool:
@@ -323,19 +324,10 @@ class KmerSets:
         return self.ids[starts + np.arange(int(counts.sum()))], counts
 
 
-#: The values each `Recipe` field may take.
-RECIPE_CHOICES = {
-    "mode": ("fast", "accurate", "large"),
-    # the first guide tree's distances: computed (kmer, lcs, align), the consistency library's,
-    # k-mer pivots (the large path: no N x N matrix), none (a tree given) or the API caller's (supplied)
-    "distance": ("kmer", "lcs", "align", "library", "pivots", "given", "supplied"),
-    "tree": ("mixed", "single", "upgma", "nj", "partition", "given"),
-    "library": (None, "posterior", "local", "global", "both"),
-    "objective": ("sp", "mea"),
-    "gap_model": ("flat", "counts", "exact"),
-    "weights": ("tree", "equal"),
-    "refine_splits": ("tree", "columns"),
-}
+#: The fields of a `Recipe` that are choices, each held as its enum (`msa_gpu.choices`: the choice's
+#: whole vocabulary); a recipe holds no ``auto``, and ``library`` is None outside accurate mode.
+RECIPE_CHOICES = {"seqtype": SeqType, "mode": Mode, "distance": Distance, "tree": Tree, "library": Library,
+                  "objective": Objective, "gap_model": GapModel, "weights": Weights, "refine_splits": RefineSplits}
 
 
 @dataclass(frozen=True)
@@ -365,26 +357,30 @@ class Recipe:
     ``refine_splits`` (`msa_gpu.refine`), ``refine_cuts`` of them a round
     (0: all). ``subtrees`` > 0: accurate mode in pieces (`msa_gpu.aligner`):
     the other fields are the fast recipe's (its distances, tree, gaps and
-    scoring, for the merges above the cut), ``library`` the pieces' own."""
+    scoring, for the merges above the cut), ``library`` the pieces' own.
+    ``realign``: rounds of every sequence realigned to its family's profile
+    after refinement; ``consistency``: the library's weight in the profile
+    DP, in its fixed point. The choices are held as their enums
+    (`RECIPE_CHOICES`), made from their values when built."""
 
     n_seqs: int
     mean_length: float
     max_length: int
-    seqtype: str
-    mode: str
-    distance: str
-    tree: str
+    seqtype: SeqType
+    mode: Mode
+    distance: Distance
+    tree: Tree
     retree: int
-    library: str | None
-    objective: str
+    library: Library | None
+    objective: Objective
     iterations: int
     matrix: str
     matrix_offset: float
     gap_open: float
     gap_extend: float
-    gap_model: str
+    gap_model: GapModel
     gap_factor: float
-    weights: str
+    weights: Weights
     long: bool = False
     divergence: bool = False
     spanning: bool = False
@@ -395,34 +391,45 @@ class Recipe:
     expands_distances: bool = True  # the result's matrix covers every input sequence (not for huge inputs)
     fragments: int = 0  # sequences merged last (shorter than fragment_length)
     fragment_length: int = 0
-    refine_splits: str = "tree"  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns
+    refine_splits: RefineSplits = RefineSplits.tree  # refinement's cuts: the guide tree's bipartitions, or the columns' gap patterns
     refine_cuts: int = 0  # cuts tried per round, drawn at random (seeded); 0: every cut
     subtrees: int = 0  # accurate mode in pieces: subtrees of at most this many sequences (0: the whole family)
+    realign: int = 0  # rounds of every sequence realigned to its family's profile (fast mode, opt-in)
+    consistency: int = 0  # the library's weight in the profile DP's fixed point (its units per library unit)
 
     def __post_init__(self) -> None:
-        for name, allowed in RECIPE_CHOICES.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"recipe {name} must be one of {allowed}, got {getattr(self, name)!r}")
+        for name, choice in RECIPE_CHOICES.items():
+            value = getattr(self, name)
+            if value is None and name == "library":
+                continue
+            try:
+                member = choice(value)
+                if member.value == "auto":
+                    raise ValueError
+            except ValueError:
+                allowed = tuple(m.value for m in choice if m.value != "auto")
+                raise ValueError(f"recipe {name} must be one of {allowed}, got {value!r}") from None
+            object.__setattr__(self, name, member)
         if not 1 <= self.profile_scale <= 1000:
             raise ValueError("profile_scale must lie in 1..1000")
         if 0 < self.n_input < self.n_seqs:
             raise ValueError("a family has at least as many sequences as distinct ones")
         if self.n_seqs < 1 or self.max_length < 0 or self.retree < 0 or self.iterations < 0 or self.dp_cells < 0 \
-                or self.refine_cuts < 0 \
+                or self.refine_cuts < 0 or self.realign < 0 or self.consistency < 0 \
                 or not 0 <= self.fragments < self.n_seqs or self.fragment_length < 0:
             raise ValueError("a recipe's counts must be non-negative (and n_seqs at least 1)")
         if (self.fragments > 0) != (self.fragment_length > 0) or (
-                self.fragments and (self.mode == "large" or self.distance == "given")):
+                self.fragments and (self.mode is Mode.large or self.distance is Distance.given)):
             raise ValueError("fragments need their length, and are not set aside on the large path or along a given tree")
-        if self.subtrees < 0 or (self.subtrees and (self.mode != "accurate" or self.n_seqs <= self.subtrees
-                                                    or self.distance == "library")):
+        if self.subtrees < 0 or (self.subtrees and (self.mode is not Mode.accurate or self.n_seqs <= self.subtrees
+                                                    or self.distance is Distance.library)):
             raise ValueError("subtrees are accurate mode's pieces of a family of more sequences than them, "
                              "along a tree of the fast recipe's distances (not the whole family's library)")
-        if (self.library is None) == (self.mode == "accurate"):
+        if (self.library is None) == (self.mode is Mode.accurate):
             raise ValueError("a recipe has a library exactly when its mode is accurate")
-        if self.gap_factor < 1.0 or (self.gap_model == "flat" and self.gap_factor != 1.0):
+        if self.gap_factor < 1.0 or (self.gap_model is GapModel.flat and self.gap_factor != 1.0):
             raise ValueError("gap_factor is at least 1, and 1 under flat gaps")
-        if self.distance == "library" and self.library is None:
+        if self.distance is Distance.library and self.library is None:
             raise ValueError("library distances need a library")
-        if self.spanning and (self.distance, self.tree) != ("lcs", "single"):
+        if self.spanning and (self.distance is not Distance.lcs or self.tree is not Tree.single):
             raise ValueError("a spanning tree is single linkage on LCS distances")

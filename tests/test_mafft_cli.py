@@ -314,7 +314,7 @@ def test_the_pair_options_help_says_the_library_and_rounds_each_type_gets(option
     import re
 
     from msa_gpu.alphabet import SeqType
-    from msa_gpu.recipe import _LIBRARIES, recipe_from
+    from msa_gpu.recipe import recipe_from
 
     text = MAPPING[option]
     if text.startswith("the same as --localpair"):
@@ -326,7 +326,7 @@ def test_the_pair_options_help_says_the_library_and_rounds_each_type_gets(option
     assert "no refinement unless --maxiterate N" in text
     for kind, seqtype in (("protein", SeqType.protein), ("nucleotides", SeqType.dna)):
         recipe = recipe_from(parse([option, "in.fa"]).config_for(seqtype), 4, 100.0, 120, seqtype)
-        assert _LIBRARIES[recipe.library] == claims[kind], (option, kind)
+        assert recipe.library.description == claims[kind], (option, kind)
         assert recipe.iterations == 0
         with_rounds = recipe_from(parse([option, "--maxiterate", "5", "in.fa"]).config_for(seqtype), 4, 100.0, 120,
                                   seqtype)

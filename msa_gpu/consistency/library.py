@@ -41,6 +41,7 @@ import numpy as np
 
 from msa_gpu.arrays import budget_chunks, offsets
 from msa_gpu.backend import PairScoring, align_pairs, all_pair_indices
+from msa_gpu.choices import Library
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, DistanceMatrix, Sequences
 
 
@@ -71,7 +72,7 @@ class LibrarySettings:
 
     @property
     def modes(self) -> tuple[str, ...]:
-        return ("local", "global") if self.mode == "both" else (self.mode,)
+        return (Library.local.value, Library.global_.value) if self.mode == Library.both else (self.mode,)
 
 
 #: Pairs a call of the pairwise engine takes at least (whole families), so

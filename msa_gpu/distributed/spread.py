@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from msa_gpu.choices import Mode
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import BackendError
 from msa_gpu.recipe import part_recipe
@@ -101,7 +102,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
 
     aligner = Aligner(config)
     recipe = recipe if recipe is not None else aligner.plan([seqs])[0]
-    if recipe.mode != "large":  # deduplicated below the large path's size: as one machine does
+    if recipe.mode is not Mode.large:  # deduplicated below the large path's size: as one machine does
         return aligner.align_many([seqs], recipes=[recipe])[0]
     clock = time.perf_counter()
     backend = config.backend.value
@@ -170,7 +171,7 @@ def align_spread(families: list[Sequences], config: AlignerConfig, workers: int,
     aligner = Aligner(config)
     recipes = list(recipes) if recipes is not None else aligner.plan(families)
     out: list[AlignResult | None] = [None] * len(families)
-    big = [f for f, r in enumerate(recipes) if r.mode == "large"] if spread_large else []
+    big = [f for f, r in enumerate(recipes) if r.mode is Mode.large] if spread_large else []
     if big:  # their pivot distances and subtrees over the workers, the merges above them here
         def run_all(fn, args):
             return [fut.result() for fut in [submit(fn, *a) for a in args]]

@@ -11,10 +11,10 @@ unless ``--preservecase``.
 >>> from msa_gpu.alphabet import SeqType
 >>> opts = parse(["--localpair", "--maxiterate", "1000", "--op", "3.06", "in.fa"])
 >>> cfg = opts.config_for(SeqType.protein)  # gap costs scale with the input's detected type
->>> cfg.mode.value, cfg.maxiterate, cfg.library_mode, round(cfg.gap_open, 2), round(opts.config_for(SeqType.dna).gap_open, 2)
+>>> cfg.mode.value, cfg.maxiterate, cfg.library_mode.value, round(cfg.gap_open, 2), round(opts.config_for(SeqType.dna).gap_open, 2)
 ('accurate', 1000, 'auto', 26.0, 16.0)
 >>> g = parse(["--globalpair", "in.fa"])
->>> g.config_for(SeqType.protein).library_mode, g.config_for(SeqType.dna).library_mode
+>>> g.config_for(SeqType.protein).library_mode.value, g.config_for(SeqType.dna).library_mode.value
 ('auto', 'auto')
 >>> parse(["--auto", "in.fa"]).config.mode.value, parse(["in.fa"]).config.mode.value
 ('auto', 'fast')

@@ -22,8 +22,6 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from msa_gpu.alphabet import encode
@@ -69,10 +67,7 @@ def add_sequences(names: list[str], rows: list[bytes], new: Sequences, config: A
     codes = np.stack(encode(names, [r.tobytes() for r in residues], new.alphabet, any_symbol))
     codes[is_gap] = gap
     k, width = codes.shape
-    # fast mode's scoring with the flat model unless told otherwise: --add's placement was measured with it
-    placing = replace(config, mode="fast", objective="sp",
-                      gap_model=config.gap_model if config.gap_model != "auto" else "flat")
-    scoring = family_scoring(placing, new, recipe_for(placing, new))
+    scoring = family_scoring(config, new, recipe_for(config, new, adding=True))  # (--add's rule: the recipe's)
     job = FamilyJob(new, None, None, np.ones(1, dtype=np.int64), scoring)  # type: ignore[arg-type]
     mats, mat_of = stack_matrices([job], xp)
     ctx = BatchContext(backend, mats, None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from msa_gpu.alphabet import Alphabet
+from msa_gpu.choices import Objective
 from msa_gpu.config import AlignerConfig
 from msa_gpu.scoring import GapScheme, matrix_fixed
 from msa_gpu.types import Recipe, Sequences
@@ -29,7 +30,7 @@ def family_scoring(config: AlignerConfig, seqs: Sequences, recipe: Recipe) -> Sc
     """A family's scoring, as its recipe says (matrix, offset, gap costs and
     their model and factor, the objective); the terminal gap factors and the
     gap-pair cost are the run's (``config``)."""
-    if recipe.objective == "mea":
+    if recipe.objective is Objective.mea:
         return mea_scoring(seqs.alphabet)
     gaps = GapScheme(recipe.gap_factor * recipe.gap_open, recipe.gap_factor * recipe.gap_extend,
                      config.terminal_open, config.terminal_extend)

@@ -32,11 +32,8 @@ from msa_gpu.progressive import (
     score_batch,
     stack_matrices,
 )
+from msa_gpu.recipe import REALIGN_MAX_SEQS  # (the rule is the recipe's: each pair holds a copy of the profile)
 from msa_gpu.types import Alignment
-
-#: Families over this size are not realigned: each pair holds a copy of the
-#: family's profile, so a round moves n^2 x width bytes.
-REALIGN_MAX_SEQS = 5000
 
 
 def placements(moves: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
