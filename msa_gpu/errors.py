@@ -46,14 +46,15 @@ EXIT_INTERNAL, EXIT_INPUT, EXIT_BACKEND, EXIT_RESOURCE, EXIT_INTERRUPT, EXIT_TER
 EXIT_PIPE = 141
 
 
-def exit_status(exc: BaseException, plan=None) -> tuple[int, str | None]:
+def exit_status(exc: BaseException, plan=None, env=None) -> tuple[int, str | None]:
     """The exit code and one-line message (None: say nothing) of what ended
     a front door's run; every front door maps through this one function.
     SIGTERM 143 and SIGINT 130; a closed output pipe 141, quietly; an output
     that cannot be written 4; bad input and unreadable files 2; no backend
     3; out of memory 4 (with ``plan()``, the run's memory plan, where
     given); any other error 1 (an internal error's type said, and
-    re-raised where ``MSAGPU_DEBUG=1`` asks for its traceback).
+    re-raised where ``MSAGPU_DEBUG=1`` in ``env``, default this process's
+    environment, asks for its traceback).
 
     >>> exit_status(InputError("no sequences found"))
     (2, 'no sequences found')
@@ -81,19 +82,20 @@ def exit_status(exc: BaseException, plan=None) -> tuple[int, str | None]:
         return EXIT_RESOURCE, f"out of memory ({exc or type(exc).__name__})" + (f"; {need}" if need else "")
     if isinstance(exc, MsaGpuError):
         return EXIT_INTERNAL, str(exc)
-    if not isinstance(exc, Exception) or os.environ.get("MSAGPU_DEBUG") == "1":
+    if not isinstance(exc, Exception) or (os.environ if env is None else env).get("MSAGPU_DEBUG") == "1":
         raise exc
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (please report it; MSAGPU_DEBUG=1 shows "
                            "where)")
 
 
-def quiet_stdout() -> None:
-    """Standard output pointed at /dev/null once its reader has gone, so that
-    the interpreter's last flush says nothing either."""
+def quiet_stdout(stdout=None) -> None:
+    """Standard output (``stdout``, default this process's) pointed at
+    /dev/null once its reader has gone, so that the interpreter's last flush
+    says nothing either."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
-            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, (sys.stdout if stdout is None else stdout).fileno())
         finally:
             os.close(devnull)
     except (OSError, ValueError, AttributeError):  # not a real file (a test's capture, a server's buffer)
@@ -101,10 +103,12 @@ def quiet_stdout() -> None:
 
 
 @contextmanager
-def exits(program: str, plan=None, keep: tuple = ()):
+def exits(program: str, plan=None, keep: tuple = (), caller=None):
     """Run a front door's work: an error (or a signal) that ends it becomes
     `exit_status`'s code and one line ``PROGRAM: error: MESSAGE`` on stderr,
-    as ``SystemExit``. SIGTERM unwinds like SIGINT, so temporary outputs are
+    as ``SystemExit``. ``caller``: whose standard output, standard error and
+    environment (``stdout``, ``stderr``, ``env``: a served request's) the
+    exit speaks to and reads; default this process's. SIGTERM unwinds like SIGINT, so temporary outputs are
     removed. A signal is remembered when it arrives: where a library turns
     the interruption into an error of its own (numba compiling a kernel gets
     KeyboardInterrupt inside a ctypes callback and fails later with another
@@ -136,11 +140,11 @@ def exits(program: str, plan=None, keep: tuple = ()):
             raise
         if received and not isinstance(exc, (Terminated, KeyboardInterrupt)):
             exc = Terminated() if received[0] == signal.SIGTERM else KeyboardInterrupt()
-        code, message = exit_status(exc, plan)
+        code, message = exit_status(exc, plan, None if caller is None else caller.env)
         if code == EXIT_PIPE:
-            quiet_stdout()
+            quiet_stdout(None if caller is None else caller.stdout)
         if message is not None:
-            print(f"{program}: error: {message}", file=sys.stderr)
+            print(f"{program}: error: {message}", file=sys.stderr if caller is None else caller.stderr)
         raise SystemExit(code) from None
     finally:
         for sig, handler in previous.items():

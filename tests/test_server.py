@@ -71,7 +71,7 @@ def _count_align_many(monkeypatch) -> list:
     real = aligner_mod.Aligner.align_many
 
     def spy(self, families, *args, **kwargs):
-        if getattr(aligner_mod.gathering, "value", None) is None:
+        if self.batch is None:  # (a gathered request's own call goes to its batch hook)
             calls.append(len(families))
         return real(self, families, *args, **kwargs)
 
@@ -613,3 +613,75 @@ def test_requests_gathered_with_different_settings_each_align_with_their_own(tmp
     for k, (got, want) in enumerate(zip(map(said, together), alone)):
         assert got == want, settings[k]
     assert max(calls) > 1  # gathered: equal settings in one call
+
+
+def test_a_served_request_swaps_no_process_state(refs, tmp_path, monkeypatch):
+    """A request runs as a `Job` for its client's streams, folder,
+    environment and umask, handed to the runner: while it writes its
+    output, this process's standard streams, arguments, folder, environment
+    and umask are still the server's own; its relative paths are found in
+    the client's folder, its files take the client's umask, its output and
+    messages come back in its answer."""
+    from msa_gpu.frontends import writer
+
+    (tmp_path / "in.fa").write_bytes((refs / "BB11001.tfa").read_bytes())
+    home = (sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ))
+    seen = []
+    real = writer.write_output
+
+    def spy(*args, **kwargs):
+        umask = os.umask(0o022)
+        os.umask(umask)
+        seen.append((sys.stdin, sys.stdout, sys.stderr, list(sys.argv), os.getcwd(), dict(os.environ), umask))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(writer, "write_output", spy)
+    umask = os.umask(0o022)
+    os.umask(umask)
+    env = {"MSAGPU_SERVER_TEST_MARK": "client"}
+    for program, argv in (("msagpu", ["align", "in.fa", "-o", "out.fa", "--backend", "cpu", "-q"]),
+                          ("msagpu-mafft", ["--quiet", "in.fa"]), ("msagpu-famsa", ["in.fa", "famsa.fa"])):
+        answer = server.run_request({"program": program, "argv": argv, "cwd": str(tmp_path), "env": env,
+                                     "umask": 0o077, "stdin": None})
+        assert answer["rc"] == 0, protocol.decode(answer["stderr"])
+    assert len(seen) == 3 and all(s == (*home, umask) for s in seen)
+    assert protocol.decode(answer["stdout"]) == b""  # (famsa wrote its file)
+    for name in ("out.fa", "famsa.fa"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600  # the client's umask, not the server's
+    assert not Path("out.fa").exists() and not Path("famsa.fa").exists()
+
+
+def test_the_server_assigns_no_process_state():
+    """Nothing in the server's request path assigns this process's standard
+    streams, arguments or environment, or changes its folder; the umask is
+    set only around the socket's bind."""
+    import inspect
+    import re
+
+    from msa_gpu.serving import requests
+
+    for module in (server, requests):
+        source = inspect.getsource(module)
+        assert not re.search(r"sys\.(stdin|stdout|stderr|argv)(\[[^]]*\])?\s*=(?!=)", source), module.__name__
+        assert not re.search(r"os\.(chdir|putenv|unsetenv)\(|os\.environ(\[[^]]*\]\s*=|\.(update|pop|clear)\()",
+                             source), module.__name__
+    assert inspect.getsource(server).count("os.umask(") == 2 and "os.umask(" in inspect.getsource(server._listen)
+    assert "os.umask(" not in inspect.getsource(requests)
+
+
+def test_requests_that_expand_inputs_run_alone(tmp_path):
+    """``msagpu align`` expands a folder or a list of paths before its job is
+    built: such a request is answered 'alone' (its client runs it), others
+    are served, a ``.txt`` output included."""
+    from msa_gpu.serving import requests
+
+    (tmp_path / "dir").mkdir()
+
+    def req(*argv, program="msagpu"):
+        return {"program": program, "argv": list(argv), "cwd": str(tmp_path)}
+
+    assert requests.process_folder(req("align", "dir", "--outdir", "out"))
+    assert requests.process_folder(req("align", "-i", "inputs.list", "--outdir", "out"))
+    assert not requests.process_folder(req("align", "in.fa", "-o", "out.txt"))
+    assert not requests.process_folder(req("align", "-", "-o", "dir"))
+    assert not requests.process_folder(req("--quiet", "dir", program="msagpu-mafft"))

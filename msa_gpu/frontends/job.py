@@ -8,9 +8,13 @@ renders and writes. Light: no numpy, so that a parser stays cheap to import.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+import contextlib
+import contextvars
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePath
 from typing import Literal
 
 from msa_gpu.choices import SeqType
@@ -153,3 +157,127 @@ class Job:
     inputs: Inputs
     requests: Requests
     outputs: Outputs = field(default_factory=Outputs)
+
+
+class Placed(os.PathLike):
+    """A relative path as its caller gave it, found in the caller's folder:
+    ``str()`` is the text given (every message names it so), ``os.fspath()``
+    the file in ``folder`` (every open, stat and rename goes there), so that
+    a served request's relative paths need no ``os.chdir``.
+
+    >>> p = Placed("out/x.fa", "/work")
+    >>> str(p), os.fspath(p), str(p / "y"), os.fspath(p.beside(".names"))
+    ('out/x.fa', '/work/out/x.fa', 'out/x.fa/y', '/work/out/x.fa.names')
+    """
+
+    def __init__(self, given: str | os.PathLike, folder: str):
+        self.given, self.folder = str(given), folder
+
+    def __fspath__(self) -> str:
+        return os.path.join(self.folder, self.given)
+
+    def __str__(self) -> str:
+        return self.given
+
+    def __repr__(self) -> str:
+        return f"Placed({self.given!r}, {self.folder!r})"
+
+    def __format__(self, spec: str) -> str:
+        return format(self.given, spec)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Placed) and (self.given, self.folder) == (other.given, other.folder)
+
+    def __hash__(self) -> int:
+        return hash((self.given, self.folder))
+
+    def __truediv__(self, name) -> Placed:
+        return Placed(PurePath(self.given) / name, self.folder)
+
+    def beside(self, suffix: str) -> Placed:
+        """The path with ``suffix`` added to its name (``X.names`` beside ``X``)."""
+        return Placed(self.given + suffix, self.folder)
+
+
+def _placed(path, folder: str):
+    """``path`` found in ``folder`` where it is relative (`Placed`); standard
+    streams ('-'), absolute paths and None as they are."""
+    if path is None or isinstance(path, Placed) or str(path) == "-" or os.path.isabs(path):
+        return path
+    return Placed(path, folder)
+
+
+#: The fields of a `Job`'s parts that name files.
+_PATHS = {"Inputs": ("guide_tree", "existing"), "MergeInputs": ("table", "sequences"),
+          "Outputs": ("alignment", "outdir", "tree", "distances", "column_scores"),
+          "EnsembleOptions": ("ensemble_out", "kept_columns", "residue_scores")}
+
+
+def placed(job: Job, folder: str | None) -> Job:
+    """``job`` with each relative path it names found in ``folder`` (`Placed`);
+    ``job`` itself where ``folder`` is None (the process's own folder)."""
+    if folder is None:
+        return job
+
+    def part(obj, paths=()):
+        if obj is None:
+            return None
+        changes = {name: _placed(getattr(obj, name), folder) for name in _PATHS[type(obj).__name__]}
+        return replace(obj, **changes, **({"paths": tuple(_placed(p, folder) for p in paths)} if paths else {}))
+
+    inputs = job.inputs
+    inputs = replace(part(inputs, inputs.paths), merge=part(inputs.merge))
+    if inputs.merge is not None:
+        inputs = replace(inputs, merge=replace(inputs.merge, alignments=tuple(_placed(p, folder)
+                                                                             for p in inputs.merge.alignments)))
+    requests = replace(job.requests, ensemble=part(job.requests.ensemble))
+    return replace(job, inputs=inputs, requests=requests, outputs=part(job.outputs))
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a job runs for: its standard streams (``stdin`` binary, ``stdout``
+    and ``stderr`` text with a ``buffer``), its folder (``cwd``: relative
+    paths are found there, `placed`; None: this process's), its environment
+    (``env``: ``MSAGPU_DEBUG``) and its umask (new files' permissions; None:
+    this process's). `Caller.here` is this process; a served request
+    (`msa_gpu.serving.server`) brings its own, so that no process-wide state
+    is swapped for it."""
+
+    stdout: object
+    stderr: object
+    stdin: object = None
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    umask: int | None = None
+
+    @classmethod
+    def here(cls) -> Caller:
+        """This process: its standard streams, folder, environment and umask, as they are now."""
+        return cls(sys.stdout, sys.stderr, None, None, os.environ, None)
+
+
+#: The caller of the runs in this context (`calling`), where a front door
+#: that builds and runs its `Job` itself (``msagpu align``'s typer command)
+#: cannot be handed one; None: this process (`Caller.here`).
+_CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("msagpu_caller", default=None)
+
+
+def current_caller() -> Caller:
+    """The caller set by `calling` in this context, else this process."""
+    return _CALLER.get() or Caller.here()
+
+
+def served_caller() -> Caller | None:
+    """The caller set by `calling`, None where the run is this process's own."""
+    return _CALLER.get()
+
+
+@contextlib.contextmanager
+def calling(caller: Caller):
+    """Runs in this context (this thread) are ``caller``'s."""
+    token = _CALLER.set(caller)
+    try:
+        yield caller
+    finally:
+        _CALLER.reset(token)

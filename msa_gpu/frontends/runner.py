@@ -8,13 +8,12 @@ internal error, 130 SIGINT, 143 SIGTERM, 141 a closed output pipe)."""
 from __future__ import annotations
 
 import contextlib
-import sys
 import warnings
 from pathlib import Path
 
 from msa_gpu.choices import BackendChoice, SeqType
 from msa_gpu.errors import EXIT_INPUT, InputError, exits
-from msa_gpu.frontends.job import Job
+from msa_gpu.frontends.job import Caller, Job, current_caller, placed
 from msa_gpu.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
 from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 
@@ -22,29 +21,40 @@ from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 PLAN_MIN_GB = 0.25
 
 
-def say_warnings(program: str, quiet: bool) -> None:
-    """Warnings said as one line ``PROGRAM: message`` on stderr (none where ``quiet``)."""
+def say_warnings(program: str, quiet: bool, stderr=None) -> None:
+    """Warnings said as one line ``PROGRAM: message`` on ``stderr`` (default:
+    the current caller's, `current_caller`; none where ``quiet``)."""
     warnings.showwarning = (lambda *a, **k: None) if quiet else \
-        (lambda message, *a, **k: print(f"{program}: {message}", file=sys.stderr))
+        (lambda message, *a, **k: print(f"{program}: {message}",
+                                        file=current_caller().stderr if stderr is None else stderr))
 
 
-def main(program: str, job_of, argv: list[str]) -> None:
-    """End a console front door: ``job_of(argv)`` run; its exit code, or an
-    error's or a signal's (`msa_gpu.errors.exits`), as ``SystemExit``."""
-    with exits(program):
-        code = run(job_of(argv))
+def main(program: str, job_of, argv: list[str], caller: Caller | None = None) -> None:
+    """End a console front door: ``job_of(argv)`` run for ``caller``
+    (default `current_caller`: this process); its exit code, or an error's
+    or a signal's (`msa_gpu.errors.exits`, said on the caller's stderr), as
+    ``SystemExit``."""
+    caller = caller or current_caller()
+    with exits(program, caller=caller):
+        code = run(job_of(argv), caller=caller)
     raise SystemExit(code)
 
 
-def run(job: Job, need: dict | None = None) -> int:
-    """Run ``job``: its exit code (0, or 2 where a batch's family failed and
-    the others were written). ``need["plan"]``: the run's memory plan, once
-    known (an out-of-memory exit says it)."""
+def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int:
+    """Run ``job`` for ``caller`` (default `current_caller`: this process):
+    its exit code (0, or 2 where a batch's family failed and the others
+    were written). The caller's relative paths are found in its folder
+    (`placed`), its standard input read, its standard output and error
+    written and its umask given to new files; nothing of the process is
+    changed for it. ``need["plan"]``: the run's memory plan, once known (an
+    out-of-memory exit says it)."""
     need = {} if need is None else need
+    caller = caller or current_caller()
+    job = placed(job, caller.cwd)
     if job.inputs.existing is not None:
-        return _add(job)
+        return _add(job, caller)
     if job.inputs.merge is not None:
-        return _merge(job)
+        return _merge(job, caller)
     out, req = job.outputs, job.requests
     quiet = req.voice == "quiet"
     extra = () if req.ensemble is None else (req.ensemble.ensemble_out, req.ensemble.kept_columns,
@@ -59,7 +69,7 @@ def run(job: Job, need: dict | None = None) -> int:
             from msa_gpu.distributed import DevicePool
 
             pool = stack.enter_context(DevicePool(devices))
-        read = _read(job)
+        read = _read(job, caller)
         if read is None:
             return 0
         paths, families, failed = read
@@ -76,9 +86,9 @@ def run(job: Job, need: dict | None = None) -> int:
         if not quiet:
             from msa_gpu.progress import StageReporter
 
-            reporter = StageReporter(min_seconds=0.05)
+            reporter = StageReporter(caller.stderr, min_seconds=0.05)
         if req.ensemble is not None:
-            _ensemble(job, families[0], config, reporter)
+            _ensemble(job, families[0], config, reporter, caller)
             return 0
         from msa_gpu.aligner import Aligner
 
@@ -86,10 +96,11 @@ def run(job: Job, need: dict | None = None) -> int:
         if job.inputs.guide_tree is not None:
             from msa_gpu.io import read_guide_tree
 
-            given = [read_guide_tree(job.inputs.guide_tree, list(families[0].names), job.inputs.tree_format)]
+            given = [read_guide_tree(job.inputs.guide_tree, list(families[0].names), job.inputs.tree_format,
+                                     caller.stdin)]
         aligner = Aligner(config, reporter=reporter)
         recipes = aligner.plan(families, given)  # each family's choices, decided once, here
-        _say_plans(job, aligner, config, paths, families, recipes, devices, need)
+        _say_plans(job, aligner, config, paths, families, recipes, devices, need, caller)
         if req.dask:
             from msa_gpu.distributed import align_many_dask
 
@@ -103,19 +114,19 @@ def run(job: Job, need: dict | None = None) -> int:
         timings, backend = results[0].timings, results[0].backend
         from msa_gpu.frontends.writer import write_results
 
-        write_results(job, paths, families, results, targets, failed)
+        write_results(job, paths, families, results, targets, failed, caller)
         if batch and not quiet:
             split = ", ".join(f"{k.replace('_', ' ')} {v:g}" if k.startswith("refine_") else f"{k} {v:.2f} s"
                               for k, v in timings.items())  # refine_rounds/_accepted are counts
-            _say(job, f"aligned {len(paths)} families on {backend} ({split})")
+            _say(caller, job, f"aligned {len(paths)} families on {backend} ({split})")
         if failed:
-            _say(job, f"error: {len(failed)} of {len(job.inputs.paths)} families failed; the others were written")
+            _say(caller, job, f"error: {len(failed)} of {len(job.inputs.paths)} families failed; the others were written")
             return EXIT_INPUT
     return 0
 
 
-def _say(job: Job, line: str) -> None:
-    print(f"{job.program}: {line}", file=sys.stderr)
+def _say(caller: Caller, job: Job, line: str) -> None:
+    print(f"{job.program}: {line}", file=caller.stderr)
 
 
 def _devices(gpus: str | None, backend, dask: str | None) -> list[int]:
@@ -131,7 +142,7 @@ def _devices(gpus: str | None, backend, dask: str | None) -> list[int]:
     return parse_gpus(gpus, visible_gpus())
 
 
-def _read(job: Job):
+def _read(job: Job, caller: Caller):
     """The job's families: ``(paths, families, failed)``, the paths read and
     those that failed (batch mode: said, the others aligned); None where
     MAFFT's reading found an empty input (said; nothing to write)."""
@@ -139,7 +150,7 @@ def _read(job: Job):
 
     inputs, quiet = job.inputs, job.requests.voice == "quiet"
     if inputs.mafft_names:
-        seqs = _read_mafft(job)
+        seqs = _read_mafft(job, caller)
         return None if seqs is None else ([inputs.paths[0]], [seqs], [])
     families, failed = [], []
     for p in inputs.paths:
@@ -147,18 +158,18 @@ def _read(job: Job):
             with warnings.catch_warnings():
                 if quiet:
                     warnings.simplefilter("ignore")
-                families.append(read_sequences(p, inputs.seqtype))
+                families.append(read_sequences(p, inputs.seqtype, stdin=caller.stdin))
         except InputError as exc:  # batch mode: report it, align the others
             if not inputs.batch:
                 raise
-            _say(job, f"error: {exc}")
+            _say(caller, job, f"error: {exc}")
             failed.append(p)
     if not families:
         raise InputError("no input could be read")
     return [p for p in inputs.paths if p not in failed], families, failed
 
 
-def _read_mafft(job: Job):
+def _read_mafft(job: Job, caller: Caller):
     """One input read as MAFFT reads it: repeated names kept, ``*`` deleted
     (unless ``any_symbol``), nucleotides turned where asked; None for an
     empty input (said: MAFFT writes nothing and exits 0)."""
@@ -166,15 +177,15 @@ def _read_mafft(job: Job):
 
     inputs, quiet = job.inputs, job.requests.voice == "quiet"
     path = inputs.paths[0]
-    text = read_text(path)
+    text = read_text(path, caller.stdin)
     if not text.strip():  # as MAFFT: an empty input gives an empty output and exit 0
         if not quiet:
-            _say(job, f"{path}: no sequences; nothing written")
+            _say(caller, job, f"{path}: no sequences; nothing written")
         return None
     names, raw = parse_fasta(text, str(path), unique_names=False)  # MAFFT keeps repeated names
     if len(set(names)) < len(names) and not quiet:
-        _say(job, "some sequence names are used more than once; kept as they are, as MAFFT does")
-    raw = without_stops(names, raw, inputs.any_symbol, None if quiet else lambda line: _say(job, line))
+        _say(caller, job, "some sequence names are used more than once; kept as they are, as MAFFT does")
+    raw = without_stops(names, raw, inputs.any_symbol, None if quiet else lambda line: _say(caller, job, line))
     seqs = make_sequences(names, raw, inputs.seqtype, inputs.any_symbol)
     return _adjust_direction(seqs, inputs.any_symbol) if inputs.adjust_direction else seqs
 
@@ -221,7 +232,7 @@ def _adjust_direction(seqs, any_symbol: bool):
     return Sequences(names, raw, tuple(encode(names, raw, seqs.alphabet, any_symbol)), seqs.seqtype, seqs.alphabet)
 
 
-def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, need: dict) -> None:
+def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, need: dict, caller: Caller) -> None:
     """What the run says before the work, in its voice: ``strategy`` and
     ``recipe`` the recipe line; ``plans`` the recipe lines (`recipe_lines`),
     a cold kernel cache, the large path's and a batch's memory plans, and
@@ -232,24 +243,24 @@ def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, nee
     req = job.requests
     if req.voice in ("strategy", "recipe"):  # as MAFFT names its strategy; FAMSA's and Clustal Omega's -v
         where = aligner.backend_said(recipes)
-        _say(job, f"{'recipe: ' if req.voice == 'recipe' else ''}{describe(recipes[0], where)}")
+        _say(caller, job, f"{'recipe: ' if req.voice == 'recipe' else ''}{describe(recipes[0], where)}")
     gpus = len(devices) > 1
     plans = req.voice == "plans"
     if plans:
         where = "Dask workers" if req.dask else f"{len(devices)} GPUs" if gpus else aligner.backend_said(recipes)
         for line in recipe_lines(config, paths, recipes, where, req.explain, job.inputs.batch):
-            _say(job, line)
+            _say(caller, job, line)
         cpu_cold, cuda_cold = kernels_cold(), config.backend is not BackendChoice.cpu and cuda_kernels_cold()
         if cpu_cold or cuda_cold:
-            _say(job, compiling_line(cpu_cold, cuda_cold))
+            _say(caller, job, compiling_line(cpu_cold, cuda_cold))
         for s, r in zip(families, recipes):
             if r.mode == "large":
                 plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
-                _say(job, f"{len(s):,} sequences: {plan.line()}")
+                _say(caller, job, f"{len(s):,} sequences: {plan.line()}")
         staged = stage_plan_of(config, [(s, r) for s, r in zip(families, recipes) if r.mode != "large"],
                                job.outputs.fmt)
         if staged is not None:
-            _say(job, staged.line())
+            _say(caller, job, staged.line())
     posterior = [(s, r) for s, r in zip(families, recipes) if r.library == "posterior"]
     if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
         from msa_gpu.consistency import library_memory
@@ -268,7 +279,7 @@ def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, nee
                              gpu, host_threads)
         need["plan"] = lib.line(gpu)  # (not the large path's plan of the largest family: issue 58 saw 0.0 GB)
         if plans and (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
-            _say(job, need["plan"])
+            _say(caller, job, need["plan"])
 
 
 def recipe_lines(config, paths: list, recipes: list, where: str, each: bool, batch: bool) -> list[str]:
@@ -315,7 +326,7 @@ def stage_plan_of(config, planned: list, fmt) -> StagePlan | None:
     return plan if total >= PLAN_MIN_GB else None
 
 
-def _ensemble(job: Job, seqs, config, reporter) -> None:
+def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     """``--ensemble N``: align the replicates, write the chosen one and
     every output asked for, and say the recipe (before the work), then the
     dispersion and the replicate written."""
@@ -326,7 +337,7 @@ def _ensemble(job: Job, seqs, config, reporter) -> None:
     options, quiet = job.requests.ensemble, job.requests.voice == "quiet"
 
     def said(recipes, where):  # the recipe line a run without --ensemble says, before the work
-        _say(job, f"recipe: {describe(recipes[0], where)}{mode_rule(config, recipes)}")
+        _say(caller, job, f"recipe: {describe(recipes[0], where)}{mode_rule(config, recipes)}")
 
     ens = align_ensemble(seqs, config, options.replicates, parse_perturb(options.perturb), options.seed,
                          reporter, None if quiet else said).pick(options.replicate)
@@ -334,16 +345,16 @@ def _ensemble(job: Job, seqs, config, reporter) -> None:
     if options.min_confidence is not None:
         rows, kept = trim(rows, confidence, options.min_confidence)
         confidence = confidence[kept]
-    write_ensemble(job, seqs, ens, rows, confidence, kept)
+    write_ensemble(job, seqs, ens, rows, confidence, kept, caller)
     if not quiet:
         trimmed = (f"; {len(kept)} of {ens.result.alignment.n_cols} columns kept at confidence >= "
                    f"{options.min_confidence:g}" if kept is not None else "")
-        _say(job, f"ensemble of {len(ens.replicates)} (perturbed: {options.perturb}, seed {options.seed}): "
+        _say(caller, job, f"ensemble of {len(ens.replicates)} (perturbed: {options.perturb}, seed {options.seed}): "
                   f"dispersion {ens.dispersion:.4f}; wrote replicate {ens.chosen} ({ens.labels[ens.chosen]}), mean "
                   f"column confidence {ens.support.mean[ens.chosen]:.4f}{trimmed}")
 
 
-def _add(job: Job) -> int:
+def _add(job: Job, caller: Caller) -> int:
     """``--add NEW --existing ALN`` (MAFFT's ``--add NEW ALN``): NEW added to
     ALN, whose columns never change."""
     from msa_gpu.frontends.writer import write_rows
@@ -352,17 +363,17 @@ def _add(job: Job) -> int:
 
     inputs, out = job.inputs, job.outputs
     check_outputs(*out.files())
-    names, rows = read_aligned(inputs.existing)
-    new = read_new(inputs.paths[0], rows, inputs.seqtype, inputs.any_symbol)
+    names, rows = read_aligned(inputs.existing, caller.stdin)
+    new = read_new(inputs.paths[0], rows, inputs.seqtype, inputs.any_symbol, caller.stdin)
     out_names, out_rows = add_sequences(names, rows, new, job.requests.config_of(new.seqtype),
                                         keeplength=job.requests.keeplength, any_symbol=inputs.any_symbol)
     if job.requests.voice == "plans":
-        _say(job, f"added {len(new)} sequences to an alignment of {len(names)}")
-    write_rows(out, out.alignment, out_names, out_rows, new.seqtype)
+        _say(caller, job, f"added {len(new)} sequences to an alignment of {len(names)}")
+    write_rows(out, out.alignment, out_names, out_rows, new.seqtype, caller=caller)
     return 0
 
 
-def _merge(job: Job) -> int:
+def _merge(job: Job, caller: Caller) -> int:
     """Alignments merged, each one's columns kept (`MergeInputs`): read,
     merged (`msa_gpu.merging`), written in the order the front door reads
     them (a table's rows in its input file's order; ``--seed``: the seeds'
@@ -373,18 +384,18 @@ def _merge(job: Job) -> int:
 
     spec, out = job.inputs.merge, job.outputs
     check_outputs(*out.files())
-    groups = [read_aligned(path) for path in spec.alignments]
+    groups = [read_aligned(path, caller.stdin) for path in spec.alignments]
     order = None
     if spec.table is not None:  # MAFFT: sub-MSAs (and other sequences) concatenated in one file, a table of them
-        names, rows = read_aligned(job.inputs.paths[0])
-        lines = read_merge_table(spec.table, len(names))
+        names, rows = read_aligned(job.inputs.paths[0], caller.stdin)
+        lines = read_merge_table(spec.table, len(names), caller.stdin)
         listed = {i for line in lines for i in line}
         singles = [[i] for i in range(len(names)) if i not in listed]
         order = [i for line in lines + singles for i in line]
         # (an unlisted row is an alignment of one: the merge drops the columns it leaves empty, its gaps)
         groups += [([names[i] for i in line], [rows[i] for i in line]) for line in lines + singles]
     if spec.sequences is not None:
-        names, raw = parse_fasta(read_text(spec.sequences), spec.sequences)
+        names, raw = parse_fasta(read_text(spec.sequences, caller.stdin), str(spec.sequences))
         singles = [([n], [r]) for n, r in zip(names, raw)]
         groups = singles + groups if spec.sequences_first else groups + singles
     config = job.requests.config_of(job.inputs.seqtype)
@@ -397,6 +408,6 @@ def _merge(job: Job) -> int:
         seeds = sum(len(g[0]) for g in groups[:len(spec.alignments)])
         names = [f"_seed_{n}" for n in names[:seeds]] + names[seeds:]
     if job.requests.voice == "plans":
-        _say(job, f"merged {len(groups)} alignments of {len(names)} sequences ({merged.scoring})")
-    write_rows(out, out.alignment, names, rows, merged.seqtype)
+        _say(caller, job, f"merged {len(groups)} alignments of {len(names)} sequences ({merged.scoring})")
+    write_rows(out, out.alignment, names, rows, merged.seqtype, caller=caller)
     return 0

@@ -31,20 +31,45 @@ def writing(target):
         raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
-def write_output(target, emit, compress: bool = False) -> None:
-    """`write_text` to ``target``; a failed write is an `OutputError`."""
+def write_output(target, emit, compress: bool = False, stdout=None, umask: int | None = None) -> None:
+    """`write_text` to ``target`` (None or '-': ``stdout``, default this
+    process's; new files' permissions by ``umask``, default this process's);
+    a failed write is an `OutputError`."""
     with writing(target):
-        write_text(target, emit, compress)
+        write_text(target, emit, compress, stdout=stdout, umask=umask)
 
 
-def write_names_map(target, names: list[str]) -> None:
+def write_names_map(target, names: list[str], umask: int | None = None) -> None:
     """Beside a strict PHYLIP file ``target``, ``TARGET.names``: each short
     name (`strict_names`) and its whole name, tab-separated, a line each.
     Nothing for standard output."""
     if target is None or str(target) == "-":
         return
     pairs = "".join(f"{a}\t{b}\n" for a, b in zip(strict_names(list(names)), names))
-    write_output(f"{target}.names", lambda h: h.write(pairs))
+    beside = target.beside(".names") if hasattr(target, "beside") else f"{target}.names"  # (a caller's `Placed`)
+    write_output(beside, lambda h: h.write(pairs), umask=umask)
+
+
+def make_folder(path, umask: int | None = None) -> None:
+    """``path`` and the folders above it made where missing (``mkdir -p``),
+    each with the permissions ``umask`` leaves (default: this process's own,
+    as ``mkdir`` gives them)."""
+    folder = Path(os.fspath(path))
+    if umask is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir()
+        except FileExistsError:
+            if not made.is_dir():
+                raise
+            continue
+        os.chmod(made, os.stat(made).st_mode & 0o7000 | 0o777 & ~umask)  # (a set-group-ID bit inherited kept)
 
 
 def check_outputs(*targets, outdir: Path | None = None, force: bool = True, refusal: str = "") -> None:

@@ -19,19 +19,20 @@ from msa_gpu.io.newick import from_mafft_tree, from_newick
 from msa_gpu.types import GuideTree, Sequences
 
 
-def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False) -> Sequences:
+def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False, stdin=None) -> Sequences:
     """The sequences to add, typed as the existing alignment and they are
     together (a protein fragment of A, C, G and T letters stays protein)."""
-    new_names, new_raw = parse_fasta(read_text(path), str(path))
+    new_names, new_raw = parse_fasta(read_text(path, stdin), str(path))
     if SeqType(seqtype) is SeqType.auto:
         seqtype = detect([r.translate(None, b"-.") for r in rows] + new_raw)
     return make_sequences(new_names, new_raw, seqtype, any_symbol)
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """A text file's contents (gzip-compressed, or standard input for ``-``)."""
+def read_text(path: str | os.PathLike, stdin=None) -> str:
+    """A text file's contents (gzip-compressed, or standard input for ``-``:
+    ``stdin``, a binary stream, default this process's)."""
     if str(path) == "-":
-        data = sys.stdin.buffer.read()
+        data = (sys.stdin.buffer if stdin is None else stdin).read()
     else:
         try:
             data = Path(path).read_bytes()
@@ -98,9 +99,11 @@ def make_sequences(names: list[str], raw: list[bytes], seqtype: SeqType = SeqTyp
     return Sequences(tuple(names), tuple(raw), tuple(codes), seqtype, alphabet)
 
 
-def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto, any_symbol: bool = False) -> Sequences:
-    """Read unaligned FASTA from a path, ``-`` (stdin) or a gzip file."""
-    names, raw = parse_fasta(read_text(path), str(path))
+def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto, any_symbol: bool = False,
+                   stdin=None) -> Sequences:
+    """Read unaligned FASTA from a path, ``-`` (``stdin``, default this
+    process's standard input) or a gzip file."""
+    names, raw = parse_fasta(read_text(path, stdin), str(path))
     try:
         return make_sequences(names, raw, seqtype, any_symbol)
     except InputError as exc:  # name the file too: batch mode reads many
@@ -157,12 +160,12 @@ def sniff_format(text: str) -> str:
     return "fasta"
 
 
-def read_aligned(path: str | os.PathLike) -> tuple[list[str], list[bytes]]:
+def read_aligned(path: str | os.PathLike, stdin=None) -> tuple[list[str], list[bytes]]:
     """Read an aligned file in any format msagpu writes (FASTA, Clustal,
     PHYLIP relaxed or strict, NEXUS, Stockholm, MSF; told by its first line):
     titles (FASTA) or names (the other formats) and gapped rows (as bytes,
-    gaps ``-``; FASTA rows as written)."""
-    text = read_text(path)
+    gaps ``-``; FASTA rows as written; ``-``: ``stdin``, default this process's)."""
+    text = read_text(path, stdin)
     fmt = sniff_format(text)
     if fmt == "fasta":
         if not text.lstrip().startswith(">"):
@@ -194,7 +197,7 @@ def _read_other(text: str, fmt: str, path) -> tuple[list[str], list[bytes]]:
     return names, rows
 
 
-def read_merge_table(path: str | os.PathLike, n: int) -> list[list[int]]:
+def read_merge_table(path: str | os.PathLike, n: int, stdin=None) -> list[list[int]]:
     """MAFFT's sub-MSA table (``--merge``), read as MAFFT reads it: a line
     per sub-alignment listing its sequences by number (from 1, in the input
     file's order), anything after ``#`` a comment, blank lines skipped.
@@ -209,7 +212,7 @@ def read_merge_table(path: str | os.PathLike, n: int) -> list[list[int]]:
     >>> os.unlink(fh.name)
     """
     lines, seen = [], {}
-    for k, line in enumerate(read_text(path).splitlines(), start=1):
+    for k, line in enumerate(read_text(path, stdin).splitlines(), start=1):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
@@ -227,11 +230,12 @@ def read_merge_table(path: str | os.PathLike, n: int) -> list[list[int]]:
     return lines
 
 
-def read_guide_tree(path: str | os.PathLike, names: list[str], fmt: str = "newick") -> GuideTree:
+def read_guide_tree(path: str | os.PathLike, names: list[str], fmt: str = "newick", stdin=None) -> GuideTree:
     """A guide tree from a Newick file, its leaves matched to ``names``, or
     (``fmt`` "mafft") from a MAFFT ``--treein`` file over the sequences in
-    input order; a file that is not such a tree is an `InputError` naming it."""
-    text = read_text(path)
+    input order; a file that is not such a tree is an `InputError` naming it
+    (``-``: ``stdin``, default this process's)."""
+    text = read_text(path, stdin)
     try:
         if fmt == "mafft":
             return from_mafft_tree(text, len(names))

@@ -42,7 +42,7 @@ def write_pairs_tsv(result: PairAlignments, seqs: Sequences, path, cigar: bool =
             h.buffer.write(text)
         h.write("\n")
 
-    write_output(path, emit)
+    write_output(path, emit, **where)
 
 
 # A field is one byte string per row of a block: ``(text, keep, length)``,
@@ -123,10 +123,10 @@ def _cigars(result: PairAlignments, rows: slice) -> tuple[np.ndarray, np.ndarray
     return text, np.diff(np.concatenate([[0], np.cumsum(run_length)])[off - off[0]])
 
 
-def write_phylip_distances(dm, names: tuple[str, ...], path) -> None:
+def write_phylip_distances(dm, names: tuple[str, ...], path, **where) -> None:
     """A (relaxed) PHYLIP distance matrix, labels (first word of each name)
     in input order: a `DistanceMatrix`, or any square array (percent
-    identities)."""
+    identities); ``where``: `write_output`'s ``stdout`` and ``umask``."""
     values = dm.values if isinstance(dm, DistanceMatrix) else dm
     from msa_gpu.io.outputs import write_output
 
@@ -138,4 +138,4 @@ def write_phylip_distances(dm, names: tuple[str, ...], path) -> None:
         for label, row in zip(labels, values):
             h.write(label.ljust(width) + " ".join(f"{v:.6f}" for v in row) + "\n")
 
-    write_output(path, emit)
+    write_output(path, emit, **where)

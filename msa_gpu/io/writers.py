@@ -263,6 +263,13 @@ def write_alignment(
     write_text(path, lambda handle: handle.write(text))
 
 
+def process_umask() -> int:
+    """This process's umask (read by setting it, and set back at once)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 def _is_device(target: Path) -> bool:
     """Whether ``target`` (links followed) exists and is neither a regular file
     nor a folder: a device or a pipe, which a rename would replace."""
@@ -273,15 +280,18 @@ def _is_device(target: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> None:
-    """Call ``emit(handle)`` on stdout, or on a temporary file renamed to
-    ``path`` once ``emit`` has succeeded (gzip-compressed when ``path`` ends in
-    ``.gz`` or ``compress`` asks; permissions follow the umask, as for any new file).
-    A symbolic link to a file (or to nothing yet) is written through, as a
-    shell's ``>`` writes, not replaced: the file it names is made in its own
-    folder."""
+def write_text(path: str | os.PathLike | None, emit, compress: bool = False, stdout=None,
+               umask: int | None = None) -> None:
+    """Call ``emit(handle)`` on standard output (``stdout``, a binary stream;
+    default this process's), or on a temporary file renamed to ``path`` once
+    ``emit`` has succeeded (gzip-compressed when ``path`` ends in ``.gz`` or
+    ``compress`` asks; permissions follow ``umask``, default this process's,
+    as for any new file). A symbolic link to a file (or to nothing yet) is
+    written through, as a shell's ``>`` writes, not replaced: the file it
+    names is made in its own folder."""
     if path is None or str(path) == "-":  # a reader that closes the pipe (head) ends the run: `PipeClosed`
-        out = _io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
+        stdout = sys.stdout.buffer if stdout is None else stdout
+        out = _io.TextIOWrapper(stdout, encoding=ENCODING, errors=ERRORS, newline="\n", write_through=True)
         try:
             emit(out)
             out.flush()
@@ -302,9 +312,7 @@ def write_text(path: str | os.PathLike | None, emit, compress: bool = False) -> 
         target = Path(os.path.realpath(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        os.fchmod(fd, 0o666 & ~(process_umask() if umask is None else umask))
         raw = os.fdopen(fd, "wb")
         binary = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if compress or target.suffix.lower() == ".gz" else raw
         with raw, binary, _io.TextIOWrapper(binary, encoding=ENCODING, errors=ERRORS, newline="\n") as handle:

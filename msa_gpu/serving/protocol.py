@@ -19,6 +19,14 @@ import sys
 #: Front doors a server runs, by the name a client gives (module, function).
 PROGRAMS = {"msagpu": ("msa_gpu.frontends.msagpu", "main"), "msagpu-mafft": ("msa_gpu.frontends.mafft", "main"),
             "msagpu-famsa": ("msa_gpu.frontends.famsa", "main"), "msagpu-clustalo": ("msa_gpu.frontends.clustalo", "main")}
+#: Front doors whose command line the server turns into a `Job` itself, by
+#: the name a client gives: (module with ``job_of``, the arguments that keep
+#: its warnings quiet, the arguments without which they are), as each
+#: door's console entry point says them. ``msagpu``'s typer commands build
+#: their own (`msa_gpu.serving.requests`).
+JOBS = {"msagpu-mafft": ("msa_gpu.frontends.mafft", ("--quiet",), ()),
+        "msagpu-famsa": ("msa_gpu.frontends.famsa", (), ("-v",)),
+        "msagpu-clustalo": ("msa_gpu.frontends.clustalo", (), ("-v", "--verbose"))}
 #: The environment a request carries to the server.
 ENV_PREFIXES = ("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES", "TMPDIR")
 #: Settings read once when the stack loads: a request whose values differ

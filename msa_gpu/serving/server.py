@@ -1,8 +1,10 @@
 """The warm server (`msagpu serve`): a Unix socket for this user (mode 0600
 in a folder of mode 0700), the stack and the kernels loaded once, and each
-request run through the front door it names, in this process, as an
-in-process run would: the client's folder, environment and standard input;
-its standard output and error captured and sent back with the exit code. The
+request's command line turned into a `Job` by the front door it names and
+run by the one runner in this process, as an in-process run would
+(`requests.run_request`): for the client's folder, environment, umask and
+standard input, handed to the runner (no process state swapped); its
+standard output and error captured and sent back with the exit code. The
 outputs are written here, whole or not at all, as always. Several worker
 processes (one a core, at most 8) take requests at once; a worker that
 finds requests queued takes them together, and those with the same
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import io
 import os
 import select
 import signal
@@ -29,9 +30,12 @@ import time
 import warnings
 
 from msa_gpu.children import die_with_parent
-from msa_gpu.serving.state import process_state, restore_state
-from msa_gpu.serving.protocol import (ENV_PREFIXES, PROGRAMS, ServerGone, connect, decode, encode, identity, peer,
-                                      peer_uid, receive, send, socket_path)
+from msa_gpu.serving import requests
+from msa_gpu.serving.protocol import (PROGRAMS, ServerGone, connect, encode, identity, peer, peer_uid, receive, send,
+                                      socket_path)
+from msa_gpu.serving.requests import run_request
+
+__all__ = ["ServerError", "run_request", "running", "serve", "start_detached", "stop"]
 
 #: A server ends after this many seconds without a request (``--idle-timeout``).
 IDLE_SECONDS = 3600.0
@@ -92,62 +96,8 @@ def warm_up() -> None:
     seqs = make_sequences(["a", "b", "c"], [b"MKVLAAGIVGLLLA", b"MKVLSAGIVALLLA", b"MRVLAAGLVGLLAS"], "protein")
     for mode in (Mode.fast, Mode.accurate):
         Aligner(AlignerConfig(mode=mode)).align(seqs)
-    for module, _ in PROGRAMS.values():
+    for module in [m for m, _ in PROGRAMS.values()] + ["msa_gpu.frontends.runner", "msa_gpu.frontends.writer"]:
         importlib.import_module(module)
-
-
-#: The warning filters as the stack left them once loaded (`serve`), given
-#: back to every request.
-_FILTERS: list = []
-
-
-def run_request(request: dict) -> dict:
-    """One request run as a fresh process would run it: its exit code and
-    what it wrote to standard output and error."""
-    import numba
-
-    module, function = PROGRAMS[request["program"]]
-    entry = getattr(importlib.import_module(module), function)
-    out, err = io.BytesIO(), io.BytesIO()
-    saved = process_state()
-    threads = numba.get_num_threads()
-    os.umask(int(request.get("umask", 0o022)))
-    stdin = decode(request["stdin"]) if request.get("stdin") is not None else b""
-    code = 0
-    streams = []
-    try:
-        os.chdir(request["cwd"])
-        for key in [k for k in os.environ if k.startswith(ENV_PREFIXES)]:  # the client's, not the server's
-            del os.environ[key]
-        os.environ.update(request.get("env") or {})
-        os.environ.pop("MSAGPU_SERVER", None)
-        streams = [io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="surrogateescape"),
-                   io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", write_through=True),
-                   io.TextIOWrapper(err, encoding="utf-8", errors="surrogateescape", write_through=True)]
-        sys.stdin, sys.stdout, sys.stderr = streams
-        sys.argv = [request["program"], *request["argv"]]
-        with warnings.catch_warnings():
-            warnings.filters[:] = _FILTERS or warnings.filters  # as a fresh process has them; said again
-            try:
-                entry()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-                if not isinstance(exc.code, (int, type(None))):
-                    print(exc.code, file=sys.stderr)
-            except Exception as exc:  # noqa: BLE001 - a request's failure is that call's alone
-                print(f"{request['program']}: error: {exc}", file=sys.stderr)
-                code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        restore_state(saved)
-        for stream in streams:  # the buffers outlive their text layers (a dropped layer closes its buffer)
-            with contextlib.suppress(ValueError):
-                stream.flush()
-            with contextlib.suppress(ValueError):
-                stream.detach()
-        numba.set_num_threads(threads)  # one request's --threads is not the next one's
-    return {"rc": code, "stdout": encode(out.getvalue()), "stderr": encode(err.getvalue())}
 
 
 def default_workers() -> int:
@@ -355,9 +305,10 @@ def _take(conn: socket.socket, mine: dict) -> tuple[str, dict | None]:
         return "skip", None
     if request.get("stop"):
         return "stop", None
-    if request.get("identity") != mine or request.get("program") not in PROGRAMS:
+    if (request.get("identity") != mine or request.get("program") not in PROGRAMS
+            or requests.process_folder(request)):
         with contextlib.suppress(OSError):
-            send(conn, {"alone": True})  # another msagpu, or settings read at start-up differ
+            send(conn, {"alone": True})  # another msagpu, settings read at start-up differ, or inputs to expand
         return "skip", None
     return "run", request
 
@@ -401,7 +352,7 @@ def _worker(listener: socket.socket, path: str, mine: dict, workers: int, parent
 
         set_threads(max(1, (os.cpu_count() or 1) // workers))
         warm_up()
-        _FILTERS[:] = list(warnings.filters)
+        requests.FILTERS[:] = list(warnings.filters)
         with contextlib.suppress(OSError):
             os.write(reports, f"ready {os.getpid()}\n".encode())
         answered = _answer(listener, mine, on_stop=lambda: (_unlink(path), os.kill(parent, signal.SIGUSR1)),
