@@ -42,7 +42,7 @@ def write_pairs_tsv(result: PairAlignments, seqs: Sequences, path, cigar: bool =
             h.buffer.write(text)
         h.write("\n")
 
-    write_output(path, emit, **where)
+    write_output(path, emit)
 
 
 # A field is one byte string per row of a block: ``(text, keep, length)``,
