@@ -8,7 +8,7 @@ largest split first); each clade is aligned in accurate mode (its own pair-HMM l
 default scoring. TREE (``upgma``, ``nj``, ...) cuts and merges along that tree on k-mer distances
 instead of the default run's. Prints and writes each family's SP/TC beside the default run's (same process, CPU
 backend, no dedupe). A probe, not the product: it reads two private pieces (`spread._subset`,
-`Aligner._scoring`)."""
+`Aligner.scoring`)."""
 import gzip, json, sys, time
 from pathlib import Path
 import numpy as np
@@ -64,7 +64,7 @@ for n, fid, subset in fams:
     weights = (np.ones(n, dtype=np.int64) if recipe.weights == "equal" else sequence_weights(tree))
     initial = {r: Profile(np.asarray(m, dtype=np.int64), alignment_codes(c, a.alignment), weights[m])
                for r, (m, _), c, a in zip(roots, pieces, clades, acc)}
-    job = FamilyJob(seqs, tree, top_schedule(tree, roots), weights, aligner._scoring(seqs, recipe))
+    job = FamilyJob(seqs, tree, top_schedule(tree, roots), weights, aligner.scoring(seqs, recipe))
     aln = progressive_align([job], backend, cfg.long_cells, initial=[initial])[0]
     t_acc = time.perf_counter() - t1
     from msa_gpu.result import AlignResult

@@ -148,7 +148,7 @@ def probe(stem: str, configs: list[str], every: bool = False, out=print) -> list
             aligner = Aligner(cfg, backend=cpu_backend("probe"))
             recipe = aligner.plan([seqs], [sub])[0]
             job = FamilyJob(seqs, sub, top_schedule(sub, roots), np.ones(len(members), dtype=np.int64),
-                            aligner._scoring(seqs, recipe))
+                            aligner.scoring(seqs, recipe))
             aln = progressive_align([job], aligner.backend, cfg.long_cells, initial=[initial], anchor_cells=0)[0]
             ours = np.full((len(members), aln.n_cols), seqs.alphabet.gap, dtype=np.uint8)
             for s, c in enumerate(seqs.codes):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -47,10 +47,29 @@ from msa_gpu.choices import Distance, Library, Mode, Tree, Weights
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 
 
-#: Per thread: the `msa_gpu.serving.gather.Gathering` (and the request's
-#: index) that a served request's `Aligner.align_many` hands its families
-#: to, so that requests that arrive together are aligned in one batch.
-gathering = threading.local()
+#: A batch hook, ``hook(aligner, families, recipes) -> results``: a plain
+#: `Aligner.align_many` call's families (no distances, trees or libraries
+#: given) aligned with others' and their results given back (a server's
+#: requests that arrive together are aligned in one batch:
+#: `msa_gpu.serving.gather`).
+BatchHook = Callable[["Aligner", list, "list[Recipe] | None"], list]
+
+
+def _no_batch() -> BatchHook | None:
+    return None
+
+
+_default_batch: Callable[[], BatchHook | None] = _no_batch
+
+
+def provide_batch(provider: Callable[[], BatchHook | None] | None) -> None:
+    """``provider()`` gives the ``batch`` hook of an `Aligner` made without
+    one (None: none; ``provider`` None: no provider). A server that gathers
+    requests sets it (`msa_gpu.serving.gather`) while the front doors'
+    runner makes its aligner with no ``batch``: to go once the runner
+    passes the hook itself."""
+    global _default_batch
+    _default_batch = provider or _no_batch
 
 
 #: The guide tree's builder of each tree a recipe may name that is built from distances (`Tree`:
@@ -85,9 +104,12 @@ class Aligner:
     ['MKTAYIAKQRQISFVKSHFSRQ', 'MKTAYIAK--QISFVKSHFSRQ']
     """
 
-    def __init__(self, config: AlignerConfig | None = None, backend: Backend | None = None, reporter=None):
+    def __init__(self, config: AlignerConfig | None = None, backend: Backend | None = None, reporter=None,
+                 batch: BatchHook | None = None):
         self.config = config or AlignerConfig()
         self.reporter = reporter  # a progress.StageReporter, or None for silence
+        # where a plain align_many call's families go to be aligned with others' (`BatchHook`)
+        self.batch = batch if batch is not None else _default_batch()
         self._backend = backend
         self._by_cost = False  # backend auto took the CPU by the expected time (`choose_backend`)
         set_threads(self.config.threads)
@@ -123,11 +145,11 @@ class Aligner:
         backend = self.choose_backend(recipes)
         return f"CPU ({backend.reason})" if self._by_cost else backend.name
 
-    def _scoring(self, seqs: Sequences, recipe: Recipe) -> Scoring:
+    def scoring(self, seqs: Sequences, recipe: Recipe) -> Scoring:
         """A family's scoring (`family_scoring`: its recipe's, this run's terminal gaps)."""
         return family_scoring(self.config, seqs, recipe)
 
-    def _distance(self, seqs: Sequences, recipe: Recipe) -> DistanceMatrix:
+    def distances(self, seqs: Sequences, recipe: Recipe) -> DistanceMatrix:
         """The distances the recipe names for the first guide tree (`DISTANCES`; a family of one sequence
         in accurate mode has no library: its 1 x 1 matrix is the k-mers')."""
         build = DISTANCES.get(recipe.distance, DISTANCES[Distance.kmer])
@@ -156,7 +178,7 @@ class Aligner:
                            t is not None, len(s), d is not None, kmer_unshared)
                 for w, s, t, d, lib in zip(work, families, trees, dms, libs)]
 
-    def _large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
+    def large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree
         (``rows_map(km)``, if given, makes `partition_tree`'s ``rows_map``
         from the k-mer sets: pivot distances on Dask workers)."""
@@ -165,7 +187,7 @@ class Aligner:
         return partition_tree(km, seqs.lengths, xp, cfg.large_pivots, cfg.large_cluster,
                               rows_map(km) if rows_map is not None else None)
 
-    def _libraries(self, families: list[Sequences], recipes: list[Recipe]) -> list:
+    def libraries(self, families: list[Sequences], recipes: list[Recipe]) -> list:
         """Consistency libraries of the accurate families (None for the
         others, and for those aligned in subtrees: each subtree builds its own)."""
         cfg = self.config
@@ -187,11 +209,11 @@ class Aligner:
                 libs[f] = lib
         return libs
 
-    def _tree(self, dm: DistanceMatrix, recipe: Recipe) -> GuideTree:
+    def tree(self, dm: DistanceMatrix, recipe: Recipe) -> GuideTree:
         """The guide tree the recipe names, from ``dm`` (`TREES`)."""
         return TREES[recipe.tree](dm)
 
-    def _trees(self, dms: list[DistanceMatrix], recipes: list[Recipe]):
+    def trees(self, dms: list[DistanceMatrix], recipes: list[Recipe]):
         """Guide trees of several families, an iterator in their order. Where
         one has at least `DENSE_MAX` sequences they are built on up to
         ``threads`` (default: the CPU count, at most 8, each holding a copy of
@@ -199,11 +221,11 @@ class Aligner:
         kernels that release the GIL, and each tree depends only on its matrix."""
         workers = min(len(dms), self.config.threads or os.cpu_count() or 1, 8)
         if workers < 2 or max(len(d) for d in dms) < DENSE_MAX:
-            return (self._tree(d, r) for d, r in zip(dms, recipes))
+            return (self.tree(d, r) for d, r in zip(dms, recipes))
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers) as pool:
-            return iter(list(pool.map(self._tree, dms, recipes)))
+            return iter(list(pool.map(self.tree, dms, recipes)))
 
     def _progress(self, unit: str, cap: bool = False):
         """The running stage's counter for the reporter (None without one);
@@ -211,7 +233,7 @@ class Aligner:
         counter = getattr(self.reporter, "progress", None)
         return None if counter is None else (lambda done, total: counter(done, total, unit, cap=cap))
 
-    def _stream_trees(self, families: list[Sequences], recipes: list[Recipe], todo: list[int],
+    def stream_trees(self, families: list[Sequences], recipes: list[Recipe], todo: list[int],
                       timings: dict) -> dict[int, GuideTree]:
         """Distances and guide trees of the families ``todo``, each matrix held
         only until its tree is built: the matrices are computed here one at a
@@ -239,15 +261,15 @@ class Aligner:
                 if f in trees:
                     continue
                 with _timed(timings, "distance"):
-                    dm = self._distance(families[f], recipes[f])
+                    dm = self.distances(families[f], recipes[f])
                 if recipes[f].tree is Tree.single:
-                    trees[f] = self._tree(dm, recipes[f])  # reads its matrix without a copy, in well under a second
+                    trees[f] = self.tree(dm, recipes[f])  # reads its matrix without a copy, in well under a second
                     del dm
                     continue
                 while len(pending) >= workers:  # (a free builder first: the memory stays in the budget)
                     g, job = pending.popleft()
                     trees[g] = job.result()
-                pending.append((f, pool.submit(self._tree, dm, recipes[f])))
+                pending.append((f, pool.submit(self.tree, dm, recipes[f])))
                 del dm
             for g, job in pending:
                 trees[g] = job.result()
@@ -269,11 +291,11 @@ class Aligner:
         once and copied (`msa_gpu.progressive.dedupe`; not where distances or a
         library were injected; an injected tree is cut down to the distinct
         sequences). Each family's `Recipe` is decided here, once, before any
-        stage runs (or given: ``recipes``, from `plan`); every result carries its own."""
-        hook = getattr(gathering, "value", None)  # a served request among several (msa_gpu.serving.gather)
+        stage runs (or given: ``recipes``, from `plan`); every result carries its own. With a ``batch``
+        hook (`BatchHook`), a call given no distances, trees or libraries hands its families to it."""
         plain = all(v is None or all(x is None for x in v) for v in (distances, guide_trees, libraries))
-        if hook is not None and plain:
-            return hook[0].park(hook[1], self, families, recipes)
+        if self.batch is not None and plain:
+            return self.batch(self, families, recipes)
         n = len(families)
         dms, trees, libs = (list(x or [None] * n) for x in (distances, guide_trees, libraries))
         may = [dms[f] is None and libs[f] is None for f in range(n)]
@@ -370,7 +392,7 @@ class Aligner:
                     profiles[root] = Profile(members, xp.asarray(codes), weights[members])
                 k += 1
             initial.append(profiles)
-            jobs.append(FamilyJob(seqs, tree, top_schedule(tree, roots), weights, self._scoring(seqs, r)))
+            jobs.append(FamilyJob(seqs, tree, top_schedule(tree, roots), weights, self.scoring(seqs, r)))
         with _timed(timings, "progressive", self.reporter):
             aligned = progressive_align(jobs, self.backend, self.config.long_cells, initial=initial,
                                         on_progress=self._progress("merges"), anchor_cells=self.config.anchor_cells)
@@ -455,7 +477,7 @@ class Aligner:
         fixed = list(guide_trees or [None] * n)
         timings: dict[str, float] = {}
         xp = self.backend.xp
-        scorings = [self._scoring(s, r) for s, r in zip(families, recipes)]
+        scorings = [self.scoring(s, r) for s, r in zip(families, recipes)]
         accurate = [r.library is not None and len(s) > 1 for s, r in zip(families, recipes)]  # one sequence: no pairs
         trees_streamed: dict[int, GuideTree] = {}
 
@@ -464,7 +486,7 @@ class Aligner:
         with _timed(timings, "library", self.reporter):
             libs = list(libraries) if libraries is not None else [None] * n
             missing = [f for f in range(n) if libs[f] is None and accurate[f]]  # those not given: built here
-            for f, lib in zip(missing, self._libraries([families[f] for f in missing], [recipes[f] for f in missing])
+            for f, lib in zip(missing, self.libraries([families[f] for f in missing], [recipes[f] for f in missing])
                               if missing else []):
                 libs[f] = lib
             libs = [lib if a else None for lib, a in zip(libs, accurate)]
@@ -472,18 +494,18 @@ class Aligner:
         with _timed(timings, "large_tree", self.reporter):  # large families: a tree without an N x N matrix
             for f in range(n):
                 if recipes[f].distance is Distance.pivots and dms[f] is None and fixed[f] is None:
-                    fixed[f] = self._large_tree(families[f])
+                    fixed[f] = self.large_tree(families[f])
         # families whose matrix serves only their tree: matrix and tree in one pass, the matrix dropped
         streamed = [f for f in range(n) if dms[f] is None and fixed[f] is None and recipes[f].streamed]
         with _timed(timings, "distance", self.reporter):
             dms = [d if d is not None or t is not None or f in streamed else
                    library_distance(lib) if lib is not None and r.distance is Distance.library
-                   else self._distance(s, r)
+                   else self.distances(s, r)
                    for f, (s, d, t, lib, r) in enumerate(zip(families, dms, fixed, libs, recipes))]
         if streamed:  # (its "tree" time is the stream's less its distances)
             before = timings.get("distance", 0.0)
             with _timed(timings, "tree", self.reporter):
-                trees_streamed.update(self._stream_trees(families, recipes, streamed, timings))
+                trees_streamed.update(self.stream_trees(families, recipes, streamed, timings))
             timings["tree"] -= timings["distance"] - before
         lib_base = [int(stack.family_base[f]) if lib is not None else None for f, lib in enumerate(libs)]
         trees, schedules, alignments, jobs = list(fixed), [None] * n, [None] * n, [None] * n
@@ -493,7 +515,7 @@ class Aligner:
             # stage 2: guide trees, weights and level schedules (host)
             with _timed(timings, "tree", self.reporter):
                 build = [f for f in todo if fixed[f] is None and f not in trees_streamed]
-                built = self._trees([dms[f] for f in build], [recipes[f] for f in build])
+                built = self.trees([dms[f] for f in build], [recipes[f] for f in build])
                 for f in todo:
                     trees[f] = (fixed[f] if fixed[f] is not None else trees_streamed[f] if f in trees_streamed
                                 else next(built))

@@ -257,7 +257,7 @@ def align_ensembles(families: list[Sequences], config: AlignerConfig, n: int,
         # each replicate its own
         missing = [f for f in range(len(families)) if bases[f].library is None and plan[f * (n - 1)].library
                    and not ("model" in perturb and plan[f * (n - 1)].library is Library.posterior)]
-        for f, lib in zip(missing, first._libraries([families[f] for f in missing],
+        for f, lib in zip(missing, first.libraries([families[f] for f in missing],
                                                     [plan[f * (n - 1)] for f in missing]) if missing else []):
             libs[f * (n - 1): (f + 1) * (n - 1)] = [lib] * (n - 1)
         if "model" in perturb:  # each replicate's own library, from its own pair-HMM

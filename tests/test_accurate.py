@@ -154,7 +154,7 @@ def test_refinement_stops_at_a_fixed_point():
     aligner = Aligner(AlignerConfig(mode="fast", maxiterate=50), backend=CPU)
     res = aligner.align(seqs)
     assert 0 < res.timings["refine_accepted"] and res.timings["refine_rounds"] < 50
-    scoring = aligner._scoring(seqs, res.recipe)
+    scoring = aligner.scoring(seqs, res.recipe)
     from msa_gpu.tree import sequence_weights
 
     job = FamilyJob(seqs, res.guide_tree, res.schedule, sequence_weights(res.guide_tree), scoring)
@@ -180,7 +180,7 @@ def test_refinement_keeps_the_best_objective_it_saw(monkeypatch):
         res = aligner.align(seqs)
         seen = list(totals)
         assert res.timings["refine_rounds"] < 1000
-        job = FamilyJob(seqs, res.guide_tree, res.schedule, _weights(res.guide_tree), aligner._scoring(seqs, res.recipe))
+        job = FamilyJob(seqs, res.guide_tree, res.schedule, _weights(res.guide_tree), aligner.scoring(seqs, res.recipe))
         totals.clear()
         refine([job], [res.alignment], [1], CPU)
         assert totals[0] == max(seen)
@@ -202,7 +202,7 @@ def test_refinement_keeps_a_cut_only_when_the_objective_strictly_rises(monkeypat
     aligner = Aligner(AlignerConfig(mode="fast", maxiterate=0), backend=CPU)
     res = aligner.align(seqs)
     left = Alignment.from_mask(np.arange(max(seqs.lengths))[None, :] < seqs.lengths[:, None])  # left-justified
-    job = FamilyJob(seqs, res.guide_tree, res.schedule, _weights(res.guide_tree), aligner._scoring(seqs, res.recipe))
+    job = FamilyJob(seqs, res.guide_tree, res.schedule, _weights(res.guide_tree), aligner.scoring(seqs, res.recipe))
     calls = []
 
     def stand_in(cuts, sides, *a):

@@ -118,7 +118,7 @@ def test_memory_bounded_batches_give_the_same_alignments(refs):
     for seqs in fams:
         tree = upgma(kmer_distance(seqs))
         jobs.append(FamilyJob(seqs, tree, merge_schedule(tree), sequence_weights(tree),
-                              aligner._scoring(seqs, aligner.plan([seqs])[0])))
+                              aligner.scoring(seqs, aligner.plan([seqs])[0])))
     whole = progressive_align(jobs, CPU)
     split = progressive_align(jobs, CPU, memory_budget=1)
     assert all(np.array_equal(a.trace, b.trace) for a, b in zip(whole, split))
@@ -204,7 +204,7 @@ def test_dropped_distances_give_the_same_alignments_and_hold_few_matrices(monkey
             for f in (evolve_family(n, 40, seed=60 + n) for n in (40, 55, 30, 48))]
     cfg = dict(backend="cpu", mode="fast", retree=0)
     kept = Aligner(AlignerConfig(**cfg), backend=CPU).align_many(fams)
-    made, most, real = [], [0], Aligner._distance
+    made, most, real = [], [0], Aligner.distances
 
     def counted(self, seqs, recipe):
         gc.collect()
@@ -213,7 +213,7 @@ def test_dropped_distances_give_the_same_alignments_and_hold_few_matrices(monkey
         most[0] = max(most[0], sum(r() is not None for r in made))
         return dm
 
-    monkeypatch.setattr(Aligner, "_distance", counted)
+    monkeypatch.setattr(Aligner, "distances", counted)
     dropped = Aligner(AlignerConfig(**cfg, keep_distances=False, tree_memory=1), backend=CPU).align_many(fams)
     assert [r.rows() for r in dropped] == [r.rows() for r in kept]
     assert all(r.distances is None for r in dropped) and all(r.distances is not None for r in kept)

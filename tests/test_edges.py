@@ -60,7 +60,7 @@ def test_a_cut_taken_in_the_last_round_stays_only_if_the_objective_rose(monkeypa
     res = capped[0]
     aligner = Aligner(AlignerConfig(mode="fast"), backend=CPU)
     job = FamilyJob(res.sequences, res.guide_tree, res.schedule, sequence_weights(res.guide_tree),
-                    aligner._scoring(res.sequences, res.recipe))
+                    aligner.scoring(res.sequences, res.recipe))
     calls = []
 
     def stand_in(cuts, sides, ctx, long_cells, budget, realign=True):

@@ -135,7 +135,7 @@ def _merge_scores(pa, pb, gap_model, rng, n_paths):
     cfg = AlignerConfig(backend="cpu", mode="fast", weights="equal", gap_scaling=False, gap_model=gap_model)
     aligner = Aligner(cfg, backend=cpu_backend("test"))
     recipe = aligner.plan([seqs], [tree])[0]
-    job = FamilyJob(seqs, tree, None, np.ones(n, dtype=np.int64), aligner._scoring(seqs, recipe))
+    job = FamilyJob(seqs, tree, None, np.ones(n, dtype=np.int64), aligner.scoring(seqs, recipe))
     go, ge, tgo, tge = 13.0, 0.8, cfg.terminal_open, cfg.terminal_extend
     M = matrix_fixed("BLOSUM62", seqs.alphabet.letters) / SCALE
     in_a = np.arange(n) < ka

@@ -124,7 +124,7 @@ def test_long_families_take_divergences_nj_and_flat_gaps():
     fast = recipe_for(AlignerConfig(mode="fast"), short)
     assert not fast.long and fast.gap_model == "counts"  # 3 sequences: exact opens are from 500
     aligner = Aligner(cfg, backend=cpu_backend("test"))
-    assert aligner._distance(seqs, recipe).method.endswith("-divergence")
+    assert aligner.distances(seqs, recipe).method.endswith("-divergence")
     got = aligner.align(seqs)
     assert len(_splits(_clades(got.guide_tree), len(seqs)) & truth) >= 0.9 * len(truth)
 

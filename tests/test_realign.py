@@ -42,7 +42,7 @@ def _setup(rows, config=AlignerConfig(mode="fast")):
     aligner = Aligner(config, backend=CPU)
     res = aligner.align(seqs)
     job = FamilyJob(seqs, res.guide_tree, res.schedule, sequence_weights(res.guide_tree),
-                    aligner._scoring(seqs, res.recipe))
+                    aligner.scoring(seqs, res.recipe))
     return seqs, job
 
 

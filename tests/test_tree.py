@@ -203,10 +203,10 @@ def test_trees_built_on_threads_are_the_sequential_ones():
     aligner = Aligner(config, backend=cpu_backend())
     recipes = [recipe_from(config, len(d), 300.0, 300) for d in dms]  # mixed linkage, and FAMSA's from 500
     assert [r.tree for r in recipes] == ["mixed", "single", "mixed", "single"]
-    threaded = list(aligner._trees(dms, recipes))  # this machine's CPUs, at least 2 threads on CI
+    threaded = list(aligner.trees(dms, recipes))  # this machine's CPUs, at least 2 threads on CI
     assert len(threaded) == len(dms)
     for t, d, r in zip(threaded, dms, recipes):
-        a = aligner._tree(d, r)
+        a = aligner.tree(d, r)
         assert np.array_equal(t.children, a.children) and np.array_equal(t.lengths, a.lengths)
 
 

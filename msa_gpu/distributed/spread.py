@@ -115,7 +115,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
             return np.concatenate(run_all(_pivot_rows, [(shared, b, pivots, backend) for b in blocks]))
         return rows
 
-    tree = aligner._large_tree(seqs, rows_map)
+    tree = aligner.large_tree(seqs, rows_map)
     roots = cut(tree, parts)
     pieces = subtrees(tree, roots)
     timings = {"large_tree": time.perf_counter() - clock}
@@ -124,7 +124,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     xp = aligner.backend.xp
     initial = {r: profile_of(members, codes, xp) for r, (members, _), (codes, _) in zip(roots, pieces, made)}
     job = FamilyJob(seqs, tree, top_schedule(tree, roots), np.ones(len(seqs), dtype=np.int64),
-                    aligner._scoring(seqs, recipe))
+                    aligner.scoring(seqs, recipe))
     aln = progressive_align([job], aligner.backend, config.long_cells, initial=[initial],
                             anchor_cells=config.anchor_cells)[0]
     timings["progressive"] = time.perf_counter() - clock

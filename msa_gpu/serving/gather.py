@@ -5,7 +5,8 @@ each request runs in its own thread through its front door, as
 `server.run_request` runs it alone, but one thread at a time (a baton), so
 that the process-wide state a request sets (folder, standard streams,
 arguments, environment, umask) is its own while it runs. When a request
-reaches `Aligner.align_many` it parks there, its state put aside; once every
+reaches `Aligner.align_many` it parks there (the aligner's ``batch`` hook:
+`Gathering.hook`), its state put aside; once every
 request has parked or ended, the parked ones that share their settings and
 backend are aligned in one `align_many` call (the batch mode that exists:
 each family's alignment does not depend on its batch), and each request
@@ -21,10 +22,20 @@ import contextlib
 import threading
 import warnings
 
-from msa_gpu.aligner import Aligner, gathering
+from msa_gpu.aligner import Aligner, provide_batch
 from msa_gpu.backend import set_threads
 from msa_gpu.serving.protocol import encode
 from msa_gpu.serving.state import process_state, restore_state
+
+
+#: Per request thread: the hook of its `Gathering` (`Gathering.hook`), given
+#: to each aligner its front door makes (`msa_gpu.aligner.provide_batch`: the
+#: runner makes its aligner with no ``batch``).
+_request = threading.local()
+
+
+def _request_hook():
+    return getattr(_request, "hook", None)
 
 
 class _Job:
@@ -84,16 +95,22 @@ class Gathering:
 
     def _thread(self, i: int, request: dict) -> None:
         self._wait_turn(i)
-        gathering.value = (self, i)
+        _request.hook = self.hook(i)
+        provide_batch(_request_hook)
         try:
             set_threads(self.threads)
             self.answers[i] = self.run_request(request)  # (which answers for the request's own failures)
         except Exception as exc:  # noqa: BLE001 - a request that cannot even start fails alone
             self.answers[i] = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
         finally:
-            gathering.value = None
+            _request.hook = None
             self.done.add(i)
             self._yield()
+
+    def hook(self, i: int):
+        """Request ``i``'s batch hook (`msa_gpu.aligner.BatchHook`): its
+        `align_many` calls parked here (`park`)."""
+        return lambda aligner, families, recipes: self.park(i, aligner, families, recipes)
 
     def park(self, i: int, aligner: Aligner, families: list, recipes) -> list:
         """Request ``i``'s `align_many`: parked until the batch is aligned."""
@@ -197,6 +214,7 @@ class Gathering:
                     warnings.simplefilter("always")
                     numba.set_num_threads(threads)
                     set_threads(j.aligner.config.threads)
+                    j.aligner.batch = None  # (aligned here: not parked again)
                     j.results = j.aligner.align_many(j.families, recipes=j.recipes)
                 j.warned += said
             except Exception as exc:  # noqa: BLE001 - raised again in the request's own thread
