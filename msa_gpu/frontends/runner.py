@@ -11,7 +11,7 @@ import contextlib
 import warnings
 from pathlib import Path
 
-from msa_gpu.choices import BackendChoice, SeqType
+from msa_gpu.choices import BackendChoice, Library, Mode, SeqType, Tree
 from msa_gpu.errors import EXIT_INPUT, InputError, exits
 from msa_gpu.frontends.job import Caller, Job, current_caller, placed
 from msa_gpu.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
@@ -254,14 +254,14 @@ def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, nee
         if cpu_cold or cuda_cold:
             _say(caller, job, compiling_line(cpu_cold, cuda_cold))
         for s, r in zip(families, recipes):
-            if r.mode == "large":
+            if r.mode == Mode.large:
                 plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
                 _say(caller, job, f"{len(s):,} sequences: {plan.line()}")
-        staged = stage_plan_of(config, [(s, r) for s, r in zip(families, recipes) if r.mode != "large"],
+        staged = stage_plan_of(config, [(s, r) for s, r in zip(families, recipes) if r.mode != Mode.large],
                                job.outputs.fmt)
         if staged is not None:
             _say(caller, job, staged.line())
-    posterior = [(s, r) for s, r in zip(families, recipes) if r.library == "posterior"]
+    posterior = [(s, r) for s, r in zip(families, recipes) if r.library == Library.posterior]
     if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
         from msa_gpu.consistency import library_memory
         from msa_gpu.subtrees import plan_pieces
@@ -317,7 +317,7 @@ def stage_plan_of(config, planned: list, fmt) -> StagePlan | None:
         at_once = 0
     elif config.keep_distances:
         at_once = len(families)
-    elif recipe.tree == "single":
+    elif recipe.tree == Tree.single:
         at_once = 1  # built as soon as its matrix is made, without a copy
     else:
         at_once = min(len(families), 2 * config.tree_builders(matrix) + 1)
