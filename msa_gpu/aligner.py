@@ -55,23 +55,6 @@ from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
 BatchHook = Callable[["Aligner", list, "list[Recipe] | None"], list]
 
 
-def _no_batch() -> BatchHook | None:
-    return None
-
-
-_default_batch: Callable[[], BatchHook | None] = _no_batch
-
-
-def provide_batch(provider: Callable[[], BatchHook | None] | None) -> None:
-    """``provider()`` gives the ``batch`` hook of an `Aligner` made without
-    one (None: none; ``provider`` None: no provider). A server that gathers
-    requests sets it (`msa_gpu.serving.gather`) while the front doors'
-    runner makes its aligner with no ``batch``: to go once the runner
-    passes the hook itself."""
-    global _default_batch
-    _default_batch = provider or _no_batch
-
-
 #: The guide tree's builder of each tree a recipe may name that is built from distances (`Tree`:
 #: its vocabulary and descriptions; the partition tree and a given one come otherwise).
 TREES = {Tree.nj: nj, Tree.mixed: mixed_linkage, Tree.upgma: upgma, Tree.single: single_linkage}
@@ -109,7 +92,7 @@ class Aligner:
         self.config = config or AlignerConfig()
         self.reporter = reporter  # a progress.StageReporter, or None for silence
         # where a plain align_many call's families go to be aligned with others' (`BatchHook`)
-        self.batch = batch if batch is not None else _default_batch()
+        self.batch = batch
         self._backend = backend
         self._by_cost = False  # backend auto took the CPU by the expected time (`choose_backend`)
         set_threads(self.config.threads)

@@ -239,8 +239,10 @@ class Caller:
     """Who a job runs for: its standard streams (``stdin`` binary, ``stdout``
     and ``stderr`` text with a ``buffer``), its folder (``cwd``: relative
     paths are found there, `placed`; None: this process's), its environment
-    (``env``: ``MSAGPU_DEBUG``) and its umask (new files' permissions; None:
-    this process's). `Caller.here` is this process; a served request
+    (``env``: ``MSAGPU_DEBUG``), its umask (new files' permissions; None:
+    this process's) and its ``batch`` hook (`msa_gpu.aligner.BatchHook`:
+    a server's requests that arrive together aligned in one batch; None:
+    alone). `Caller.here` is this process; a served request
     (`msa_gpu.serving.server`) brings its own, so that no process-wide state
     is swapped for it."""
 
@@ -250,6 +252,7 @@ class Caller:
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     umask: int | None = None
+    batch: object = None
 
     @classmethod
     def here(cls) -> Caller:

@@ -98,7 +98,7 @@ def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int
 
             given = [read_guide_tree(job.inputs.guide_tree, list(families[0].names), job.inputs.tree_format,
                                      caller.stdin)]
-        aligner = Aligner(config, reporter=reporter)
+        aligner = Aligner(config, reporter=reporter, batch=caller.batch)
         recipes = aligner.plan(families, given)  # each family's choices, decided once, here
         _say_plans(job, aligner, config, paths, families, recipes, devices, need, caller)
         if req.dask:

@@ -22,20 +22,10 @@ import contextlib
 import threading
 import warnings
 
-from msa_gpu.aligner import Aligner, provide_batch
+from msa_gpu.aligner import Aligner
 from msa_gpu.backend import set_threads
 from msa_gpu.serving.protocol import encode
 from msa_gpu.serving.state import process_state, restore_state
-
-
-#: Per request thread: the hook of its `Gathering` (`Gathering.hook`), given
-#: to each aligner its front door makes (`msa_gpu.aligner.provide_batch`: the
-#: runner makes its aligner with no ``batch``).
-_request = threading.local()
-
-
-def _request_hook():
-    return getattr(_request, "hook", None)
 
 
 class _Job:
@@ -95,15 +85,13 @@ class Gathering:
 
     def _thread(self, i: int, request: dict) -> None:
         self._wait_turn(i)
-        _request.hook = self.hook(i)
-        provide_batch(_request_hook)
         try:
             set_threads(self.threads)
-            self.answers[i] = self.run_request(request)  # (which answers for the request's own failures)
+            # (its aligners park their work here: the hook rides on the request's caller to the runner)
+            self.answers[i] = self.run_request(request, self.hook(i))  # (which answers for its own failures)
         except Exception as exc:  # noqa: BLE001 - a request that cannot even start fails alone
             self.answers[i] = {"rc": 1, "stdout": "", "stderr": encode(f"msagpu: server error: {exc}\n".encode())}
         finally:
-            _request.hook = None
             self.done.add(i)
             self._yield()
 

@@ -56,9 +56,10 @@ def quiet(program: str, argv: list[str]) -> bool:
     return any(a in quiet_flags for a in argv) or (bool(loud_flags) and not any(a in loud_flags for a in argv))
 
 
-def run_request(request: dict) -> dict:
+def run_request(request: dict, batch=None) -> dict:
     """One request run as a fresh process would run it: its exit code and
-    what it wrote to standard output and error."""
+    what it wrote to standard output and error (``batch``: its aligners'
+    batch hook, `msa_gpu.serving.gather`)."""
     import numba
 
     job = _frontends("job")
@@ -66,7 +67,7 @@ def run_request(request: dict) -> dict:
     out, err = io.BytesIO(), io.BytesIO()
     stdin = decode(request["stdin"]) if request.get("stdin") is not None else b""
     caller = job.Caller(_text(out), _text(err), io.BytesIO(stdin), request["cwd"], environment(request),
-                        int(request.get("umask", 0o022)))
+                        int(request.get("umask", 0o022)), batch)
     threads = numba.get_num_threads()
     code = 0
     try:
