@@ -200,7 +200,7 @@ def test_the_loader_hands_each_file_its_constants_once(name):
 def test_the_twins_and_runtimes_hold_the_single_sources_values():
     """Each Python copy of a shared constant: the numba twins' (imported),
     the GPU runtimes' (parsed), the stage-level codes and fixed point."""
-    from msa_gpu.backend import pairwise, pairwise_cpu, pairwise_plan, posterior_cpu, profile_cpu, refine_cpu
+    from msa_gpu.backend import pairwise, pairwise_cpu, pairwise_launch, posterior_cpu, profile_cpu, refine_cpu
     from msa_gpu.progressive.scoring import GAP_MODELS
     from msa_gpu.scoring import FRAC_ONE
 
@@ -219,11 +219,11 @@ def test_the_twins_and_runtimes_hold_the_single_sources_values():
         "pairwise_cpu modes": ((pairwise_cpu.GLOBAL, pairwise_cpu.SEMIGLOBAL, pairwise_cpu.LOCAL),
                                (C.MODE_GLOBAL, C.MODE_SEMIGLOBAL, C.MODE_LOCAL)),
         "pairwise.MODE_CODE": (sorted(pairwise.MODE_CODE.values()), [C.MODE_GLOBAL, C.MODE_SEMIGLOBAL, C.MODE_LOCAL]),
-        "pairwise_plan.STRIP": (pairwise_plan.STRIP, C.STRIP), "pairwise_plan.PAD": (pairwise_plan.PAD, C.PAD),
-        "pairwise_plan.WIDE_ROWS": (pairwise_plan.WIDE_ROWS, cu_constants("pairwise")["WIDE_ROWS"][0]),
-        "pairwise_plan.WARPS_PER_SM": (pairwise_plan.WARPS_PER_SM,
-                                       pairwise_plan.BLOCK // pairwise_plan.WARP * C.PW_MINBLOCKS),
-        "pairwise_plan.LIMIT16 < -NEG16": (pairwise_plan.LIMIT16 < -C.NEG16, True),
+        "pairwise_launch.STRIP": (pairwise_launch.STRIP, C.STRIP), "pairwise_launch.PAD": (pairwise_launch.PAD, C.PAD),
+        "pairwise_launch.WIDE_ROWS": (pairwise_launch.WIDE_ROWS, cu_constants("pairwise")["WIDE_ROWS"][0]),
+        "pairwise_launch.WARPS_PER_SM": (pairwise_launch.WARPS_PER_SM,
+                                       pairwise_launch.BLOCK // pairwise_launch.WARP * C.PW_MINBLOCKS),
+        "pairwise_launch.LIMIT16 < -NEG16": (pairwise_launch.LIMIT16 < -C.NEG16, True),
         "posterior_cpu.M": (posterior_cpu.M, C.MATCH), "posterior_cpu.N_STATES": (posterior_cpu.N_STATES, C.N_STATES),
         "posterior_gpu.NS": (posterior_gpu["NS"], C.N_STATES),
         "posterior_gpu.MAX_THREADS": (posterior_gpu["MAX_THREADS"], C.MAX_WARPS * 32),

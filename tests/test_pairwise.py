@@ -546,7 +546,7 @@ def test_gpu_runs_land_in_a_guess_or_beside_it(monkeypatch, share):
 def test_gpu_schedule_helpers_without_a_gpu():
     from msa_gpu.backend import pairwise_device as device
     from msa_gpu.backend import pairwise_host as host
-    from msa_gpu.backend import pairwise_plan as pg
+    from msa_gpu.backend import pairwise_launch as pg
 
     S, go, ge, _ = PairScoring("global", "BLOSUM62", 11, 1).fixed(PROTEIN)
     u = pg.cost_unit(S, go, ge)

@@ -137,7 +137,7 @@ def test_mixed_linkage_matches_brute_force(n, seed, coarse):
     t = mixed_linkage(DistanceMatrix(d, "t"))
     assert np.array_equal(t.children, _naive_mixed(d))
     assert (t.lengths >= 0).all()
-    from msa_gpu.tree._linkage import mixed_linkage_rowmin
+    from msa_gpu.tree.linkage_numba import mixed_linkage_rowmin
     from msa_gpu.tree.linkage import _mixed_linkage_dense
 
     rows, lengths = mixed_linkage_rowmin(d.copy(), 0.1)

@@ -6,7 +6,7 @@ runtime side by side here: ``profile_cpu``/``profile_gpu`` (stage 3's DP and
 merges), ``consistency_cpu``/``consistency_gpu``, ``refine_cpu``/``refine_gpu``,
 ``mrle_cpu``/``mrle_gpu`` (behind ``mrle``) and ``pairwise_cpu``/``pairwise_gpu``
 (behind ``pairwise``, the pairwise engine; the GPU side split into
-``pairwise_plan``, ``pairwise_device`` and ``pairwise_host``),
+``pairwise_launch``, ``pairwise_device`` and ``pairwise_host``),
 ``posterior_cpu``/``posterior_gpu`` and ``lcs_cpu``/``lcs_gpu``. Each family
 has one interface (`msa_gpu.backend.interfaces`) that both sides meet; a
 `Backend` gives its families (``backend.lcs``, ``backend.posterior``, ...;

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from msa_gpu.backend.pairwise_host import _LOCK, CAST_THREADS, _cast_columns, _span_costs, _staging
-from msa_gpu.backend.pairwise_plan import (
+from msa_gpu.backend.pairwise_launch import (
     BLOCK,
     BLOCK16,
     PAD,

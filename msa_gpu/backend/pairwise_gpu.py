@@ -1,6 +1,6 @@
 """GPU pairwise alignment: scheduling, batching and multi-GPU launch of
 ``kernels/pairwise.cu`` (twin: `pairwise_cpu`). This module is the driver
-(`align_batch`); it takes its plan from `pairwise_plan` (pure NumPy: groups,
+(`align_batch`); it takes its plan from `pairwise_launch` (pure NumPy: groups,
 kernels, batches), its devices from `pairwise_device` (kernels, streams,
 one host thread a device, each device's range) and its host memory from
 `pairwise_host` (staging, casts, result arrays, page faults ahead of time).
@@ -83,7 +83,7 @@ from msa_gpu.backend.pairwise_device import (
     visible_devices,
 )
 from msa_gpu.backend.pairwise_host import _entry_lock, _fault_chunks, _Guess, _host_pool, _result_array
-from msa_gpu.backend.pairwise_plan import (
+from msa_gpu.backend.pairwise_launch import (
     SPLIT_SHARE,
     STRIP,
     STRIP16,

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 
-from msa_gpu.backend.pairwise_plan import LIMIT16
+from msa_gpu.backend.pairwise_launch import LIMIT16
 
 _STAGING: dict = {}
 

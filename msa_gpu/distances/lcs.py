@@ -94,7 +94,7 @@ def lcs_spanning_edges(seqs: Sequences, xp=np) -> tuple[np.ndarray, np.ndarray]:
     sequence 0 (ties to the lowest index), with no matrix: each sequence's
     distances to those still outside are computed when it joins, on ``xp``'s
     device. The same edges, in the same order, as Prim over the matrix
-    (tree/_linkage._prim_edges), on either backend: the same integers, table
+    (tree/linkage_numba._prim_edges), on either backend: the same integers, table
     and division. Returns the edges' ends (n - 1, 2) and lengths, host arrays."""
     return lcs_spanning_edges_many([seqs], xp)[0]
 

@@ -1,6 +1,6 @@
 """The constants that the CUDA kernels (``kernels/*.cu``) share with their
 numba twins (``backend/*_cpu.py``) and GPU runtimes (``backend/*_gpu.py``,
-``backend/pairwise_plan.py``): fixed-point ones, vector widths, gap-model
+``backend/pairwise_launch.py``): fixed-point ones, vector widths, gap-model
 and mode codes, sentinels, state counts, block shapes. One place: the loader
 (`msa_gpu.kernels.get_function`) hands each ``.cu`` file its constants as a
 ``#define`` preamble (`DEFINES`, `preamble`), the ``.cu`` files define none of
@@ -25,13 +25,13 @@ CKPT_INTS = 7  # band_dp's state saved per row at a long pair's band boundary
 STAT_COLS, STAT_LANES = 32, 8  # profile_stats: boundary columns per block and row lanes per column
 MERGE_CHUNK = 8192  # merged codes per merge_profiles block
 
-# ---- pairwise alignment (pairwise.cu; pairwise_cpu, pairwise, pairwise_plan)
+# ---- pairwise alignment (pairwise.cu; pairwise_cpu, pairwise, pairwise_launch)
 PAIR_NEG = -(1 << 29)  # pairwise DP: minus infinity (pairwise_cpu.NEG)
 MODE_GLOBAL, MODE_SEMIGLOBAL, MODE_LOCAL = 0, 1, 2  # the MODE define (pairwise.MODE_CODE)
 STRIP = 8  # rows of a strip of the 32-bit kernels (R in pairwise.cu)
 PAD = 31  # residue code padding each sequence to a multiple of 4
-NEG16 = -32000  # minus infinity of the 16-bit kernel (pairwise_plan.LIMIT16 stays below its size)
-PW_MINBLOCKS = 3  # blocks per SM the 32-bit kernels are compiled for (pairwise_plan.WARPS_PER_SM)
+NEG16 = -32000  # minus infinity of the 16-bit kernel (pairwise_launch.LIMIT16 stays below its size)
+PW_MINBLOCKS = 3  # blocks per SM the 32-bit kernels are compiled for (pairwise_launch.WARPS_PER_SM)
 
 # ---- pair-HMM posteriors and their cut (posterior.cu, kept.cu; posterior_cpu, posterior_gpu)
 N_STATES = 5  # pair-HMM states (NS in posterior.cu)

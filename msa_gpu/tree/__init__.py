@@ -2,7 +2,7 @@
 
 ``fragments`` (fragments joined last, above the full-length sequences' tree), ``linkage`` (UPGMA, MAFFT-style mixed linkage, single linkage, and FAMSA's
 single-linkage tree straight from LCS distances with no matrix; their numba kernels in
-``_linkage``), ``neighbour_joining`` (NJ), ``partition`` (the large path's
+``linkage_numba``), ``neighbour_joining`` (NJ), ``partition`` (the large path's
 tree from k-mer sets, no N x N matrix) and ``weights`` (leaf orders and
 sequence weights). The tree is a flat array (`msa_gpu.types.GuideTree`);
 Newick text is made only by `msa_gpu.io.newick`.

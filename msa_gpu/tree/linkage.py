@@ -8,7 +8,7 @@ import numpy as np
 from msa_gpu.config import SPANNING_MIN_SEQS
 from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
-#: From this many sequences UPGMA runs in numba (`_linkage.upgma_rowmin`:
+#: From this many sequences UPGMA runs in numba (`linkage_numba.upgma_rowmin`:
 #: 10,000 sequences in well under a second, without the GIL, where SciPy's
 #: linkage took 2.7 s holding it); below, SciPy's.
 UPGMA_NUMBA_MIN = 500
@@ -22,7 +22,7 @@ def upgma(dm: DistanceMatrix) -> GuideTree:
     if n == 1:
         return GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))
     if n >= UPGMA_NUMBA_MIN:
-        from msa_gpu.tree._linkage import upgma_rowmin  # numba: imported only when needed
+        from msa_gpu.tree.linkage_numba import upgma_rowmin  # numba: imported only when needed
 
         return _tree_from_linkage(upgma_rowmin(dm.values.copy()), n)
     from scipy.cluster.hierarchy import linkage  # imported here: slow to import
@@ -47,7 +47,7 @@ def mixed_linkage(dm: DistanceMatrix, average_share: float = 0.1) -> GuideTree:
     if n <= DENSE_MAX:
         children, lengths = _mixed_linkage_dense(dm.values.copy(), float(average_share))
     else:
-        from msa_gpu.tree._linkage import mixed_linkage_rowmin  # numba: imported only when needed
+        from msa_gpu.tree.linkage_numba import mixed_linkage_rowmin  # numba: imported only when needed
 
         children, lengths = mixed_linkage_rowmin(dm.values.copy(), float(average_share))
     return GuideTree(n, children, lengths)
@@ -65,7 +65,7 @@ def single_linkage(dm: DistanceMatrix) -> GuideTree:
     n = len(dm)
     if n < SPANNING_MIN_SEQS:
         return mixed_linkage(dm, 0.0)
-    from msa_gpu.tree._linkage import single_linkage_prim  # numba: imported only when needed
+    from msa_gpu.tree.linkage_numba import single_linkage_prim  # numba: imported only when needed
 
     children, lengths = single_linkage_prim(dm.values)
     return GuideTree(n, children, lengths)
@@ -83,7 +83,7 @@ def lcs_single_linkage(seqs: Sequences, xp=np) -> GuideTree:
 def lcs_single_linkage_many(families: list[Sequences], xp=np) -> list[GuideTree]:
     """`lcs_single_linkage` of several families, stepped together on the GPU."""
     from msa_gpu.distances import lcs_spanning_edges_many
-    from msa_gpu.tree._linkage import single_linkage_edges  # numba: imported only when needed
+    from msa_gpu.tree.linkage_numba import single_linkage_edges  # numba: imported only when needed
 
     trees: list = [GuideTree(1, np.zeros((0, 2)), np.zeros((0, 2)))] * len(families)
     todo = [f for f, s in enumerate(families) if len(s) > 1]

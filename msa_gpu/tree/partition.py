@@ -67,7 +67,7 @@ def partition_tree(km: KmerSets, lengths: np.ndarray, xp=np, n_pivots: int = 0,
     pivots)``, if given, computes the member-to-pivot distances of sets of at
     least `MAP_MIN_ROWS` members elsewhere (Dask workers); each row depends
     only on its member, so the tree is the same."""
-    from msa_gpu.tree._linkage import mixed_linkage_rowmin
+    from msa_gpu.tree.linkage_numba import mixed_linkage_rowmin
 
     n = len(km)
     if n == 1:
