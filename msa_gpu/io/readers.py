@@ -28,21 +28,23 @@ def read_new(path, rows: list[bytes], seqtype="auto", any_symbol: bool = False, 
     return make_sequences(new_names, new_raw, seqtype, any_symbol)
 
 
-def read_text(path: str | os.PathLike, stdin=None) -> str:
+def read_text(path: str | os.PathLike, stdin=None, name: str | os.PathLike | None = None) -> str:
     """A text file's contents (gzip-compressed, or standard input for ``-``:
-    ``stdin``, a binary stream, default this process's)."""
+    ``stdin``, a binary stream, default this process's), named ``name`` in
+    messages (default ``path``)."""
+    name = path if name is None else name
     if str(path) == "-":
         data = (sys.stdin.buffer if stdin is None else stdin).read()
     else:
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror}") from None
+            raise InputError(f"cannot read {name}: {exc.strerror}") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{path}: corrupt gzip data ({exc})") from None
+            raise InputError(f"{name}: corrupt gzip data ({exc})") from None
     return data.decode(ENCODING, ERRORS)
 
 
@@ -110,26 +112,29 @@ def read_sequences(path: str | os.PathLike, seqtype: SeqType = SeqType.auto, any
         raise InputError(f"{path}: {exc}") from None
 
 
-def expand_inputs(inputs: list[str]) -> list[str]:
+def expand_inputs(inputs: list) -> list[str]:
     """Paths to align: a folder stands for its FASTA files (sorted), a
     ``.txt``/``.list`` file that is not FASTA for the paths it lists one per
-    line (relative to it)."""
+    line (relative to it). An input is a path, or a path-like found
+    elsewhere whose ``str()`` is the path as given (a served request's, in
+    its client's folder: `msa_gpu.frontends.job.Placed`); the paths returned
+    are named as given, so that messages name them so."""
     out: list[str] = []
     if inputs.count("-") > 1:
         raise InputError("standard input ('-') can be given only once")
     for item in inputs:
-        p = Path(item)
-        if item != "-" and p.is_dir():
-            found = sorted(str(f) for f in p.iterdir()
+        given, found = Path(str(item)), Path(item)
+        if item != "-" and found.is_dir():
+            files = sorted(str(given / f.name) for f in found.iterdir()
                            if f.is_file() and f.name.lower().removesuffix(".gz").endswith(FASTA_SUFFIXES))
-            if not found:
+            if not files:
                 raise InputError(f"{item}: no FASTA files in this folder")
-            out.extend(found)
-        elif p.suffix.lower() in (".txt", ".list") and not read_text(p).lstrip().startswith(">"):
-            lines = [line.strip() for line in read_text(p).splitlines()]
-            out.extend(str(p.parent / line) for line in lines if line and not line.startswith("#"))
+            out.extend(files)
+        elif given.suffix.lower() in (".txt", ".list") and not (text := read_text(found, name=given)).lstrip().startswith(">"):
+            lines = [line.strip() for line in text.splitlines()]
+            out.extend(str(given.parent / line) for line in lines if line and not line.startswith("#"))
         else:
-            out.append(item)
+            out.append(str(item))
     if not out:
         raise InputError("no input files")
     return out
@@ -252,11 +257,12 @@ def read_core(path: str | os.PathLike) -> str:
     return text
 
 
-def alignable_inputs(inputs: list[str], on_skip=None) -> list[str]:
-    """`expand_inputs`, less the reference alignments (`is_reference`:
-    BAliBASE's ``X.ref.fa`` beside its input ``X.tfa``) a folder holds: they
-    are not aligned, and ``on_skip(message)`` says so. (A reference named
-    as an input, or in a list file, is aligned.)"""
+def alignable_inputs(inputs: list, on_skip=None) -> list[str]:
+    """`expand_inputs` (its inputs paths or path-likes found elsewhere),
+    less the reference alignments (`is_reference`: BAliBASE's ``X.ref.fa``
+    beside its input ``X.tfa``) a folder holds: they are not aligned, and
+    ``on_skip(message)`` says so. (A reference named as an input, or in a
+    list file, is aligned.)"""
     paths = expand_inputs(inputs)
     kinds = ", ".join("*" + suffix for suffix in REFERENCE_SUFFIXES)
     skipped: set[str] = set()
