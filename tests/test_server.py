@@ -669,19 +669,124 @@ def test_the_server_assigns_no_process_state():
     assert "os.umask(" not in inspect.getsource(requests)
 
 
-def test_requests_that_expand_inputs_run_alone(tmp_path):
-    """``msagpu align`` expands a folder or a list of paths before its job is
-    built: such a request is answered 'alone' (its client runs it), others
-    are served, a ``.txt`` output included."""
+def _alone_and_served(tmp_path: Path, make, *argv) -> tuple:
+    """``msagpu ARGV`` run alone (a fresh process in a folder made by
+    ``make(folder)``) and served (`run_request` in this process, whose own
+    folder is another, for a folder made alike): each run's exit code,
+    standard output, standard error (timings and stage lines aside) and the
+    files in its folder afterwards."""
+    import re
+
+    def said(err: bytes) -> bytes:
+        lines = [line for line in err.split(b"\n") if b" done in " not in line]
+        return re.sub(rb"[0-9.]+ s\b", b"T s", b"\n".join(lines))
+
+    def files(folder: Path) -> dict:
+        return {str(f.relative_to(folder)): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
+
+    runs = []
+    for mode in ("alone", "served"):
+        folder = tmp_path / f"{mode}-{'-'.join(argv)[:60].replace('/', '_')}"
+        folder.mkdir()
+        make(folder)
+        if mode == "alone":
+            run = client("msagpu", *argv, cwd=folder)
+            runs.append((run.returncode, run.stdout, said(run.stderr), files(folder)))
+        else:
+            assert Path.cwd() != folder
+            answer = server.run_request({"program": "msagpu", "argv": list(argv), "cwd": str(folder), "env": {},
+                                         "umask": 0o022, "stdin": None})
+            runs.append((answer["rc"], protocol.decode(answer["stdout"]), said(protocol.decode(answer["stderr"])),
+                         files(folder)))
+    return tuple(runs)
+
+
+def test_msagpu_align_is_served_as_a_job_with_its_folders_and_lists_found_in_the_clients_folder(refs, tmp_path):
+    """``msagpu align`` is a front door of `protocol.JOBS`: its command line
+    parsed into a `Job` by ``job_of`` (no context variable hands the typer
+    command its caller), a folder or a list of inputs expanded in the
+    client's folder, not the server's. Such a request is served (not
+    answered 'alone'), and writes the files, output and messages of a run
+    alone, errors included."""
+    from msa_gpu.frontends import job as jobs
     from msa_gpu.serving import requests
 
-    (tmp_path / "dir").mkdir()
+    def make(folder: Path) -> None:
+        (folder / "fam").mkdir()
+        for name in ("BB11001", "BB12006"):
+            (folder / "fam" / f"{name}.fa").write_bytes((refs / f"{name}.tfa").read_bytes())
+        (folder / "fam" / "BB11001.ref.fa").write_bytes((refs / "BB11001.tfa").read_bytes())
+        (folder / "in.list").write_text("fam/BB12006.fa\n# a comment\nfam/BB11001.fa\n")
 
-    def req(*argv, program="msagpu"):
-        return {"program": program, "argv": list(argv), "cwd": str(tmp_path)}
+    assert "msagpu" in protocol.JOBS and not hasattr(jobs, "calling") and not hasattr(requests, "_command")
+    runs = {}
+    for argv in (("align", "fam", "--outdir", "out", "--backend", "cpu", "--mode", "fast"),
+                 ("align", "-i", "./in.list", "--outdir", "out", "--backend", "cpu", "--mode", "fast", "--explain"),
+                 ("align", "fam", "-o", "one.fa"),  # a folder needs --outdir: said after its skipped references
+                 ("align", "missing.list", "--outdir", "out")):
+        request = {"program": "msagpu", "argv": list(argv), "cwd": str(tmp_path)}
+        assert requests.servable(request), argv
+        alone, served = _alone_and_served(tmp_path, make, *argv)
+        assert served == alone, argv
+        runs.setdefault(argv[1], served)
+    rc, _, said, files = runs["fam"]
+    assert rc == 0 and {"out/BB11001.fa", "out/BB12006.fa"} <= set(files) and "out/BB11001.ref.fa" not in files
+    assert said.startswith(b"msagpu: fam: skipped 1 reference alignment (*.ref.fa)\n")
+    assert runs["-i"][0] == 0 and {"out/BB11001.fa", "out/BB12006.fa"} <= set(runs["-i"][3])
+    assert runs["missing.list"][2] == b"msagpu: error: cannot read missing.list: No such file or directory\n"
 
-    assert requests.process_folder(req("align", "dir", "--outdir", "out"))
-    assert requests.process_folder(req("align", "-i", "inputs.list", "--outdir", "out"))
-    assert not requests.process_folder(req("align", "in.fa", "-o", "out.txt"))
-    assert not requests.process_folder(req("align", "-", "-o", "dir"))
-    assert not requests.process_folder(req("--quiet", "dir", program="msagpu-mafft"))
+
+def test_msagpu_align_usage_errors_and_msagpu_mafft_served_as_alone(refs, tmp_path):
+    """A command line the typer command refuses is said as typer says it
+    (usage, exit 2); ``-qv`` is quiet by the command's own parse; ``msagpu
+    mafft ARGS`` is ``msagpu-mafft`` with the arguments its command hands on
+    (click drops ``--``); ``msagpu mafft`` alone (MAFFT's help) and
+    ``msagpu`` commands other than ``align`` and ``mafft`` are not served."""
+    from msa_gpu.serving import requests
+
+    def make(folder: Path) -> None:
+        (folder / "in.fa").write_bytes((refs / "BB11001.tfa").read_bytes())
+        (folder / "gapped.fa").write_text(">a\nMK-VLA\n>b\nMKVLLA\n>c\nMKVKLA\n")
+
+    for argv in (("align", "in.fa", "--tree", "bogus"), ("align", "in.fa", "--no-such-option"),
+                 ("align", "in.fa", "--threads", "0"), ("align", "-qv", "gapped.fa", "--backend", "cpu"),
+                 ("align", "gapped.fa", "--backend", "cpu", "--mode", "fast"),
+                 ("mafft", "--quiet", "--", "in.fa"), ("mafft", "--bogus", "in.fa")):
+        alone, served = _alone_and_served(tmp_path, make, *argv)
+        assert served == alone, argv
+        if "bogus" in argv[-1] or "no-such" in argv[-1]:
+            assert served[0] == 2 and served[2].startswith(b"Usage: msagpu align [OPTIONS]"), served
+    assert served[0] == 2 and served[2].startswith(b"msagpu-mafft: error: MAFFT option --bogus")
+    for argv in (["mafft"], ["score", "a", "b"], []):
+        assert not requests.servable({"program": "msagpu", "argv": argv})
+    assert protocol.served("msagpu", ["mafft"]) is None
+    # quiet as the command parses it: -qv is quiet, an output named -q is not
+    assert requests.quiet("msagpu", ["align", "-qv", "in.fa"]) and requests.quiet("msagpu", ["align", "--quiet", "x"])
+    assert not requests.quiet("msagpu", ["align", "in.fa", "-o", "-q"])
+    assert not requests.quiet("msagpu", ["align", "in.fa", "--tree", "bogus", "-q"])  # (refused: said anyway)
+
+
+def test_an_out_of_memory_exit_says_the_plan_served_as_alone(refs, tmp_path, monkeypatch):
+    """``msagpu align`` out of memory says its memory plan, served as
+    alone; the other front doors' exits do not (as before)."""
+    from typer.testing import CliRunner
+
+    from msa_gpu.frontends import runner
+    from msa_gpu.frontends.msagpu import app
+
+    def out_of_memory(job, need=None, caller=None):
+        if need is not None:
+            need["plan"] = "memory plan: about 9 GB"
+        raise MemoryError("cannot allocate")
+
+    monkeypatch.setattr(runner, "run", out_of_memory)
+    (tmp_path / "in.fa").write_bytes((refs / "BB11001.tfa").read_bytes())
+    said = b"msagpu: error: out of memory (cannot allocate); memory plan: about 9 GB\n"
+    for program, argv, want in (("msagpu", ["align", "in.fa", "-q"], said),
+                                ("msagpu-mafft", ["--quiet", "in.fa"], b"msagpu-mafft: error: out of memory "
+                                                                      b"(cannot allocate)\n")):
+        answer = server.run_request({"program": program, "argv": argv, "cwd": str(tmp_path), "env": {},
+                                     "umask": 0o022, "stdin": None})
+        assert (answer["rc"], protocol.decode(answer["stderr"])) == (4, want), program
+    alone = CliRunner().invoke(app, ["align", str(tmp_path / "in.fa"), "-q"])
+    assert alone.exit_code == 4 and alone.stderr.encode() == said

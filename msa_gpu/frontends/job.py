@@ -8,8 +8,6 @@ renders and writes. Light: no numpy, so that a parser stays cheap to import.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -199,9 +197,12 @@ class Placed(os.PathLike):
         return Placed(self.given + suffix, self.folder)
 
 
-def _placed(path, folder: str):
+def place(path, folder: str | None):
     """``path`` found in ``folder`` where it is relative (`Placed`); standard
-    streams ('-'), absolute paths and None as they are."""
+    streams ('-'), absolute paths, None and any path where ``folder`` is None
+    (this process's own) as they are."""
+    if folder is None:
+        return path
     if path is None or isinstance(path, Placed) or str(path) == "-" or os.path.isabs(path):
         return path
     return Placed(path, folder)
@@ -222,13 +223,13 @@ def placed(job: Job, folder: str | None) -> Job:
     def part(obj, paths=()):
         if obj is None:
             return None
-        changes = {name: _placed(getattr(obj, name), folder) for name in _PATHS[type(obj).__name__]}
-        return replace(obj, **changes, **({"paths": tuple(_placed(p, folder) for p in paths)} if paths else {}))
+        changes = {name: place(getattr(obj, name), folder) for name in _PATHS[type(obj).__name__]}
+        return replace(obj, **changes, **({"paths": tuple(place(p, folder) for p in paths)} if paths else {}))
 
     inputs = job.inputs
     inputs = replace(part(inputs, inputs.paths), merge=part(inputs.merge))
     if inputs.merge is not None:
-        inputs = replace(inputs, merge=replace(inputs.merge, alignments=tuple(_placed(p, folder)
+        inputs = replace(inputs, merge=replace(inputs.merge, alignments=tuple(place(p, folder)
                                                                              for p in inputs.merge.alignments)))
     requests = replace(job.requests, ensemble=part(job.requests.ensemble))
     return replace(job, inputs=inputs, requests=requests, outputs=part(job.outputs))
@@ -243,8 +244,9 @@ class Caller:
     this process's) and its ``batch`` hook (`msa_gpu.aligner.BatchHook`:
     a server's requests that arrive together aligned in one batch; None:
     alone). `Caller.here` is this process; a served request
-    (`msa_gpu.serving.server`) brings its own, so that no process-wide state
-    is swapped for it."""
+    (`msa_gpu.serving.server`) brings its own, handed to the front door's
+    ``job_of`` and to the runner, so that no process-wide state is swapped
+    for it."""
 
     stdout: object
     stderr: object
@@ -258,29 +260,3 @@ class Caller:
     def here(cls) -> Caller:
         """This process: its standard streams, folder, environment and umask, as they are now."""
         return cls(sys.stdout, sys.stderr, None, None, os.environ, None)
-
-
-#: The caller of the runs in this context (`calling`), where a front door
-#: that builds and runs its `Job` itself (``msagpu align``'s typer command)
-#: cannot be handed one; None: this process (`Caller.here`).
-_CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("msagpu_caller", default=None)
-
-
-def current_caller() -> Caller:
-    """The caller set by `calling` in this context, else this process."""
-    return _CALLER.get() or Caller.here()
-
-
-def served_caller() -> Caller | None:
-    """The caller set by `calling`, None where the run is this process's own."""
-    return _CALLER.get()
-
-
-@contextlib.contextmanager
-def calling(caller: Caller):
-    """Runs in this context (this thread) are ``caller``'s."""
-    token = _CALLER.set(caller)
-    try:
-        yield caller
-    finally:
-        _CALLER.reset(token)

@@ -1,13 +1,15 @@
-"""``msagpu``'s command line (typer): ``align`` turns its options into a
-`Job` and hands it to the runner (`msa_gpu.frontends.runner`); ``mafft``
-is MAFFT's command line; ``score``, ``pairwise``, ``distmat`` and ``serve``
-live in `msa_gpu.frontends.tools`. Errors map to exit codes through
-`msa_gpu.errors.exits` (2: bad input, 3: backend unavailable, 4: out of
-memory or an output that cannot be written)."""
+"""``msagpu``'s command line (typer): ``align`` parses its options, which
+become a `Job` (`job_of`: the same parse, for a served request) that the
+runner runs (`msa_gpu.frontends.runner`); ``mafft`` is MAFFT's command line
+(``msagpu-mafft``'s door; `mafft_args`); ``score``, ``pairwise``,
+``distmat`` and ``serve`` live in `msa_gpu.frontends.tools`. Errors map to
+exit codes through `msa_gpu.errors.exits` (2: bad input, 3: backend
+unavailable, 4: out of memory or an output that cannot be written)."""
 
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 from typing import Annotated
 
 import typer
@@ -16,7 +18,7 @@ from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, 
 from msa_gpu.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.frontends import tools
-from msa_gpu.frontends.job import Inputs as JobInputs, Job, Outputs, Requests
+from msa_gpu.frontends.job import Caller, Inputs as JobInputs, Job, Outputs, Requests, place
 from msa_gpu.frontends.options import (  # the commands' options
     AddOpt, Anchors, AutoFlag, BackendOpt, ColumnScores, DaskOpt, DistanceOpt, DistmatOut, EnsembleN,
     EnsembleOut, ExistingOpt, Explain, Force, Fragments, GapExtend, GapOpen, Ginsi, GpusOpt, InOpt, Inputs,
@@ -25,8 +27,32 @@ from msa_gpu.frontends.options import (  # the commands' options
     TreeOpt, TreeOut, Verbose,
 )
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+
+def _run_here(options: SimpleNamespace | None, **_) -> None:
+    """The app's result callback: ``align``'s options (what a command
+    returns; the others return None) made into a `Job` and run for this
+    process; a failed run's exit code."""
+    if options is None:
+        return
+    from msa_gpu.frontends.runner import run
+
+    warnings.showwarning = (lambda *a, **k: None) if options.quiet else tools.show_warning
+    need: dict = {}
+    with tools.exit_codes(lambda: need.get("plan", "")):
+        code = run(_job(options, Caller.here()), need)
+    if code:
+        raise typer.Exit(code)
+
+
+try:  # what the typer commands' parse raises for a command line it refuses (typer 0.29 on: its own click's)
+    from typer._click.exceptions import ClickException as Refused
+except ImportError:  # pragma: no cover - an older typer: click's own
+    from click import ClickException as Refused
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, result_callback=_run_here,
                   help="msagpu: GPU-accelerated progressive multiple sequence alignment.")
+
 
 def _version(value: bool) -> None:
     if value:
@@ -89,113 +115,149 @@ def align(
     min_confidence: MinConfidence = None,
     kept_columns: KeptColumns = None,
     residue_scores: ResidueScores = None,
-) -> None:
+) -> SimpleNamespace:
     """Align the sequences of INPUTS and write the alignment(s).
 
     One input writes to -o (or stdout). Several inputs, a folder or a list
     file need --outdir: all families are aligned in one run, their merges
     batched together.
     """
-    from msa_gpu.frontends.runner import run
+    return SimpleNamespace(**locals())  # (run by the app's result callback, `_run_here`)
+
+
+def job_of(argv: list[str], caller: Caller | None = None) -> Job:
+    """``msagpu align ARGS`` (``argv``: ``["align", *ARGS]``, as a client
+    sends it) as a `Job` for ``caller`` (default `Caller.here`): parsed by
+    the ``align`` command (a command line it refuses raises `Refused`, to
+    be said by its ``show``, as typer says it), checked in the same order,
+    a folder or a list of inputs found in the caller's folder."""
+    return _job(options_of(argv), caller or Caller.here())
+
+
+def options_of(argv: list[str]) -> SimpleNamespace:
+    """``msagpu align ARGS``'s options, as the typer command gives them."""
+    if argv[:1] != ["align"]:
+        raise ValueError(f"not an msagpu align command line: {argv[:1]}")
+    with _context("align", argv[1:]) as ctx:
+        return ctx.command.invoke(ctx)
+
+
+def quiet(argv: list[str]) -> bool:
+    """Whether ``msagpu align ARGS`` keeps its warnings quiet (``--quiet``,
+    by the command's own parse: ``-qv`` too); False where it does not parse
+    (it fails with its usage error)."""
+    try:
+        return options_of(argv).quiet
+    except Refused:
+        return False
+
+
+def mafft_args(argv: list[str]) -> list[str]:
+    """``msagpu mafft ARGS``'s arguments (``argv``: ``["mafft", *ARGS]``) as
+    its command hands them to ``msagpu-mafft`` (click drops a ``--``)."""
+    with _context("mafft", argv[1:]) as ctx:
+        return list(ctx.args)
+
+
+def _context(name: str, args: list[str]):
+    """The click context of ``msagpu NAME ARGS``'s command, ``args`` parsed."""
+    group = typer.main.get_command(app)
+    parent = group.make_context("msagpu", [name])
+    return group.commands[name].make_context(name, list(args), parent=parent)
+
+
+def _job(o: SimpleNamespace, caller: Caller) -> Job:
+    """``align``'s options as a `Job` for ``caller``, or the `InputError` of
+    the first that does not fit the others."""
     from msa_gpu.io import format_for
 
-    warnings.showwarning = (lambda *a, **k: None) if quiet else tools.show_warning
-    need: dict = {}
-    with tools.exit_codes(lambda: need.get("plan", "")):
-        inputs = list(inputs or []) + list(infile or [])
-        side = (replicate, ensemble_out, min_confidence, kept_columns, residue_scores, perturb, seed)
-        if (add is not None or existing is not None) and (ensemble is not None or any(x is not None for x in side)):
-            raise InputError("--ensemble and its options do not go with --add/--existing")
-        if merge:
-            job = _merge_job(inputs, output, outfmt, seqtype, backend, threads, mode, linsi or ginsi, add, existing,
-                             outdir, ensemble, side, quiet)
-        elif add is not None or existing is not None:
-            if add is None or existing is None or inputs:
-                raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
-            job = Job("msagpu", JobInputs((str(add),), seqtype, existing=str(existing)),
-                      Requests(config_for=lambda st: AlignerConfig(seqtype=st, backend=backend, threads=threads),
-                               keeplength=keeplength, voice="quiet" if quiet else "plans"),
-                      Outputs(output, format_for(output, outfmt)))
-        else:
-            job = _align_job(inputs, output, outdir, outfmt, seqtype, backend, tree, distance, tree_out, tree_in,
-                             threads, gap_open, gap_extend, matrix, retree, fragments, anchors, mode, linsi, ginsi,
-                             maxiterate, dask, gpus, distmat_out, column_scores, keeplength, quiet, explain or verbose,
-                             ensemble, side)
-        code = run(job, need)
-    if code:
-        raise typer.Exit(code)
+    inputs = list(o.inputs or []) + list(o.infile or [])
+    side = (o.replicate, o.ensemble_out, o.min_confidence, o.kept_columns, o.residue_scores, o.perturb, o.seed)
+    if (o.add is not None or o.existing is not None) and (o.ensemble is not None or any(x is not None for x in side)):
+        raise InputError("--ensemble and its options do not go with --add/--existing")
+    if o.merge:
+        return _merge_job(o, inputs, side)
+    if o.add is not None or o.existing is not None:
+        if o.add is None or o.existing is None or inputs:
+            raise InputError("--add NEW.fa needs --existing ALN.fa (and no other input)")
+        return Job("msagpu", JobInputs((str(o.add),), o.seqtype, existing=str(o.existing)),
+                   Requests(config_for=lambda st: AlignerConfig(seqtype=st, backend=o.backend, threads=o.threads),
+                            keeplength=o.keeplength, voice="quiet" if o.quiet else "plans"),
+                   Outputs(o.output, format_for(o.output, o.outfmt)))
+    return _align_job(o, inputs, side, caller)
 
 
-def _merge_job(inputs, output, outfmt, seqtype, backend, threads, mode, accurate, add, existing, outdir, ensemble,
-               side, quiet) -> Job:
+def _merge_job(o: SimpleNamespace, inputs: list[str], side: tuple) -> Job:
     """``msagpu align --merge A.fa B.fa ...`` as a `Job` (`MergeInputs`)."""
     from msa_gpu.frontends.job import MergeInputs
     from msa_gpu.io import format_for
 
-    if add is not None or existing is not None or outdir is not None or ensemble is not None or any(
+    if o.add is not None or o.existing is not None or o.outdir is not None or o.ensemble is not None or any(
             x is not None for x in side):
         raise InputError("--merge takes its alignments as INPUTS and writes one alignment (-o): drop --add, "
                          "--existing, --outdir and the --ensemble options")
     if len(inputs) < 2:
         raise InputError("--merge needs at least two alignments (files) as INPUTS")
-    config = AlignerConfig(seqtype=seqtype, backend=backend, threads=threads,
-                           mode=Mode.accurate if accurate else mode)
-    return Job("msagpu", JobInputs((), seqtype, merge=MergeInputs(tuple(map(str, inputs)))),
-               Requests(config, voice="quiet" if quiet else "plans"), Outputs(output, format_for(output, outfmt)))
+    config = AlignerConfig(seqtype=o.seqtype, backend=o.backend, threads=o.threads,
+                           mode=Mode.accurate if (o.linsi or o.ginsi) else o.mode)
+    return Job("msagpu", JobInputs((), o.seqtype, merge=MergeInputs(tuple(map(str, inputs)))),
+               Requests(config, voice="quiet" if o.quiet else "plans"),
+               Outputs(o.output, format_for(o.output, o.outfmt)))
 
 
-def _align_job(inputs, output, outdir, outfmt, seqtype, backend, tree, distance, tree_out, tree_in, threads, gap_open,
-               gap_extend, matrix, retree, fragments, anchors, mode, linsi, ginsi, maxiterate, dask, gpus, distmat_out,
-               column_scores, keeplength, quiet, explain, ensemble, side) -> Job:
-    """``msagpu align``'s options as a `Job`, or the `InputError` of the first
-    that does not fit the others."""
+def _align_job(o: SimpleNamespace, inputs: list[str], side: tuple, caller: Caller) -> Job:
+    """``msagpu align``'s options as a `Job`, or the `InputError` of the
+    first that does not fit the others; a folder or a list of inputs is
+    expanded in the caller's folder, and the files it skips said on its
+    stderr."""
     from msa_gpu.io import alignable_inputs, format_for
-    if keeplength:
+    if o.keeplength:
         raise InputError("--keeplength goes with --add and --existing")
     if not inputs:
         raise InputError("no input: give a FASTA file (or -i FILE)")
-    paths = alignable_inputs(inputs, None if quiet else lambda m: typer.echo(f"msagpu: {m}", err=True))
-    batch = outdir is not None
+    paths = alignable_inputs([place(item, caller.cwd) for item in inputs],
+                             None if o.quiet else lambda m: print(f"msagpu: {m}", file=caller.stderr))
+    batch = o.outdir is not None
     if not batch and (len(paths) > 1 or paths != inputs):
         raise InputError("several inputs, a folder or a list file need --outdir DIR")
-    if batch and (output is not None or tree_out is not None or distmat_out is not None or tree_in is not None
-                  or column_scores is not None):
+    if batch and (o.output is not None or o.tree_out is not None or o.distmat_out is not None or o.tree_in is not None
+                  or o.column_scores is not None):
         raise InputError("--outdir cannot be combined with -o, --tree-out, --guidetree-in, --distmat-out or "
                          "--column-scores")
-    elsewhere = bool(dask) or (gpus is not None and gpus.strip() != "1")
-    if tree_in is not None and elsewhere:
+    elsewhere = bool(o.dask) or (o.gpus is not None and o.gpus.strip() != "1")
+    if o.tree_in is not None and elsewhere:
         raise InputError("--guidetree-in aligns one family on one device: drop --dask and --gpus")
-    fmt = format_for(output, outfmt)
+    fmt = format_for(o.output, o.outfmt)
     ens = None
-    replicate, ensemble_out, min_confidence, kept_columns, residue_scores, perturb, seed = side
-    if ensemble is not None or any(x is not None for x in side):
+    if o.ensemble is not None or any(x is not None for x in side):
         from msa_gpu.frontends.ensemble import EnsembleOptions, check
 
-        if ensemble is None:
+        if o.ensemble is None:
             raise InputError("--perturb, --seed, --replicate, --ensemble-out, --min-confidence, --kept-columns and "
                              "--residue-scores go with --ensemble N")
-        ens = EnsembleOptions(ensemble, perturb or "tree,gaps", 0 if seed is None else seed, replicate,
-                              ensemble_out, min_confidence, kept_columns, residue_scores)
-        check(ens, batch, elsewhere, tree_in is not None, [output, column_scores, tree_out])
-        if distmat_out is not None:
+        ens = EnsembleOptions(o.ensemble, o.perturb or "tree,gaps", 0 if o.seed is None else o.seed, o.replicate,
+                              o.ensemble_out, o.min_confidence, o.kept_columns, o.residue_scores)
+        check(ens, batch, elsewhere, o.tree_in is not None, [o.output, o.column_scores, o.tree_out])
+        if o.distmat_out is not None:
             raise InputError("--ensemble writes no distance matrix: drop --distmat-out")
-    if linsi and ginsi:
+    if o.linsi and o.ginsi:
         raise InputError("--localpair and --globalpair exclude each other")
 
     def config_for(_detected) -> AlignerConfig:
         # every accurate spelling takes library_mode auto, the pair-HMM posteriors: ProbCons' for protein (issue
         # 29), ProbConsRNA's for nucleotides (issue 57: bralibase3_dev 0.838 / 0.318 with them, 0.720 / 0.219
         # with global alignments)
-        return AlignerConfig(seqtype=seqtype, backend=backend, tree=tree, distance=distance, matrix=matrix,
-                             gap_open=gap_open, gap_extend=gap_extend, retree=retree, threads=threads,
-                             mode=Mode.accurate if (linsi or ginsi) else mode, maxiterate=maxiterate,
-                             keep_distances=distmat_out is not None, fragments=fragments.value,
-                             anchor_cells=AlignerConfig.anchor_cells if anchors else 0)
+        return AlignerConfig(seqtype=o.seqtype, backend=o.backend, tree=o.tree, distance=o.distance, matrix=o.matrix,
+                             gap_open=o.gap_open, gap_extend=o.gap_extend, retree=o.retree, threads=o.threads,
+                             mode=Mode.accurate if (o.linsi or o.ginsi) else o.mode, maxiterate=o.maxiterate,
+                             keep_distances=o.distmat_out is not None, fragments=o.fragments.value,
+                             anchor_cells=AlignerConfig.anchor_cells if o.anchors else 0)
 
-    return Job("msagpu", JobInputs(tuple(paths), seqtype, batch, str(tree_in) if tree_in is not None else None),
-               Requests(config_for=config_for, gpus=gpus, dask=dask, ensemble=ens, voice="quiet" if quiet else "plans",
-                        explain=explain),
-               Outputs(output, fmt, outdir, tree=tree_out, distances=distmat_out, column_scores=column_scores))
+    return Job("msagpu", JobInputs(tuple(paths), o.seqtype, batch, str(o.tree_in) if o.tree_in is not None else None),
+               Requests(config_for=config_for, gpus=o.gpus, dask=o.dask, ensemble=ens,
+                        voice="quiet" if o.quiet else "plans", explain=o.explain or o.verbose),
+               Outputs(o.output, fmt, o.outdir, tree=o.tree_out, distances=o.distmat_out,
+                       column_scores=o.column_scores))
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)

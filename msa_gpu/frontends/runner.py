@@ -8,12 +8,13 @@ internal error, 130 SIGINT, 143 SIGTERM, 141 a closed output pipe)."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
 from pathlib import Path
 
 from msa_gpu.choices import BackendChoice, Library, Mode, SeqType, Tree
 from msa_gpu.errors import EXIT_INPUT, InputError, exits
-from msa_gpu.frontends.job import Caller, Job, current_caller, placed
+from msa_gpu.frontends.job import Caller, Job, placed
 from msa_gpu.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
 from msa_gpu.plan import StagePlan, memory_plan, stage_plan
 
@@ -23,25 +24,28 @@ PLAN_MIN_GB = 0.25
 
 def say_warnings(program: str, quiet: bool, stderr=None) -> None:
     """Warnings said as one line ``PROGRAM: message`` on ``stderr`` (default:
-    the current caller's, `current_caller`; none where ``quiet``)."""
+    this process's, as it is when the warning comes; none where ``quiet``)."""
     warnings.showwarning = (lambda *a, **k: None) if quiet else \
-        (lambda message, *a, **k: print(f"{program}: {message}",
-                                        file=current_caller().stderr if stderr is None else stderr))
+        (lambda message, *a, **k: print(f"{program}: {message}", file=sys.stderr if stderr is None else stderr))
 
 
-def main(program: str, job_of, argv: list[str], caller: Caller | None = None) -> None:
-    """End a console front door: ``job_of(argv)`` run for ``caller``
-    (default `current_caller`: this process); its exit code, or an error's
-    or a signal's (`msa_gpu.errors.exits`, said on the caller's stderr), as
-    ``SystemExit``."""
-    caller = caller or current_caller()
-    with exits(program, caller=caller):
-        code = run(job_of(argv), caller=caller)
+def main(program: str, job_of, argv: list[str], caller: Caller | None = None, plan: bool = False,
+         keep: tuple = ()) -> None:
+    """End a front door: ``job_of(argv)`` run for ``caller`` (default
+    `Caller.here`: this process); its exit code, or an error's or a
+    signal's (`msa_gpu.errors.exits`, said on the caller's stderr; ``plan``:
+    an out-of-memory exit says the run's memory plan, as ``msagpu align``'s
+    does), as ``SystemExit``. ``keep``: errors passed on as they are (a
+    command-line library's usage errors, said by its own rules)."""
+    caller = caller or Caller.here()
+    need: dict = {}
+    with exits(program, (lambda: need.get("plan", "")) if plan else None, keep=keep, caller=caller):
+        code = run(job_of(argv), need, caller=caller)
     raise SystemExit(code)
 
 
 def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int:
-    """Run ``job`` for ``caller`` (default `current_caller`: this process):
+    """Run ``job`` for ``caller`` (default `Caller.here`: this process):
     its exit code (0, or 2 where a batch's family failed and the others
     were written). The caller's relative paths are found in its folder
     (`placed`), its standard input read, its standard output and error
@@ -49,7 +53,7 @@ def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int
     changed for it. ``need["plan"]``: the run's memory plan, once known (an
     out-of-memory exit says it)."""
     need = {} if need is None else need
-    caller = caller or current_caller()
+    caller = caller or Caller.here()
     job = placed(job, caller.cwd)
     if job.inputs.existing is not None:
         return _add(job, caller)

@@ -13,7 +13,6 @@ import typer
 
 from msa_gpu.choices import BackendChoice, PairMode, SeqType
 from msa_gpu.errors import InputError, exits
-from msa_gpu.frontends.job import served_caller
 from msa_gpu.frontends.options import GapExtend, GapOpen, Matrix, Output, PairModeOpt, Quiet, SeqTypeOpt, Threads, \
     BackendOpt
 
@@ -24,19 +23,14 @@ def exit_codes(plan=None):
     front door does (`msa_gpu.errors.exits`: 2 bad input, 3 backend
     unavailable, 4 out of memory or an output that cannot be written, 1
     internal error, 130 SIGINT, 143 SIGTERM, 141 a closed output pipe),
-    said on the caller's stderr (a served request's: `served_caller`);
-    click's own exits pass."""
-    with exits("msagpu", plan, keep=(typer.Exit, typer.Abort), caller=served_caller()):
+    said on this process's stderr; click's own exits pass."""
+    with exits("msagpu", plan, keep=(typer.Exit, typer.Abort)):
         yield
 
 
 def show_warning(message, category, filename, lineno, file=None, line=None):
-    """A warning as one line ``msagpu: message`` on the caller's stderr."""
-    caller = served_caller()
-    if caller is None:
-        typer.echo(f"msagpu: {message}", err=True)
-    else:
-        typer.echo(f"msagpu: {message}", file=caller.stderr)
+    """A warning as one line ``msagpu: message`` on this process's stderr."""
+    typer.echo(f"msagpu: {message}", err=True)
 
 
 def score(

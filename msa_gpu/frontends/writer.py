@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from msa_gpu.choices import SeqType
 from msa_gpu.errors import InputError
-from msa_gpu.frontends.job import Caller, Job, Outputs, current_caller
+from msa_gpu.frontends.job import Caller, Job, Outputs
 from msa_gpu.io import (OutFormat, phylip_text, render_alignment, stream_efa, stream_fasta, to_mafft_tree, to_newick,
                         write_names_map, write_output, write_phylip_distances)
 from msa_gpu.recipe import describe
@@ -27,8 +27,8 @@ def write_rows(out: Outputs, target, names: list[str], rows, seqtype: SeqType, s
     names cut to ``out.name_length``, any other format rendered whole first
     (``scores``: Stockholm's ``#=GC PP_cons`` line; ``comment``: its
     ``#=GF CC`` line); standard output and new files' permissions are
-    ``caller``'s (default `current_caller`)."""
-    where = _where(caller or current_caller())
+    ``caller``'s (default `Caller.here`)."""
+    where = _where(caller or Caller.here())
     if out.case == "mafft":  # nucleotides lower case, amino acids upper case, as MAFFT writes them
         rows = [r.lower() if seqtype is not SeqType.protein else r.upper() for r in rows]
     if out.fmt is OutFormat.fasta and not out.mafft_phylip:
@@ -66,9 +66,9 @@ def write_results(job: Job, paths: list, families: list, results: list, targets:
     still written, and each result is let go once written; with one family,
     the tree, the distances and the column confidences are written too.
     Standard output and error, and new files' permissions: ``caller``'s
-    (default `current_caller`)."""
+    (default `Caller.here`)."""
     out, batch = job.outputs, job.inputs.batch
-    caller = caller or current_caller()
+    caller = caller or Caller.here()
     fmt = out.fmt
     first_scores = None  # one family's column confidences, once made
     if batch:
@@ -150,11 +150,11 @@ def write_ensemble(job: Job, seqs, ens, rows: list[bytes], confidence, kept, cal
     columns where asked): the alignment, every replicate as Ensemble FASTA,
     the column confidences, the kept columns, each residue's confidence as a
     digit, the guide tree (standard output and new files' permissions:
-    ``caller``'s, default `current_caller`)."""
+    ``caller``'s, default `Caller.here`)."""
     from msa_gpu.ensemble import confidence_rows, take_columns
 
     out, options, result, names = job.outputs, job.requests.ensemble, ens.result, list(seqs.names)
-    caller = caller or current_caller()
+    caller = caller or Caller.here()
     where = _where(caller)
     comment = f"msagpu recipe: {describe(result.recipe)}; ensemble replicate {ens.chosen} of {len(ens.replicates)}"
     write_rows(out, out.alignment, names, rows, seqs.seqtype,

@@ -15,18 +15,37 @@ import os
 import socket
 import struct
 import sys
+from typing import NamedTuple
 
 #: Front doors a server runs, by the name a client gives (module, function).
 PROGRAMS = {"msagpu": ("msa_gpu.frontends.msagpu", "main"), "msagpu-mafft": ("msa_gpu.frontends.mafft", "main"),
             "msagpu-famsa": ("msa_gpu.frontends.famsa", "main"), "msagpu-clustalo": ("msa_gpu.frontends.clustalo", "main")}
-#: Front doors whose command line the server turns into a `Job` itself, by
-#: the name a client gives: (module with ``job_of``, the arguments that keep
-#: its warnings quiet, the arguments without which they are), as each
-#: door's console entry point says them. ``msagpu``'s typer commands build
-#: their own (`msa_gpu.serving.requests`).
-JOBS = {"msagpu-mafft": ("msa_gpu.frontends.mafft", ("--quiet",), ()),
-        "msagpu-famsa": ("msa_gpu.frontends.famsa", (), ("-v",)),
-        "msagpu-clustalo": ("msa_gpu.frontends.clustalo", (), ("-v", "--verbose"))}
+
+
+class Door(NamedTuple):
+    """A front door whose command line the server turns into a `Job`
+    itself (`msa_gpu.serving.requests`): ``module`` holds its ``job_of``;
+    its warnings are quiet where an argument of ``quiet`` is given, or,
+    where ``loud`` names some, where none of those is, as its console entry
+    point decides (``quiet`` None: by its module's ``quiet(argv)``, its own
+    parse). ``caller``: its ``job_of`` takes the request's caller too (its
+    inputs expanded in the caller's folder); ``plan``: an out-of-memory
+    exit says the run's memory plan."""
+
+    module: str
+    quiet: tuple[str, ...] | None = ()
+    loud: tuple[str, ...] = ()
+    caller: bool = False
+    plan: bool = False
+
+
+#: The front doors the server runs as `Job`s, by the name a client gives
+#: (``msagpu mafft ARGS`` is ``msagpu-mafft ARGS``; ``msagpu align ARGS``
+#: is ``msagpu``'s).
+JOBS = {"msagpu": Door("msa_gpu.frontends.msagpu", None, caller=True, plan=True),
+        "msagpu-mafft": Door("msa_gpu.frontends.mafft", ("--quiet",)),
+        "msagpu-famsa": Door("msa_gpu.frontends.famsa", (), ("-v",)),
+        "msagpu-clustalo": Door("msa_gpu.frontends.clustalo", (), ("-v", "--verbose"))}
 #: The environment a request carries to the server.
 ENV_PREFIXES = ("MSAGPU_", "NUMBA_", "CUDA_VISIBLE_DEVICES", "TMPDIR")
 #: Settings read once when the stack loads: a request whose values differ
@@ -155,8 +174,8 @@ def served(program: str, argv: list[str]) -> int | None:
     path = socket_path()
     if path is None or not os.path.exists(path) or not argv or program not in PROGRAMS:
         return None
-    if program == "msagpu" and argv[0] not in ("align", "mafft"):
-        return None
+    if program == "msagpu" and (argv[0] not in ("align", "mafft") or argv == ["mafft"]):
+        return None  # (msagpu mafft alone says MAFFT's help)
     if any(a in ("-h", "--help", "-help", "--version", "--long-version") for a in argv) or _process_paths(argv):
         return None
     if any(a.split("=")[0] in ("--gpus", "--dask") for a in argv):

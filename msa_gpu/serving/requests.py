@@ -11,13 +11,15 @@ own stderr as a fresh process says it.
 
 The front doors stand above the server (`pyproject.toml`'s layers), so
 they are found by name (`protocol.JOBS`, ``msa_gpu.frontends.*``), as the
-server always found them.
+server always found them. ``msagpu align``'s ``job_of`` takes the caller
+too: a folder or a list of inputs is expanded in the caller's folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import importlib
 import io
 import os
@@ -52,8 +54,10 @@ def environment(request: dict) -> dict:
 def quiet(program: str, argv: list[str]) -> bool:
     """Whether ``program``'s front door keeps warnings to itself for
     ``argv``, as its console entry point decides (`protocol.JOBS`)."""
-    _, quiet_flags, loud_flags = JOBS[program]
-    return any(a in quiet_flags for a in argv) or (bool(loud_flags) and not any(a in loud_flags for a in argv))
+    door = JOBS[program]
+    if door.quiet is None:  # the door's own parse says
+        return importlib.import_module(door.module).quiet(argv)
+    return any(a in door.quiet for a in argv) or (bool(door.loud) and not any(a in door.loud for a in argv))
 
 
 def run_request(request: dict, batch=None) -> dict:
@@ -105,59 +109,32 @@ def _enterable(folder: str) -> None:
 
 
 def _run(program: str, argv: list[str], caller) -> int:
-    """``program argv`` run for ``caller``: a front door with a ``job_of``
-    has its command line turned into a `Job` here and run by the runner
-    (`runner.main`); ``msagpu``'s typer commands build and run theirs
-    themselves (`_command`)."""
-    if program not in JOBS:
-        return _command(argv, caller)
-    module, _, _ = JOBS[program]
+    """``program argv`` run for ``caller``: its front door's ``job_of``
+    turns the command line into a `Job` (``msagpu mafft ARGS`` is
+    ``msagpu-mafft ARGS``), which the runner runs (`runner.main`); a command
+    line that ``msagpu``'s typer commands refuse said on the caller's stderr,
+    as typer says it."""
+    msagpu = _frontends("msagpu")
+    if program == "msagpu" and argv[:1] == ["mafft"]:
+        program, argv = "msagpu-mafft", msagpu.mafft_args(argv)
+    door = JOBS[program]
+    job_of = importlib.import_module(door.module).job_of
     runner = _frontends("runner")
     runner.say_warnings(program, quiet(program, argv), caller.stderr)
-    runner.main(program, importlib.import_module(module).job_of, argv, caller)
+    try:
+        runner.main(program, functools.partial(job_of, caller=caller) if door.caller else job_of, argv, caller,
+                    plan=door.plan, keep=(msagpu.Refused,))
+    except msagpu.Refused as exc:
+        exc.show(file=caller.stderr)
+        return exc.exit_code
     return 0  # (runner.main ends in SystemExit)
 
 
-def _command(argv: list[str], caller) -> int:
-    """``msagpu ARGV`` (``align``, ``mafft``) by its typer command, which
-    builds its `Job` and runs it for ``caller``, handed to it as the caller
-    of this context (`msa_gpu.frontends.job.calling`); click's usage errors
-    said on the caller's stderr, as click says them."""
-    import click
-    import typer
-
-    command = typer.main.get_command(_frontends("msagpu").app)
-    with _frontends("job").calling(caller):
-        try:
-            return command.main(args=argv, prog_name="msagpu", standalone_mode=False) or 0
-        except click.ClickException as exc:
-            exc.show(file=caller.stderr)
-            return exc.exit_code
-        except click.Abort:
-            click.echo("Aborted!", file=caller.stderr)
-            return 1
-
-
-def process_folder(request: dict) -> bool:
-    """Whether a request names inputs that ``msagpu align`` expands before
-    its job is built (a folder, a list of paths): found in the process's own
-    folder, so such a request is answered ``alone`` (its client aligns it,
-    the same bytes) rather than run here."""
+def servable(request: dict) -> bool:
+    """Whether the server runs ``request``: a front door it knows, and of
+    ``msagpu``'s commands ``align`` and ``mafft`` (with arguments; alone it
+    says MAFFT's help), as a client sends them (`protocol.served`)."""
     argv = list(request.get("argv") or [])
-    if request.get("program") != "msagpu" or not argv or argv[0] != "align":
+    if request.get("program") not in JOBS:
         return False
-    import typer
-
-    align = typer.main.get_command(_frontends("msagpu").app).commands["align"]
-    try:
-        ctx = align.make_context("align", argv[1:], resilient_parsing=True)
-    except Exception:  # noqa: BLE001 - an unparsable call is the front door's to refuse, here
-        return False
-    inputs = [*(ctx.params.get("inputs") or []), *(ctx.params.get("infile") or [])]
-    for item in map(str, inputs):
-        if item == "-":
-            continue
-        found = os.path.join(request.get("cwd") or "/", item)
-        if os.path.isdir(found) or os.path.splitext(item)[1].lower() in (".txt", ".list"):
-            return True
-    return False
+    return request["program"] != "msagpu" or (argv[:1] in (["align"], ["mafft"]) and argv != ["mafft"])

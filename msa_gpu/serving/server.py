@@ -305,10 +305,9 @@ def _take(conn: socket.socket, mine: dict) -> tuple[str, dict | None]:
         return "skip", None
     if request.get("stop"):
         return "stop", None
-    if (request.get("identity") != mine or request.get("program") not in PROGRAMS
-            or requests.process_folder(request)):
+    if request.get("identity") != mine or not requests.servable(request):
         with contextlib.suppress(OSError):
-            send(conn, {"alone": True})  # another msagpu, settings read at start-up differ, or inputs to expand
+            send(conn, {"alone": True})  # another msagpu, settings read at start-up differ, or not a call to serve
         return "skip", None
     return "run", request
 
