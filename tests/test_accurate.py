@@ -245,7 +245,7 @@ def test_sampled_cuts_do_not_depend_on_the_batch():
 
 
 def test_equal_weights_reach_the_progressive_stage(monkeypatch):
-    from msa_gpu import aligner as aligner_mod
+    from msa_gpu.pipeline import steps as aligner_mod
 
     seen = []
     real = aligner_mod.progressive_align

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from test_parity import random_family
 
-import msa_gpu.aligner as aligner_module
+import msa_gpu.pipeline.builders as aligner_module
+import msa_gpu.pipeline.steps as steps_module
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.config import AlignerConfig
@@ -196,14 +197,14 @@ def test_maxiterate_refines_the_merged_alignment_once(refs, monkeypatch):
     after the merges, and the timings' rounds and accepted cuts count that
     refinement beside the subtrees' own."""
     seqs = read_sequences(refs / "BB20001.tfa")
-    calls, real = [], aligner_module.refine
+    calls, real = [], steps_module.refine_alignments
 
     def spy(jobs, alignments, rounds, *args, **kw):
         out = real(jobs, alignments, rounds, *args, **kw)
         calls.append(([len(j.seqs) for j in jobs], out.rounds, out.accepted))
         return out
 
-    monkeypatch.setattr(aligner_module, "refine", spy)
+    monkeypatch.setattr(steps_module, "refine_alignments", spy)
     res = _cpu(mode="accurate", accurate_subtree_seqs=5, maxiterate=3).align(seqs)
     assert [sizes for sizes, _, _ in calls if len(seqs) in sizes] == [[len(seqs)]]
     assert res.timings["refine_rounds"] == max(max(r) for _, r, _ in calls)

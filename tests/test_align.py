@@ -8,6 +8,7 @@ from msa_gpu.backend import cpu_backend
 from msa_gpu.config import AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
+from msa_gpu.pipeline import builders
 from msa_gpu.score import sp_tc
 from msa_gpu.tree import upgma
 
@@ -204,16 +205,16 @@ def test_dropped_distances_give_the_same_alignments_and_hold_few_matrices(monkey
             for f in (evolve_family(n, 40, seed=60 + n) for n in (40, 55, 30, 48))]
     cfg = dict(backend="cpu", mode="fast", retree=0)
     kept = Aligner(AlignerConfig(**cfg), backend=CPU).align_many(fams)
-    made, most, real = [], [0], Aligner.distances
+    made, most, real = [], [0], builders.distances
 
-    def counted(self, seqs, recipe):
+    def counted(context, seqs, recipe):
         gc.collect()
-        dm = real(self, seqs, recipe)
+        dm = real(context, seqs, recipe)
         made.append(weakref.ref(dm))
         most[0] = max(most[0], sum(r() is not None for r in made))
         return dm
 
-    monkeypatch.setattr(Aligner, "distances", counted)
+    monkeypatch.setattr(builders, "distances", counted)
     dropped = Aligner(AlignerConfig(**cfg, keep_distances=False, tree_memory=1), backend=CPU).align_many(fams)
     assert [r.rows() for r in dropped] == [r.rows() for r in kept]
     assert all(r.distances is None for r in dropped) and all(r.distances is not None for r in kept)

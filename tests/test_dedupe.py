@@ -6,9 +6,10 @@ from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
+from msa_gpu.pipeline import batch
 
 CPU = cpu_backend()
-ALIGN_MANY = Aligner._align_many
+ALIGN_FAMILIES = batch.align_families
 
 
 def test_copies_get_their_representatives_row(refs):
@@ -35,13 +36,13 @@ def test_many_identical_sequences_are_one_alignment():
 
 def _aligned(monkeypatch, config, seqs):
     """The result, and the family sizes the aligner's stages were given."""
-    sizes, real = [], ALIGN_MANY
+    sizes, real = [], ALIGN_FAMILIES
 
-    def spy(self, families, *args, **kwargs):
-        sizes.extend(len(f) for f in families)
-        return real(self, families, *args, **kwargs)
+    def spy(context, families, *args, **kwargs):
+        sizes.extend(len(f.seqs) for f in families)
+        return real(context, families, *args, **kwargs)
 
-    monkeypatch.setattr(Aligner, "_align_many", spy)
+    monkeypatch.setattr(batch, "align_families", spy)
     return Aligner(config, backend=CPU).align(seqs), sizes
 
 

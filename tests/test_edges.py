@@ -78,7 +78,7 @@ def test_one_sequence_builds_no_library(monkeypatch):
     """A family of one sequence has no pairs: accurate mode builds it no
     library (it built one, 0.2-0.5 s for nothing, under "nothing to align"),
     while the family beside it in the batch still gets its own."""
-    import msa_gpu.aligner as aligner_mod
+    import msa_gpu.pipeline.builders as aligner_mod
     from msa_gpu.io import make_sequences
 
     built = []

@@ -1,7 +1,8 @@
-"""The family pipeline's seams (issue 59, capability 2): `msa_gpu.ensemble`
-and `msa_gpu.distributed` call the aligner's public steps, never its private
-methods, and batching for the server is a hook passed to the aligner, not a
-thread-local it reads."""
+"""The family pipeline's seams (issue 59, capability 2): `msa_gpu.ensemble`,
+`msa_gpu.distributed` and the pipeline's steps call the aligner's public
+steps, never its private attributes; a family's state moves through named
+steps with every family of the batch together; batching for the server is a
+hook passed to the aligner, not a thread-local it reads."""
 
 from __future__ import annotations
 
@@ -13,19 +14,56 @@ from msa_gpu.config import AlignerConfig
 from msa_gpu.io import make_sequences
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msa_gpu"
-CALLERS = [PACKAGE / "ensemble.py", *sorted((PACKAGE / "distributed").glob("*.py"))]
+CALLERS = [PACKAGE / "ensemble.py", *sorted((PACKAGE / "distributed").glob("*.py")),
+           *sorted((PACKAGE / "pipeline").glob("*.py"))]
 
 
 def private_uses(source: str) -> list[str]:
-    """Each use of one of `Aligner`'s private attributes (``x._libraries``) in ``source``."""
-    private = {name for name in vars(Aligner) if name.startswith("_") and not name.startswith("__")}
+    """Each use of one of `Aligner`'s private attributes, its class's or an
+    instance's (``x._backend``), in ``source``."""
+    names = {*vars(Aligner), *vars(Aligner(AlignerConfig(backend="cpu")))}
+    private = {name for name in names if name.startswith("_") and not name.startswith("__")}
     return [ast.unparse(n) for n in ast.walk(ast.parse(source))
             if isinstance(n, ast.Attribute) and n.attr in private]
 
 
-def test_ensemble_and_distributed_call_public_steps():
+def test_ensemble_distributed_and_the_pipeline_call_public_steps():
     assert {p.name: private_uses(p.read_text()) for p in CALLERS if private_uses(p.read_text())} == {}
-    assert private_uses("tree = aligner._align_many(seqs)")  # (the scan sees one)
+    assert private_uses("xp = context._backend.xp")  # (the scan sees one)
+
+
+def test_a_batch_moves_through_the_steps_together(monkeypatch):
+    """Each step takes every family of the batch: one `progressive_align`
+    call a tree round with every family's job (the GPU's batch), and each
+    family's state (`Family`) carries its products into its result."""
+    import numpy as np
+
+    from msa_gpu.backend import cpu_backend
+    from msa_gpu.pipeline import Family, align_families, steps
+
+    rng = np.random.default_rng(5)
+    fams = [make_sequences([f"s{i}" for i in range(n)],
+                           ["".join(rng.choice(list("ACDEFGHIKLMNPQRSTVWY"), size=30 + i)).encode() for i in range(n)])
+            for n in (4, 6, 5)]
+    aligner = Aligner(AlignerConfig(backend="cpu", mode="fast"), backend=cpu_backend())
+    recipes = aligner.plan(fams)
+    calls = []
+    real = steps.progressive_align
+    monkeypatch.setattr(steps, "progressive_align", lambda jobs, *a, **k: calls.append(len(jobs)) or real(jobs, *a, **k))
+    states = [Family(s, r) for s, r in zip(fams, recipes)]
+    results = align_families(aligner, states)
+    assert calls == [3] * (1 + max(r.retree for r in recipes)) and calls
+    for state, res in zip(states, results):
+        assert res.alignment is state.alignment and res.guide_tree is state.tree is state.job.tree
+        assert res.schedule is state.schedule and res.recipe is state.recipe and res.distances is state.distances
+    monkeypatch.setattr(steps, "progressive_align", real)
+    assert [r.rows() for r in results] == [r.rows() for r in aligner.align_many(fams)]
+
+
+def test_the_aligner_and_the_pipeline_are_small_modules():
+    """No module of the aligner or its pipeline over 600 lines."""
+    sizes = {p.name: len(p.read_text().splitlines()) for p in [PACKAGE / "aligner.py", *(PACKAGE / "pipeline").glob("*.py")]}
+    assert max(sizes.values()) <= 600, sizes
 
 
 def test_batching_is_a_hook_passed_in():

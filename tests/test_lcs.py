@@ -85,7 +85,7 @@ def test_default_tree_of_a_large_family_makes_no_matrix(monkeypatch):
     """From 500 sequences (lcs_min_seqs) the CLI's default builds FAMSA's tree with
     no N x N matrix: lcs_distance is never called, and the tree and the
     alignment are those along the matrix path's single-linkage tree."""
-    import msa_gpu.aligner as aligner_mod
+    import msa_gpu.pipeline.builders as aligner_mod
     from msa_gpu.tree import single_linkage
 
     seqs = _spanning_family(5, 480)

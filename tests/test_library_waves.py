@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from test_parity import random_family
 
-import msa_gpu.aligner as aligner_module
+import msa_gpu.pipeline.builders as aligner_module
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.config import AlignerConfig

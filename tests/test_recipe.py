@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import msa_gpu.aligner as aligner_mod
+import msa_gpu.pipeline.builders as aligner_mod
 from msa_gpu.aligner import Aligner
 from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import cpu_backend
