@@ -8,7 +8,7 @@ its whole vocabulary: a member's value is what the recipe holds, its
 ``description`` what the recipe line says (`msa_gpu.recipe.describe`), and
 ``asked`` whether an option may name it (the rest are outcomes only: a
 partition tree, given distances). The builder of each built member is in
-one table beside the step that builds it (`msa_gpu.aligner.steps`: the
+one table beside the step that builds it (`msa_gpu.pipeline.builders`: the
 rules and the types stand below the stages). An option's enum, where it
 may not name every member (``--tree``, ``--distance``), is made from its
 choice's (`Choice.options`).
