@@ -29,18 +29,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from msa_gpu.alphabet import SeqType, alphabet_for, detect, encode
+from msa_gpu.alphabet import GAP_CHARS, SeqType, alphabet_for, detect, encode
 from msa_gpu.backend import select_backend, set_threads
 from msa_gpu.choices import Library, Mode, Weights
 from msa_gpu.config import AlignerConfig
 from msa_gpu.consistency import on_backend, posterior_libraries, stack_libraries
 from msa_gpu.distances import kmer_distance
 from msa_gpu.errors import InputError
-from msa_gpu.progressive import FamilyJob, Profile, family_scoring, progressive_align
+from msa_gpu.progressive import FamilyJob, Profile, alignment_codes, family_scoring, progressive_align
 from msa_gpu.recipe import recipe_for
 from msa_gpu.subtrees import subset, top_schedule
 from msa_gpu.tree import sequence_weights, upgma
-from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
+from msa_gpu.types import Alignment, DistanceMatrix, GuideTree, Sequences
 
 #: Rows of each input that its distance to the others is measured on.
 SAMPLE = 64
@@ -74,7 +74,7 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
     `Merged` alignment; see the module's doc."""
     if len(inputs) < 2:
         raise InputError("a merge takes at least two alignments (or sequences)")
-    grids, names = [], []
+    grids, filled, names = [], [], []  # each input's rows and residue mask, its empty columns dropped
     for g, (rows_names, rows) in enumerate(inputs, 1):
         if not rows:
             raise InputError(f"alignment {g} of the merge is empty")
@@ -88,12 +88,14 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
         for name, gaps in zip(rows_names, is_gap):
             if gaps.all():
                 raise InputError(f"sequence {name} (alignment {g} of the merge) has no residue")
-        grids.append(grid[:, ~is_gap.all(axis=0)])  # columns with no residue hold nothing to keep
+        kept = ~is_gap.all(axis=0)  # (columns with no residue hold nothing to keep)
+        grids.append(grid[:, kept])
+        filled.append(~is_gap[:, kept])
         names.extend(rows_names)
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise InputError(f"sequence name {dup} appears twice in the merge's alignments")
-    raw = [bytes(r[(r != ord("-")) & (r != ord("."))]) for grid in grids for r in grid]
+    raw = [r.tobytes().translate(None, GAP_CHARS) for grid in grids for r in grid]
     seqtype = detect(raw) if SeqType(seqtype) is SeqType.auto else SeqType(seqtype)
     alphabet = alphabet_for(seqtype)
     seqs = Sequences(tuple(names), tuple(raw), tuple(encode(names, raw, alphabet, any_symbol)), seqtype, alphabet)
@@ -113,9 +115,8 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
         library = on_backend(posterior_libraries([seqs], xp=backend.xp)[0], backend.xp)
         stack = stack_libraries([library], backend.xp)
         job = replace(job, library=0, consistency=recipe.consistency)
-    xp = backend.xp
-    initial = {root: Profile(members, xp.asarray(_codes(grid, seqs, members, alphabet.gap)), weights[members])
-               for root, members, grid in zip(roots, groups, grids) if len(members) > 1}
+    initial = {root: Profile(members, backend.xp.asarray(_codes(seqs, members, m)), weights[members])
+               for root, members, m in zip(roots, groups, filled) if len(members) > 1}  # (a leaf: the merges make it)
     aln = progressive_align([job], backend, config.long_cells, stack=stack, initial=[initial],
                             anchor_cells=0 if stack is not None else config.anchor_cells)[0]
     mask = aln.mask()
@@ -133,12 +134,10 @@ def merge_alignments(inputs: list[tuple[list[str], list[bytes]]], config: Aligne
     return Merged(names, rows_out, groups, tree, said, seqtype)
 
 
-def _codes(grid: np.ndarray, seqs: Sequences, members: np.ndarray, gap: int) -> np.ndarray:
-    """An input's code matrix (rows in ``members`` order, gap = ``gap``)."""
-    out = np.full(grid.shape, gap, dtype=np.uint8)
-    for row, i in zip(range(len(grid)), members):
-        out[row, (grid[row] != ord("-")) & (grid[row] != ord("."))] = seqs.codes[i]
-    return out
+def _codes(seqs: Sequences, members: np.ndarray, filled: np.ndarray) -> np.ndarray:
+    """An input's code matrix: its rows (``members`` of ``seqs``) where
+    ``filled`` marks their residues."""
+    return alignment_codes(subset(seqs, members), Alignment.from_mask(filled))
 
 
 def merge_tree(seqs: Sequences, groups: tuple[np.ndarray, ...], xp=np) -> tuple[GuideTree, list[int]]:
