@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
-from msa_gpu.subtrees import subset as _subset
-from msa_gpu.subtrees import cut, subtrees, top_schedule
+from msa_gpu.settings.config import AlignerConfig
+from msa_gpu.pipeline.subtrees import subset as _subset
+from msa_gpu.pipeline.subtrees import cut, subtrees, top_schedule
 from msa_gpu.io import make_sequences, parse_fasta, read_aligned, read_core
 from msa_gpu.progressive import FamilyJob, Profile, alignment_codes, progressive_align
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 from msa_gpu.tree import leaf_order, sequence_weights
 
 root, K = Path(sys.argv[1]), int(sys.argv[2])

@@ -51,7 +51,7 @@ def placement(rows: list[bytes], truth: list[np.ndarray]) -> float:
 
 
 def cmd_add(args) -> int:
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import make_sequences, read_aligned
     from msa_gpu.progressive import add_sequences
 

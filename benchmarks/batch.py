@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from msa_gpu.io import read_aligned, read_core
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 from . import datasets, report
 from .peers import run_measured

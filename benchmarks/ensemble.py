@@ -5,7 +5,7 @@ confidence predicts correct columns better than the pair-HMM column scores.
     python -m benchmarks.ensemble --data balibase3.tar.gz [--replicates 16] [--backend gpu]
 
 One process: all families aligned once in accurate mode (one batch, timed),
-then all their ensembles (`msa_gpu.ensemble.align_ensembles`, timed). For
+then all their ensembles (`msa_gpu.workflows.ensemble.align_ensembles`, timed). For
 the chosen replicate of each family, every column's residue pairs among the
 reference's sequences in core columns are counted correct (the reference
 aligns them) or not. Reported: mean SP/TC of the default (replicate 0) and
@@ -31,7 +31,7 @@ from benchmarks import datasets
 def column_pairs(test_names, test_aln, seqs, ref_names, ref_rows, core) -> tuple[np.ndarray, np.ndarray]:
     """(correct, total) residue pairs of each test column, among the
     reference's sequences and its core columns (all columns without a mask)."""
-    from msa_gpu.ensemble import residue_columns
+    from msa_gpu.workflows.ensemble import residue_columns
     from msa_gpu.types import Alignment
 
     tcols_all = residue_columns(test_aln)
@@ -144,10 +144,10 @@ def _smallest(picked: list, fams: list, k: int) -> tuple[list, list]:
 
 def run(args) -> dict:
     from msa_gpu.aligner import Aligner
-    from msa_gpu.config import AlignerConfig
-    from msa_gpu.ensemble import align_ensembles
+    from msa_gpu.settings.config import AlignerConfig
+    from msa_gpu.workflows.ensemble import align_ensembles
     from msa_gpu.io import read_aligned, read_core, read_sequences
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     with datasets.open_dataset(args.data, args.sets) as ds:
         picked = datasets.select(ds, args.sets, args.limit)

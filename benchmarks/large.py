@@ -39,9 +39,9 @@ if os.environ.get("MSAGPU_STACKS"):  # every thread's stack once a minute (bench
     watch(os.environ["MSAGPU_STACKS"])
 t0 = time.perf_counter()
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import read_sequences, stream_fasta, write_text
-from msa_gpu.progress import StageReporter
+from msa_gpu.runtime.progress import StageReporter
 src, out, backend, mode = sys.argv[1:5]
 seqs = read_sequences(src)
 t1 = time.perf_counter()
@@ -99,7 +99,7 @@ def _child(code: str, args: list[str], timeout: float) -> tuple[dict | None, flo
 
 def _score(out: Path, ref: Path, core: Path) -> tuple[float, float]:
     from msa_gpu.io import read_aligned, read_core
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     tn, tr = read_aligned(out)
     rn, rr = read_aligned(ref)
@@ -155,9 +155,9 @@ def _write_synthetic(args, rows: list[dict]) -> None:
 
 def cmd_ablation(args) -> int:
     from msa_gpu.aligner import Aligner
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     with datasets.open_dataset(args.data, args.sets) as ds:
         fams = datasets.select(ds, args.sets, args.limit)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from msa_gpu.io import read_aligned, read_core
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 #: How each aligner is started: argv with {input} and {output}, and whether
 #: the alignment comes on stdout.
@@ -32,7 +32,7 @@ from msa_gpu.score import sp_tc
 MSAGPU = ([sys.executable, "-m", "msa_gpu", "align", "{input}", "-o", "{output}", "-q"], False)
 #: msagpu through its console entry point with a warm server (`msagpu serve`,
 #: started for the run on a socket in ``--workdir``).
-SERVED = ([sys.executable, "-c", "from msa_gpu.entry import msagpu; msagpu()", "align", "{input}", "-o", "{output}",
+SERVED = ([sys.executable, "-c", "from msa_gpu.frontends.entry import msagpu; msagpu()", "align", "{input}", "-o", "{output}",
            "-q"], False)
 COMMANDS = {
     "msagpu": MSAGPU,

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.consistency import library_memory, posterior_libraries
 from msa_gpu.io import read_sequences
-from msa_gpu.subtrees import cut_at_most, subset, subtrees
+from msa_gpu.pipeline.subtrees import cut_at_most, subset, subtrees
 
 
 def _largest_piece(seqs, most: int, backend: str):

@@ -64,7 +64,7 @@ def _run(cmd: list[str], out: Path, timeout: float) -> tuple[float, str]:
 
 def cmd_merge(args) -> int:
     from msa_gpu.io import read_aligned, read_core
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     mafft = shutil.which("mafft", path=os.pathsep.join([args.peer_prefix + "/usr/bin", os.environ.get("PATH", "")])
                          if args.peer_prefix else None)

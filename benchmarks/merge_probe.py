@@ -26,13 +26,13 @@ import numpy as np
 from benchmarks.tune import parse_config
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
-from msa_gpu.subtrees import profile_of, subtrees, top_schedule
+from msa_gpu.settings.config import AlignerConfig
+from msa_gpu.pipeline.subtrees import profile_of, subtrees, top_schedule
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_guide_tree, read_sequences
 from msa_gpu.progressive import FamilyJob, progressive_align
 from msa_gpu.progressive.driver import BatchContext, score_batch, side_info, stack_matrices
 from msa_gpu.refine import bipartitions as rb
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 from msa_gpu.scoring import SCALE, matrix_fixed
 
 

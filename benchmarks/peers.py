@@ -522,7 +522,7 @@ class MsagpuRunner(Runner):
 
     def setup(self) -> dict:
         from msa_gpu.aligner import Aligner
-        from msa_gpu.config import AlignerConfig
+        from msa_gpu.settings.config import AlignerConfig
         from msa_gpu.io import make_sequences
 
         self._make_sequences = make_sequences

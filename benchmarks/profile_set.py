@@ -10,7 +10,7 @@ import cProfile, pstats, sys, time, io
 import numpy as np
 from benchmarks import datasets
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
 from msa_gpu.tree import single_linkage
 from msa_gpu.distances import lcs_distance

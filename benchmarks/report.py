@@ -165,7 +165,7 @@ def build_report(*, benchmark: str, dataset: str, source: str, sets: list[str], 
         "n_families": len({(r["set"], r["family"]) for r in families}),
         "machine": machine,
         "total_wall_s": round(total_wall_s, 3),
-        "scoring": "msa_gpu.score.sp_tc on core columns (qscore semantics), same for every aligner; "
+        "scoring": "msa_gpu.accuracy.sp_tc on core columns (qscore semantics), same for every aligner; "
                    "inputs upper-cased; means over completed families",
         "aligners": aligners,
         "families": families,
@@ -228,7 +228,7 @@ def markdown(report: dict) -> str:
                   f"GPU: {'; '.join(m['gpus']) or 'none'}.",
               f"- {opts['jobs']} famil{'y' if opts['jobs'] == 1 else 'ies'} at a time; per-family timeout "
               f"{opts['timeout']:g} s; total wall time {report['total_wall_s']:.1f} s.",
-              "- SP/TC: one scorer for all (msa_gpu.score.sp_tc, core columns); means over completed "
+              "- SP/TC: one scorer for all (msa_gpu.accuracy.sp_tc, core columns); means over completed "
               "families, `(k/n)` when some failed. Wall = elapsed time for the aligner's families "
               "(start-up excluded).",
               "- Peak RSS: max over families. In-process aligners: the worker's peak while aligning, "

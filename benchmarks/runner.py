@@ -69,7 +69,7 @@ def align_and_score(runner, info: AlignerInfo, opts: RunOptions, fam: Family, wo
         ``peak_rss_mb``, ``n_seqs`` and, for msagpu, ``timings`` and ``backend``.
     """
     from msa_gpu.io import OutFormat, read_aligned, read_core, read_sequences, write_alignment
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     row = _base_row(info, fam)
     try:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from msa_gpu.config import Mode
+from msa_gpu.settings.config import Mode
 
 from . import batch, datasets, peers, report
 from .peers import AlignerInfo
@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> dict:
             "total_wall_s": round(time.perf_counter() - t0, 3),
             "timing": "msagpu: the whole batch-mode call (process start, imports, kernel load, I/O); peers: "
                       "first family handed out to last result, worker start-up excluded",
-            "scoring": "msa_gpu.score.sp_tc on core columns, same for every aligner; inputs upper-cased; "
+            "scoring": "msa_gpu.accuracy.sp_tc on core columns, same for every aligner; inputs upper-cased; "
                        "means over completed families",
             "entries": entries}
 

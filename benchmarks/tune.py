@@ -18,9 +18,9 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import read_aligned, read_core, read_sequences
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 _TYPES = {f.name: f.type for f in fields(AlignerConfig)}
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import read_aligned, read_core, read_sequences
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 
 def _value(text: str):

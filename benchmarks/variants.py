@@ -6,7 +6,7 @@
 Each argument after DATA is one configuration (`AlignerConfig` fields, as
 `benchmarks.tune` takes them; "" is the default). Every family of the chosen
 sets is aligned, one batch a set and configuration (`Aligner.align_many`, the
-GPU's level batches where there is one), and scored with `msa_gpu.score.sp_tc`
+GPU's level batches where there is one), and scored with `msa_gpu.accuracy.sp_tc`
 on the core columns, inputs upper-cased as the other benchmarks do. With
 ``--famsa``, FAMSA 2 (pyfamsa, its defaults) aligns the same inputs in the same
 run, with and without its refinement. The table gives each set's mean SP / TC and seconds; the JSON keeps every
@@ -26,9 +26,9 @@ from pathlib import Path
 from benchmarks import datasets
 from benchmarks.tune import parse_config
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 
 def _upper(seqs):

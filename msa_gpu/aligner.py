@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from msa_gpu.backend import Backend, cpu_backend, cpu_seconds, select_backend, set_threads, usable_cores
-from msa_gpu.config import AlignerConfig, BackendChoice
+from msa_gpu.settings.config import AlignerConfig, BackendChoice
 from msa_gpu.pipeline import DISTANCES, TREES, align_batch, builders, distinct_work, plan_recipes, with_dedupe
 from msa_gpu.progressive import Scoring
 from msa_gpu.result import AlignResult

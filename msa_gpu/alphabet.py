@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.choices import SeqType
+from msa_gpu.settings.choices import SeqType
 from msa_gpu.errors import InputError
 
 

@@ -15,7 +15,7 @@ Examples
 >>> sorted(t.name for t in res.tree.get_terminals())
 ['a', 'b']
 
-An ensemble (`msa_gpu.ensemble`): replicates under perturbed guide trees
+An ensemble (`msa_gpu.workflows.ensemble`): replicates under perturbed guide trees
 and gap costs, each column's confidence, the dispersion, the chosen replicate:
 
 >>> ens = msa_gpu.align_ensemble([("a", "MKTAYIAKQRQISFVKSHFSRQ"), ("b", "MKTAYIAKQISFVKSHFSRQ"),
@@ -23,7 +23,7 @@ and gap costs, each column's confidence, the dispersion, the chosen replicate:
 >>> len(ens.replicates), ens.confidence.shape == (ens.result.alignment.n_cols,), 0 <= ens.dispersion <= 1
 (4, True, True)
 
-Existing alignments merged (`msa_gpu.merging`), each one's columns kept:
+Existing alignments merged (`msa_gpu.workflows.merging`), each one's columns kept:
 
 >>> out = msa_gpu.merge([[("a", "MKTAYIAKQRQ"), ("b", "MKTAYI--QRQ")], [("c", "MKTAYIAKWWQRQ")]], backend="cpu")
 >>> [r.decode() for r in out.rows], out.scoring
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Sequences
 
@@ -70,11 +70,11 @@ def align(records, **options) -> AlignResult:
 
 def align_ensemble(records, replicates: int = 16, perturb=("tree", "gaps"), seed: int = 0, **options):
     """``replicates`` alignments of ``records`` under perturbed guide trees and
-    gap costs (`msa_gpu.ensemble.align_ensemble`; ``options`` are
+    gap costs (`msa_gpu.workflows.ensemble.align_ensemble`; ``options`` are
     `AlignerConfig` fields): an `Ensemble` with ``replicates`` (AlignResults),
     ``result`` (the chosen one), ``confidence`` (its columns'), ``dispersion``
     and ``support`` (every replicate's column confidences, as arrays)."""
-    from msa_gpu.ensemble import align_ensemble as _ensemble
+    from msa_gpu.workflows.ensemble import align_ensemble as _ensemble
 
     config = AlignerConfig(**options)
     kinds = tuple(perturb.split(",")) if isinstance(perturb, str) else tuple(perturb)  # "tree,gaps" or a sequence
@@ -100,10 +100,10 @@ def as_aligned(records) -> tuple[list[str], list[bytes]]:
 def merge(alignments, **options):
     """Two or more alignments (each as `as_aligned` takes it; a single
     sequence is an alignment of one) aligned to each other, each one's
-    columns kept (`msa_gpu.merging.merge_alignments`; ``options`` are
+    columns kept (`msa_gpu.workflows.merging.merge_alignments`; ``options`` are
     `AlignerConfig` fields): a `Merged` with ``names``, gapped ``rows``,
     ``groups`` (each input's rows), ``tree`` and ``scoring``."""
-    from msa_gpu.merging import merge_alignments
+    from msa_gpu.workflows.merging import merge_alignments
 
     config = AlignerConfig(**options)
     return merge_alignments([as_aligned(a) for a in alignments], config, seqtype=config.seqtype)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from msa_gpu.alphabet import Alphabet, SeqType
-from msa_gpu.choices import Distance, GapModel, Library, Mode, Objective, RefineSplits, Tree, Weights
+from msa_gpu.settings.choices import Distance, GapModel, Library, Mode, Objective, RefineSplits, Tree, Weights
 
 
 def _symmetric(v: np.ndarray, tile: int = 512) -> bool:
@@ -74,7 +74,7 @@ class Sequences:
     @property
     def mean_length(self) -> float:
         """The mean sequence length (0 for no sequences): what the guide-tree
-        rules take (`msa_gpu.recipe`)."""
+        rules take (`msa_gpu.settings.recipe`)."""
         return float(self.lengths.mean()) if len(self) else 0.0
 
 
@@ -324,7 +324,7 @@ class KmerSets:
         return self.ids[starts + np.arange(int(counts.sum()))], counts
 
 
-#: The fields of a `Recipe` that are choices, each held as its enum (`msa_gpu.choices`: the choice's
+#: The fields of a `Recipe` that are choices, each held as its enum (`msa_gpu.settings.choices`: the choice's
 #: whole vocabulary); a recipe holds no ``auto``, and ``library`` is None outside accurate mode.
 RECIPE_CHOICES = {"seqtype": SeqType, "mode": Mode, "distance": Distance, "tree": Tree, "library": Library,
                   "objective": Objective, "gap_model": GapModel, "weights": Weights, "refine_splits": RefineSplits}
@@ -333,7 +333,7 @@ RECIPE_CHOICES = {"seqtype": SeqType, "mode": Mode, "distance": Distance, "tree"
 @dataclass(frozen=True)
 class Recipe:
     """Every choice made for one family, decided once before any stage runs
-    (`msa_gpu.recipe.recipe_for`): each stage reads its part and asks nothing
+    (`msa_gpu.settings.recipe.recipe_for`): each stage reads its part and asks nothing
     again. It depends on the family (its distinct sequences: repeats are
     aligned once) and the run's options, never on the backend, so a command
     gives the same bytes everywhere.

@@ -36,7 +36,7 @@ BALIBASE12 = ("BB11001", "BB11025", "BB12021", "BB12020", "BB20029", "BB20030",
 def reference_score(refs: Path, family: str, names, rows):
     """SP and TC of an alignment of a bundled family against its reference."""
     from msa_gpu.io import read_aligned, read_core
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     folder = refs / "balibase12" if (refs / "balibase12" / f"{family}.tfa").exists() else refs
     ref_names, ref_rows = read_aligned(folder / f"{family}.ref.fa")

@@ -12,12 +12,12 @@ from msa_gpu.backend import cpu_backend
 from msa_gpu.backend.cpu import align_batch, path_score
 from msa_gpu.backend.pairwise import PairScoring, align_pairs
 from msa_gpu.frontends.msagpu import app
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.consistency import LibrarySettings, build_libraries
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
 from msa_gpu.progressive import FamilyJob
 from msa_gpu.refine import refine, tree_splits
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 from msa_gpu.types import LIBRARY_ONE
 
 CPU = cpu_backend()

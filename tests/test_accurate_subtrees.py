@@ -13,11 +13,11 @@ import msa_gpu.pipeline.builders as aligner_module
 import msa_gpu.pipeline.steps as steps_module
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.consistency.memory import library_plan
 from msa_gpu.io import make_sequences, read_sequences
-from msa_gpu.recipe import describe, recipe_from
-from msa_gpu.subtrees import cut, cut_at_most, plan_pieces, subset, subtrees
+from msa_gpu.settings.recipe import describe, recipe_from
+from msa_gpu.pipeline.subtrees import cut, cut_at_most, plan_pieces, subset, subtrees
 from msa_gpu.tree import leaf_order
 from msa_gpu.types import GuideTree, Recipe
 
@@ -229,7 +229,7 @@ def test_an_ensemble_builds_no_whole_family_library(refs, monkeypatch):
     """An ensemble of a family aligned in subtrees builds only its
     subtrees' libraries (a library over the whole family, for its
     replicates, would be the memory the subtrees avoid, and unused)."""
-    from msa_gpu.ensemble import align_ensemble
+    from msa_gpu.workflows.ensemble import align_ensemble
 
     seqs = read_sequences(refs / "BB20001.tfa")
     built, real = [], aligner_module.posterior_libraries
@@ -248,7 +248,7 @@ def test_an_ensemble_builds_no_whole_family_library(refs, monkeypatch):
 def test_model_perturbation_is_refused_for_a_family_in_subtrees(refs):
     """``--perturb model`` perturbs whole-family libraries, which a family in
     subtrees does not build: refused in one line, naming the size."""
-    from msa_gpu.ensemble import align_ensemble
+    from msa_gpu.workflows.ensemble import align_ensemble
     from msa_gpu.errors import InputError
 
     seqs = read_sequences(refs / "BB20001.tfa")
@@ -291,7 +291,7 @@ def test_perturbed_gap_costs_reach_the_subtrees(refs):
     """An ensemble's replicates perturb their recipes' gap costs; in a
     family aligned in subtrees the subtrees take them too (they took the
     settings' costs, so every replicate's subtrees were replicate 0's)."""
-    from msa_gpu.ensemble import align_ensemble
+    from msa_gpu.workflows.ensemble import align_ensemble
 
     seqs = read_sequences(refs / "BB20001.tfa")
     cfg = AlignerConfig(backend="cpu", mode="accurate", accurate_subtree_seqs=6, dedupe=False)

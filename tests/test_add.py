@@ -14,7 +14,7 @@ from benchmarks.synthetic import evolve_family
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.frontends.msagpu import app
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.io import make_sequences, read_aligned
 from msa_gpu.progressive import add_sequences

@@ -5,11 +5,11 @@ from hypothesis import strategies as st
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.io import make_sequences, read_aligned, read_core, read_sequences
 from msa_gpu.pipeline import builders
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 from msa_gpu.tree import upgma
 
 CPU = cpu_backend()

@@ -10,10 +10,10 @@ import pytest
 from benchmarks.genomes import family, pair
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences
 from msa_gpu.progressive import anchors
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 CPU = cpu_backend()
 

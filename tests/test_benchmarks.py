@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from msa_gpu.io import read_aligned, read_core
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -111,7 +111,7 @@ def test_score_refuses_an_unaligned_file(refs):
 
 def test_score_api_refuses_ragged_test_rows():
     from msa_gpu.errors import InputError
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     with pytest.raises(InputError, match="not an alignment: the test rows differ in length"):
         sp_tc(["a", "b"], [b"ACGT", b"AC"], ["a", "b"], [b"ACGT", b"AC--"])
@@ -160,7 +160,7 @@ def test_alignment_distances_option(refs, tmp_path):
     assert res.exit_code == 0, res.output
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.distances import pairwise_distance
     from msa_gpu.io import read_sequences
 
@@ -341,7 +341,7 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
     will hold, once the plan is large enough to matter (threshold lowered here)."""
     from msa_gpu.frontends import runner as cli
     from msa_gpu.aligner import Aligner
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import OutFormat, make_sequences, read_sequences
 
     fams = [read_sequences(refs / "BB11001.tfa"), read_sequences(refs / "BB20001.tfa")]

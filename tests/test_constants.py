@@ -201,7 +201,7 @@ def test_the_twins_and_runtimes_hold_the_single_sources_values():
     """Each Python copy of a shared constant: the numba twins' (imported),
     the GPU runtimes' (parsed), the stage-level codes and fixed point."""
     from msa_gpu.backend import pairwise, pairwise_cpu, pairwise_launch, posterior_cpu, profile_cpu, refine_cpu
-    from msa_gpu.progressive.scoring import GAP_MODELS
+    from msa_gpu.progressive.costs import GAP_MODELS
     from msa_gpu.scoring import FRAC_ONE
 
     profile_gpu = _module_constants(BACKEND / "profile_gpu.py")

@@ -4,7 +4,7 @@ import numpy as np
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
 from msa_gpu.pipeline import batch
 

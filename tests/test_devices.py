@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from benchmarks.synthetic import evolve_family
 from msa_gpu.aligner import Aligner
 from msa_gpu.frontends.msagpu import app
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distributed.gpus import DevicePool, DeviceRunner, align_many_gpus, parse_gpus
 from msa_gpu.errors import BackendError, InputError
 from msa_gpu.io import make_sequences
@@ -47,7 +47,7 @@ _POOL_RUN = """
 import sys, warnings
 from contextlib import nullcontext
 warnings.simplefilter("error")
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distributed.gpus import DevicePool, align_many_gpus
 from tests.test_devices import _families
 
@@ -158,7 +158,7 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     import msa_gpu.aligner as aligner_mod
     from msa_gpu.backend.cost import cpu_seconds
     from msa_gpu.io import read_sequences
-    from msa_gpu.recipe import describe
+    from msa_gpu.settings.recipe import describe
 
     seqs = read_sequences(refs / "BB11001.tfa")
     on_cpu = Aligner(AlignerConfig(backend="cpu")).align(seqs).rows()
@@ -199,8 +199,8 @@ def test_expected_cpu_time_orders_the_libraries_and_sizes():
     from dataclasses import replace
 
     from msa_gpu.backend.cost import cpu_seconds
-    from msa_gpu.config import AlignerConfig
-    from msa_gpu.recipe import recipe_from
+    from msa_gpu.settings.config import AlignerConfig
+    from msa_gpu.settings.recipe import recipe_from
 
     r = recipe_from(AlignerConfig(), 50, 250.0, 300)
     assert r.library == "posterior" and r.dp_cells > 0

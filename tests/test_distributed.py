@@ -5,7 +5,7 @@ import pytest
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distributed import align_many_dask, groups
 from msa_gpu.io import read_sequences
 

@@ -1,4 +1,4 @@
-"""Ensembles (`msa_gpu.ensemble`, `msagpu align --ensemble N`): replicate 0
+"""Ensembles (`msa_gpu.workflows.ensemble`, `msagpu align --ensemble N`): replicate 0
 is the default alignment, a seed gives the same bytes, the confidences and
 the dispersion follow the replicates, and every output says what it should."""
 
@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.frontends.msagpu import app
-from msa_gpu.config import AlignerConfig
-from msa_gpu.ensemble import agreement, align_ensemble, residue_columns
+from msa_gpu.settings.config import AlignerConfig
+from msa_gpu.workflows.ensemble import agreement, align_ensemble, residue_columns
 from msa_gpu.io import read_aligned, read_sequences
 from msa_gpu.types import Alignment
 
@@ -148,7 +148,7 @@ def test_families_with_repeats_and_batches_of_families(refs):
     """A family with a repeated sequence (its replicate 0 keeps no library)
     and a second family, in one call: each family's ensemble is the one it
     gets alone."""
-    from msa_gpu.ensemble import align_ensembles
+    from msa_gpu.workflows.ensemble import align_ensembles
     from msa_gpu.io import make_sequences
 
     a = read_sequences(refs / "BB11001.tfa")
@@ -224,7 +224,7 @@ def _exact_confidences(replicates: list[list[bytes]], r: int):
     """Replicate ``r``'s column and residue confidences (and each column's
     agreeing pairs and pairs), by brute force over
     residue pairs from the written rows, as exact fractions (independent of
-    `msa_gpu.ensemble`): a column's, the share of its residue pairs that the
+    `msa_gpu.workflows.ensemble`): a column's, the share of its residue pairs that the
     other replicates also put in one column; a residue's, the share of its
     column-mates that stay beside it there."""
     where = [_columns_of(rows) for rows in replicates]
@@ -294,7 +294,7 @@ def test_a_column_exactly_at_min_confidence_is_kept():
     residues: column 0's pairs are kept 6 times of 30 (exactly 0.2, which
     agree / total / others rounded twice made 0.19999999999999998, dropped
     at 0.2), column 1's 5 times (just below), column 2's 7 times (just above)."""
-    from msa_gpu.ensemble import trim
+    from msa_gpu.workflows.ensemble import trim
 
     groups = [  # each replicate's groups of rows sharing a column, for residue k = 0, 1, 2 of every row
         [[0, 1, 2, 3, 4]] * 3,

@@ -1,4 +1,4 @@
-"""The family pipeline's seams (issue 59, capability 2): `msa_gpu.ensemble`,
+"""The family pipeline's seams (issue 59, capability 2): `msa_gpu.workflows.ensemble`,
 `msa_gpu.distributed` and the pipeline's steps call the aligner's public
 steps, never its private attributes; a family's state moves through named
 steps with every family of the batch together; batching for the server is a
@@ -10,11 +10,11 @@ import ast
 from pathlib import Path
 
 from msa_gpu.aligner import Aligner
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msa_gpu"
-CALLERS = [PACKAGE / "ensemble.py", *sorted((PACKAGE / "distributed").glob("*.py")),
+CALLERS = [*sorted((PACKAGE / "workflows").glob("*.py")), *sorted((PACKAGE / "distributed").glob("*.py")),
            *sorted((PACKAGE / "pipeline").glob("*.py"))]
 
 

@@ -28,7 +28,7 @@ def test_an_injected_tree_keeps_repeats_aligned_once(refs):
     of them: the same rows as the run that built its own tree."""
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import make_sequences, read_sequences
 
     seqs = read_sequences(refs / "BB11001.tfa")

@@ -58,13 +58,13 @@ def test_the_check_sees_a_heavy_import():
 
 
 def test_the_options_take_msagpus_own_enums_from_a_light_module():
-    """The help's choices are msagpu's own enums (`msa_gpu.choices`, which
+    """The help's choices are msagpu's own enums (`msa_gpu.settings.choices`, which
     imports no numpy), the same objects that the config, alphabet and pairwise
     engine use, so a command gets them without conversion."""
-    from msa_gpu import choices
+    from msa_gpu.settings import choices
     from msa_gpu.alphabet import SeqType
     from msa_gpu.backend.pairwise import PairMode
-    from msa_gpu.config import BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
+    from msa_gpu.settings.config import BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod
 
     assert (SeqType, PairMode, BackendChoice, DistanceMethod, FragmentPlace, Mode, TreeMethod) == (
         choices.SeqType, choices.PairMode, choices.BackendChoice, choices.DistanceMethod, choices.FragmentPlace,
@@ -72,7 +72,7 @@ def test_the_options_take_msagpus_own_enums_from_a_light_module():
     text = " ".join(CliRunner().invoke(app, ["align", "--help"], terminal_width=400).output.split())
     for enum_ in (Mode, SeqType, TreeMethod, DistanceMethod, FragmentPlace):
         assert "<" + "|".join(m.value for m in enum_) + ">" in text, enum_.__name__
-    assert not heavy(imported(code="import msa_gpu.choices, msa_gpu.config"))
+    assert not heavy(imported(code="import msa_gpu.settings.choices, msa_gpu.settings.config"))
 
 
 def option_help(name: str, command: str = "align") -> str:

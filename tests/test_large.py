@@ -12,7 +12,7 @@ from benchmarks.synthetic import evolve_family, write_family
 from msa_gpu.aligner import Aligner
 from msa_gpu.alphabet import DAYHOFF6
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig, Mode
+from msa_gpu.settings.config import AlignerConfig, Mode
 from msa_gpu.distances import kmer_distance, kmer_ids, kmer_sets, pivot_distances
 from msa_gpu.io import (
     OutFormat,
@@ -23,7 +23,7 @@ from msa_gpu.io import (
     render_alignment,
     stream_fasta,
 )
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 from msa_gpu.tree import mixed_linkage, sequence_weights, weight_top
 from msa_gpu.tree.partition import cluster_distances, partition_tree
 

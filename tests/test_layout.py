@@ -118,6 +118,30 @@ def test_no_python_file_over_the_limit():
     assert long == {}
 
 
+# The package top holds the public faces and the base every layer stands on
+# (API, aligner, result, types, errors, alphabet, matrices, array helpers,
+# accuracy); everything else lives in the subpackage of what it does.
+MAX_TOP_MODULES = 12
+
+
+def top_modules(package: Path) -> list[str]:
+    """The package's modules at its top (not in a subpackage)."""
+    return sorted(p.name for p in package.glob("*.py"))
+
+
+def test_the_package_top_holds_at_most_twelve_modules():
+    assert len(top_modules(PACKAGE)) <= MAX_TOP_MODULES, top_modules(PACKAGE)
+
+
+def test_the_top_count_sees_a_module_added_at_the_top(tmp_path):
+    """(The count can fail: one module more at the top of a copy is seen.)"""
+    shutil.copytree(PACKAGE, tmp_path / "msa_gpu", ignore=shutil.ignore_patterns("__pycache__"))
+    assert len(top_modules(tmp_path / "msa_gpu")) == len(top_modules(PACKAGE))
+    (tmp_path / "msa_gpu" / "extra.py").write_text("")
+    (tmp_path / "msa_gpu" / "runtime" / "nested.py").write_text("")
+    assert top_modules(tmp_path / "msa_gpu") == sorted([*top_modules(PACKAGE), "extra.py"])
+
+
 def test_the_circle_finder_sees_a_circle_through_a_function_import(tmp_path):
     """(The checks above can fail: a circle made by an import inside a
     function is found, one under TYPE_CHECKING is not.)"""

@@ -6,7 +6,7 @@ import pytest
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distances.lcs import NO_COMMON, lcs_distance, lcs_lengths
 from msa_gpu.io import make_sequences
 

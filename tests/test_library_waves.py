@@ -8,7 +8,7 @@ from test_parity import random_family
 import msa_gpu.pipeline.builders as aligner_module
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.consistency import library_waves
 from msa_gpu.consistency.memory import library_plan
 from msa_gpu.io import make_sequences, read_sequences

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from Bio import AlignIO, Phylo, SeqIO
 
-from msa_gpu.config import DEFAULTS
+from msa_gpu.settings.config import DEFAULTS
 from msa_gpu.errors import InputError
 from msa_gpu.io import read_aligned, read_sequences
 from msa_gpu.frontends.mafft import MAPPING, UNSUPPORTED, parse, run
@@ -314,7 +314,7 @@ def test_the_pair_options_help_says_the_library_and_rounds_each_type_gets(option
     import re
 
     from msa_gpu.alphabet import SeqType
-    from msa_gpu.recipe import recipe_from
+    from msa_gpu.settings.recipe import recipe_from
 
     text = MAPPING[option]
     if text.startswith("the same as --localpair"):

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import msa_gpu.merging as merge_mod
-from msa_gpu.config import AlignerConfig
+import msa_gpu.workflows.merging as merge_mod
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.errors import InputError
 from msa_gpu.io import read_aligned, read_core
-from msa_gpu.merging import merge_alignments, merge_tree
-from msa_gpu.score import sp_tc
+from msa_gpu.workflows.merging import merge_alignments, merge_tree
+from msa_gpu.accuracy import sp_tc
 from msa_gpu.tree import leaf_order
 
 REF = Path(__file__).resolve().parent.parent / "references"

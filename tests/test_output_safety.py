@@ -220,7 +220,7 @@ def test_a_full_standard_output_exits_with_the_io_code_in_every_front_door(refs,
     argv = {"msagpu-mafft": ["--quiet", src], "msagpu-famsa": [src, "STDOUT"], "msagpu-clustalo": ["-i", src]}[program]
     entry = program.replace("-", "_")
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-c", f"from msa_gpu.entry import {entry}; {entry}()", *argv],
+        proc = subprocess.run([sys.executable, "-c", f"from msa_gpu.frontends.entry import {entry}; {entry}()", *argv],
                               stdout=full, stderr=subprocess.PIPE, text=True, env={**os.environ, "MSAGPU_SERVER": "off"})
     assert proc.returncode == EXIT_RESOURCE, proc.stderr
     assert proc.stderr == f"{program}: error: cannot write standard output: No space left on device\n"
@@ -313,7 +313,7 @@ def test_a_closed_pipe_ends_a_whole_process_quietly_with_141(refs):
     on stderr at the interpreter's exit either (msagpu-famsa once said ': Broken pipe')."""
     read, write = os.pipe()
     os.close(read)
-    code = "import sys\nsys.argv[0] = 'msagpu-famsa'\nfrom msa_gpu.entry import msagpu_famsa\nmsagpu_famsa()"
+    code = "import sys\nsys.argv[0] = 'msagpu-famsa'\nfrom msa_gpu.frontends.entry import msagpu_famsa\nmsagpu_famsa()"
     try:
         proc = subprocess.run([sys.executable, "-c", code, str(refs / "BB11001.tfa"), "STDOUT"], stdout=write,
                               stderr=subprocess.PIPE, env={**os.environ, "MSAGPU_SERVER": "off"}, timeout=120)
@@ -325,7 +325,7 @@ def test_a_closed_pipe_ends_a_whole_process_quietly_with_141(refs):
 def test_a_closed_pipe_under_a_served_answer_exits_141_too(monkeypatch, capsys):
     """A served call writes the server's answer here (`msa_gpu.serving.protocol.served`): a closed
     pipe there ends the call as it ends a call run alone."""
-    import msa_gpu.entry as entry
+    import msa_gpu.frontends.entry as entry
     import msa_gpu.errors as errors
 
     quieted = []

@@ -6,7 +6,7 @@ import pytest
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.consistency.pairhmm import pair_posteriors, probcons_model
 from msa_gpu.io import make_sequences
 
@@ -158,7 +158,7 @@ def test_libraries_built_together_equal_those_built_alone():
 def test_accurate_mode_runs_on_the_posterior_library(refs):
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import read_sequences
 
     seqs = read_sequences(refs / "BB11001.tfa")

@@ -10,7 +10,7 @@ from test_dp import random_batch
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend, gpu_backend, probe_gpu
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
 
 pytestmark = pytest.mark.gpu
@@ -393,7 +393,7 @@ def test_merged_alignments_identical_on_the_gpu(refs):
     back, fast and accurate (the library across the inputs), gives the
     CPU's bytes."""
     from msa_gpu.io import read_aligned
-    from msa_gpu.merging import merge_alignments
+    from msa_gpu.workflows.merging import merge_alignments
 
     names, rows = read_aligned(refs / "BB20001.ref.fa")
     parts = [(names[a:b], rows[a:b]) for a, b in ((0, 6), (6, 11), (11, 16))]

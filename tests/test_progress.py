@@ -5,17 +5,17 @@ import io
 from typer.testing import CliRunner
 
 from msa_gpu.frontends.msagpu import app
-from msa_gpu.progress import StageReporter
+from msa_gpu.runtime.progress import StageReporter
 
 
 def test_progress_lines_on_stderr_only(refs, monkeypatch):
-    import msa_gpu.progress
+    import msa_gpu.runtime.progress
 
     class EveryStage(StageReporter):  # (the CLI hides stages under 0.05 s: warm, BB20001's take less)
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **{**kwargs, "min_seconds": 0.0})
 
-    monkeypatch.setattr(msa_gpu.progress, "StageReporter", EveryStage)
+    monkeypatch.setattr(msa_gpu.runtime.progress, "StageReporter", EveryStage)
     r = CliRunner().invoke(app, ["align", str(refs / "BB20001.tfa"), "--backend", "cpu", "--mode", "fast"])
     assert r.exit_code == 0
     assert "msagpu: progressive (progressive alignment) done in" in r.stderr
@@ -38,7 +38,7 @@ def test_counted_stages_report_their_counts_and_time_left():
     real alignment."""
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import make_sequences
 
     out = io.StringIO()

@@ -16,10 +16,10 @@ from msa_gpu.aligner import Aligner
 from msa_gpu.alphabet import SeqType
 from msa_gpu.backend import cpu_backend
 from msa_gpu.frontends.msagpu import app
-from msa_gpu.config import SPANNING_MIN_SEQS, AlignerConfig
+from msa_gpu.settings.config import SPANNING_MIN_SEQS, AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.io import make_sequences, read_sequences
-from msa_gpu.recipe import describe, recipe_for, recipe_from
+from msa_gpu.settings.recipe import describe, recipe_for, recipe_from
 from msa_gpu.tree import mixed_linkage, upgma
 from msa_gpu.types import Recipe
 

@@ -1,8 +1,8 @@
 """A recipe of enums (issue 59, capability 3): each choice of a family's
-recipe is one enum (`msa_gpu.choices`), its vocabulary, descriptions and
+recipe is one enum (`msa_gpu.settings.choices`), its vocabulary, descriptions and
 builders in one place, and every rule that picks a family's way of being
 aligned (``--add``'s, realignment's, the library's weight included) is in
-`msa_gpu.recipe.recipe_for`."""
+`msa_gpu.settings.recipe.recipe_for`."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from msa_gpu.aligner import DISTANCES, TREES, Aligner
-from msa_gpu.choices import Choice, Distance, DistanceMethod, GapModel, Library, Mode, Objective, Tree, TreeMethod
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.choices import Choice, Distance, DistanceMethod, GapModel, Library, Mode, Objective, Tree, TreeMethod
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences
-from msa_gpu.recipe import REALIGN_MAX_SEQS, describe, recipe_for, recipe_from
+from msa_gpu.settings.recipe import REALIGN_MAX_SEQS, describe, recipe_for, recipe_from
 from msa_gpu.types import RECIPE_CHOICES, Recipe
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msa_gpu"

@@ -231,7 +231,7 @@ def test_out_of_memory_batches_are_halved_and_retried(refs, monkeypatch):
     The alignments are those of an unconstrained run."""
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import cpu_backend
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import read_sequences
     from msa_gpu.progressive import driver as progressive
 
@@ -266,7 +266,7 @@ def test_gpu_out_of_memory_in_a_merge_is_recovered(refs, monkeypatch):
 
     from msa_gpu.aligner import Aligner
     from msa_gpu.backend import gpu_backend
-    from msa_gpu.config import AlignerConfig
+    from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import read_sequences
     from msa_gpu.progressive import driver as progressive
 

@@ -1,7 +1,7 @@
 import pytest
 
 from msa_gpu.errors import InputError
-from msa_gpu.score import sp_tc
+from msa_gpu.accuracy import sp_tc
 
 REF_N = ["s1", "s2", "s3"]
 REF = [b"AC-DE", b"ACGDE", b"A--DE"]

@@ -16,7 +16,7 @@ import pytest
 from msa_gpu.serving import protocol, server
 
 REFS = Path(__file__).resolve().parent.parent / "references"
-ENTRY = "import sys; from msa_gpu.entry import {fn}; sys.argv[0] = {prog!r}; {fn}()"
+ENTRY = "import sys; from msa_gpu.frontends.entry import {fn}; sys.argv[0] = {prog!r}; {fn}()"
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
 
 
@@ -216,7 +216,7 @@ def test_calls_that_are_not_served_and_the_default_socket(monkeypatch, tmp_path)
 
 
 def test_the_client_path_imports_only_the_standard_library():
-    code = ("import sys; import msa_gpu.entry; "
+    code = ("import sys; import msa_gpu.frontends.entry; "
             "print(sorted(m for m in ('numpy', 'numba', 'scipy', 'Bio', 'typer', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[]"

@@ -15,7 +15,7 @@ import pytest
 
 from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend, threads
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences, read_sequences
 
 REFS = Path(__file__).resolve().parent.parent / "references"

@@ -34,7 +34,7 @@ import numpy as np
 from msa_gpu.alphabet import MOVE_LETTERS, PROTEIN
 from msa_gpu.backend.selection import Backend, select_backend
 from msa_gpu.backend.interfaces import PairwiseKernels
-from msa_gpu.choices import PairMode
+from msa_gpu.settings.choices import PairMode
 from msa_gpu.scoring import SCALE, matrix_fixed
 from msa_gpu.types import Sequences, _frozen
 

@@ -14,7 +14,7 @@ import numpy as np
 from msa_gpu.backend.interfaces import (ConsistencyKernels, LcsKernels, PairwiseKernels, PosteriorKernels,
                                         ProfileKernels, RefineKernels, StageKernels)
 from msa_gpu.backend.transfer import to_host, upload
-from msa_gpu.config import BackendChoice
+from msa_gpu.settings.config import BackendChoice
 from msa_gpu.errors import BackendError
 
 

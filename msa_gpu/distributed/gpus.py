@@ -27,8 +27,8 @@ import os
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from msa_gpu.children import die_with_parent
-from msa_gpu.config import AlignerConfig
+from msa_gpu.runtime.children import die_with_parent
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.errors import BackendError, InputError
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Sequences

@@ -23,10 +23,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from msa_gpu.choices import Mode
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.choices import Mode
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.errors import BackendError
-from msa_gpu.recipe import part_recipe
+from msa_gpu.settings.recipe import part_recipe
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Recipe, Sequences
 
@@ -88,7 +88,7 @@ def _pivot_rows(km, members: np.ndarray, pivots: np.ndarray, backend: str) -> np
 def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, share=None,
                 recipe: Recipe | None = None) -> AlignResult:
     """The large path with its pivot distances cut into ``parts`` row blocks
-    and its progressive stage into ``parts`` subtrees (`msa_gpu.subtrees`):
+    and its progressive stage into ``parts`` subtrees (`msa_gpu.pipeline.subtrees`):
     ``run_all(fn, [args, ...])`` runs them (on Dask workers, or in process;
     ``share(x)`` hands data every task reads to the workers once: the k-mer
     sets), the merges above the subtrees run here. The alignment is the one
@@ -97,7 +97,7 @@ def align_large(seqs: Sequences, config: AlignerConfig, run_all, parts: int, sha
     import time
 
     from msa_gpu.aligner import Aligner
-    from msa_gpu.subtrees import cut, profile_of, subset, subtrees, top_schedule
+    from msa_gpu.pipeline.subtrees import cut, profile_of, subset, subtrees, top_schedule
     from msa_gpu.progressive import FamilyJob, merge_schedule, progressive_align
 
     aligner = Aligner(config)

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 
 from msa_gpu.alphabet import SeqType
-from msa_gpu.config import AlignerConfig, Mode
+from msa_gpu.settings.config import AlignerConfig, Mode
 from msa_gpu.errors import InputError
 
 #: Clustal Omega's options that msagpu-clustalo maps, and to what.

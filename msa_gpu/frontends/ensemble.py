@@ -1,6 +1,6 @@
 """``msagpu align --ensemble N``'s options (`EnsembleOptions`) and what
 they refuse before any work (`check`). The runner aligns the ensemble
-(`msa_gpu.ensemble`) and writes the chosen replicate (or ``--replicate K``),
+(`msa_gpu.workflows.ensemble`) and writes the chosen replicate (or ``--replicate K``),
 optionally without the columns below ``--min-confidence``; every replicate
 as Ensemble FASTA (``--ensemble-out``); the written columns' confidences
 (``--column-scores``, and Stockholm's ``#=GC PP_cons`` line); each
@@ -43,6 +43,6 @@ def check(options: EnsembleOptions, batch: bool, elsewhere: bool, given_tree: bo
         raise InputError(f"--min-confidence {options.min_confidence}: give a fraction from 0 to 1")
     if options.kept_columns is not None and options.min_confidence is None:
         raise InputError("--kept-columns goes with --min-confidence")
-    from msa_gpu.ensemble import parse_perturb
+    from msa_gpu.workflows.ensemble import parse_perturb
 
     parse_perturb(options.perturb)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from msa_gpu.config import AlignerConfig, Mode, TreeMethod
+from msa_gpu.settings.config import AlignerConfig, Mode, TreeMethod
 from msa_gpu.errors import InputError
 
 #: FAMSA's options that msagpu-famsa maps, and to what.

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Literal
 
-from msa_gpu.choices import SeqType
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.choices import SeqType
+from msa_gpu.settings.config import AlignerConfig
 
 #: How a run speaks on stderr (`Requests.voice`): ``plans`` says the recipe with the auto mode's rule, the
 #: kernels' compilation and the memory plans (``msagpu align``); ``strategy`` names the recipe as MAFFT names
@@ -26,7 +26,7 @@ Voice = Literal["plans", "strategy", "recipe", "quiet"]
 
 @dataclass(frozen=True)
 class MergeInputs:
-    """Alignments merged, each one's columns kept (`msa_gpu.merging`):
+    """Alignments merged, each one's columns kept (`msa_gpu.workflows.merging`):
     ``alignments`` (files of one alignment each); ``table`` (MAFFT's
     sub-MSA table over the rows of the run's input file, a sub-alignment a
     line, the rows it does not list ungapped and each merged as an alignment

@@ -26,8 +26,8 @@ import sys
 import warnings
 from dataclasses import dataclass, field, replace
 
-from msa_gpu.choices import Mode, SeqType  # light, as config is: --help and --version need no numpy
-from msa_gpu.config import DEFAULTS, AlignerConfig
+from msa_gpu.settings.choices import Mode, SeqType  # light, as config is: --help and --version need no numpy
+from msa_gpu.settings.config import DEFAULTS, AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.frontends.mafft_table import _FLAGS, _LARGE, _VALUED, MAPPING, UNSUPPORTED
 

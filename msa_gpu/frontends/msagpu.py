@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, SeqType, TreeMethod
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, SeqType, TreeMethod
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.frontends import tools
 from msa_gpu.frontends.job import Caller, Inputs as JobInputs, Job, Outputs, Requests, place

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from msa_gpu.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, PairMode, SeqType, TreeMethod
+from msa_gpu.settings.choices import BackendChoice, DistanceMethod, FragmentPlace, Mode, PairMode, SeqType, TreeMethod
 
 Inputs = Annotated[Optional[list[str]], typer.Argument(help="Unaligned FASTA: paths ('-' for stdin, .gz allowed), folders of FASTA files, or .txt/.list files of paths")]
 OutDir = Annotated[Optional[Path], typer.Option("--outdir", help="Batch mode: align every input in one run, writing DIR/<name>.<ext>")]

@@ -12,11 +12,11 @@ import sys
 import warnings
 from pathlib import Path
 
-from msa_gpu.choices import BackendChoice, Library, Mode, SeqType, Tree
+from msa_gpu.settings.choices import BackendChoice, Library, Mode, SeqType, Tree
 from msa_gpu.errors import EXIT_INPUT, InputError, exits
 from msa_gpu.frontends.job import Caller, Job, placed
-from msa_gpu.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
-from msa_gpu.plan import StagePlan, memory_plan, stage_plan
+from msa_gpu.runtime.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
+from msa_gpu.runtime.memory_plan import StagePlan, memory_plan, stage_plan
 
 #: A batch whose stage plan (or an accurate run whose library plan) holds at least this many GB gets it said.
 PLAN_MIN_GB = 0.25
@@ -88,7 +88,7 @@ def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int
         config = req.config_of(families[0].seqtype)
         reporter = None
         if not quiet:
-            from msa_gpu.progress import StageReporter
+            from msa_gpu.runtime.progress import StageReporter
 
             reporter = StageReporter(caller.stderr, min_seconds=0.05)
         if req.ensemble is not None:
@@ -242,7 +242,7 @@ def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, nee
     a cold kernel cache, the large path's and a batch's memory plans, and
     an accurate run's library plan (kept in ``need`` whatever the voice, for
     an out-of-memory exit)."""
-    from msa_gpu.recipe import describe
+    from msa_gpu.settings.recipe import describe
 
     req = job.requests
     if req.voice in ("strategy", "recipe"):  # as MAFFT names its strategy; FAMSA's and Clustal Omega's -v
@@ -268,7 +268,7 @@ def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, nee
     posterior = [(s, r) for s, r in zip(families, recipes) if r.library == Library.posterior]
     if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
         from msa_gpu.consistency import library_memory
-        from msa_gpu.subtrees import plan_pieces
+        from msa_gpu.pipeline.subtrees import plan_pieces
 
         gpu = not req.dask and (gpus or aligner.choose_backend(recipes).name != "cpu")
         if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
@@ -290,7 +290,7 @@ def recipe_lines(config, paths: list, recipes: list, where: str, each: bool, bat
     """What the run says of its recipes: one family's recipe in one line
     (with the auto mode's rule where it chose), or a batch's count of each
     mode, and with ``each`` every family's recipe under its input's name."""
-    from msa_gpu.recipe import describe, mode_rule, summary
+    from msa_gpu.settings.recipe import describe, mode_rule, summary
 
     rule = mode_rule(config, recipes)
     if not batch:
@@ -334,9 +334,9 @@ def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     """``--ensemble N``: align the replicates, write the chosen one and
     every output asked for, and say the recipe (before the work), then the
     dispersion and the replicate written."""
-    from msa_gpu.ensemble import align_ensemble, parse_perturb, trim
+    from msa_gpu.workflows.ensemble import align_ensemble, parse_perturb, trim
     from msa_gpu.frontends.writer import write_ensemble
-    from msa_gpu.recipe import describe, mode_rule
+    from msa_gpu.settings.recipe import describe, mode_rule
 
     options, quiet = job.requests.ensemble, job.requests.voice == "quiet"
 
@@ -379,12 +379,12 @@ def _add(job: Job, caller: Caller) -> int:
 
 def _merge(job: Job, caller: Caller) -> int:
     """Alignments merged, each one's columns kept (`MergeInputs`): read,
-    merged (`msa_gpu.merging`), written in the order the front door reads
+    merged (`msa_gpu.workflows.merging`), written in the order the front door reads
     them (a table's rows in its input file's order; ``--seed``: the seeds'
     rows first, named ``_seed_NAME``, as MAFFT writes them)."""
     from msa_gpu.frontends.writer import write_rows
     from msa_gpu.io import check_outputs, parse_fasta, read_aligned, read_merge_table, read_text
-    from msa_gpu.merging import merge_alignments
+    from msa_gpu.workflows.merging import merge_alignments
 
     spec, out = job.inputs.merge, job.outputs
     check_outputs(*out.files())

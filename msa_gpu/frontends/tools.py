@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from msa_gpu.choices import BackendChoice, PairMode, SeqType
+from msa_gpu.settings.choices import BackendChoice, PairMode, SeqType
 from msa_gpu.errors import InputError, exits
 from msa_gpu.frontends.options import GapExtend, GapOpen, Matrix, Output, PairModeOpt, Quiet, SeqTypeOpt, Threads, \
     BackendOpt
@@ -41,7 +41,7 @@ def score(
 ) -> None:
     """Print SP and TC of TEST against REFERENCE."""
     from msa_gpu.io import read_core, write_output
-    from msa_gpu.score import sp_tc
+    from msa_gpu.accuracy import sp_tc
 
     with exit_codes():
         tn, tr = _read_alignment(test)

@@ -7,12 +7,12 @@ temporary file renamed into place; a failed write an `OutputError`)."""
 
 from __future__ import annotations
 
-from msa_gpu.choices import SeqType
+from msa_gpu.settings.choices import SeqType
 from msa_gpu.errors import InputError
 from msa_gpu.frontends.job import Caller, Job, Outputs
 from msa_gpu.io import (OutFormat, phylip_text, render_alignment, stream_efa, stream_fasta, to_mafft_tree, to_newick,
                         write_names_map, write_output, write_phylip_distances)
-from msa_gpu.recipe import describe
+from msa_gpu.settings.recipe import describe
 
 
 def _where(caller: Caller) -> dict:
@@ -145,13 +145,13 @@ def percent_identities(rows: list[bytes]):
 
 
 def write_ensemble(job: Job, seqs, ens, rows: list[bytes], confidence, kept, caller: Caller | None = None) -> None:
-    """An ensemble's outputs (`msa_gpu.ensemble.Ensemble`, its chosen
+    """An ensemble's outputs (`msa_gpu.workflows.ensemble.Ensemble`, its chosen
     replicate's ``rows`` and column ``confidence``, trimmed to the ``kept``
     columns where asked): the alignment, every replicate as Ensemble FASTA,
     the column confidences, the kept columns, each residue's confidence as a
     digit, the guide tree (standard output and new files' permissions:
     ``caller``'s, default `Caller.here`)."""
-    from msa_gpu.ensemble import confidence_rows, take_columns
+    from msa_gpu.workflows.ensemble import confidence_rows, take_columns
 
     out, options, result, names = job.outputs, job.requests.ensemble, ens.result, list(seqs.names)
     caller = caller or Caller.here()

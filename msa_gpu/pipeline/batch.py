@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from msa_gpu.backend import usable_cores
-from msa_gpu.choices import Library
+from msa_gpu.settings.choices import Library
 from msa_gpu.consistency import library_waves
 from msa_gpu.pipeline import steps
 from msa_gpu.pipeline.family import Context, Family, add_timings

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from msa_gpu.choices import Distance, Library, Tree
+from msa_gpu.settings.choices import Distance, Library, Tree
 from msa_gpu.consistency import LibrarySettings, build_libraries, on_backend, posterior_libraries
 from msa_gpu.distances import kmer_distance, kmer_sets, lcs_distance
 from msa_gpu.pipeline.family import Context, progress, timed

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from msa_gpu.backend import Backend
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.progressive import FamilyJob, Scoring
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Alignment, DistanceMatrix, GuideTree, MergeSchedule, Recipe, Sequences

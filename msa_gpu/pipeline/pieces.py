@@ -8,15 +8,15 @@ from dataclasses import replace
 import numpy as np
 
 from msa_gpu.backend import usable_cores
-from msa_gpu.choices import Library, Mode, Weights
+from msa_gpu.settings.choices import Library, Mode, Weights
 from msa_gpu.consistency import library_memory
 from msa_gpu.pipeline import builders, steps
 from msa_gpu.pipeline.batch import in_waves
 from msa_gpu.pipeline.family import Context, Family, add_timings
 from msa_gpu.progressive import FamilyJob, Profile, alignment_codes
-from msa_gpu.recipe import recipe_for
+from msa_gpu.settings.recipe import recipe_for
 from msa_gpu.result import AlignResult
-from msa_gpu.subtrees import cut_at_most, subset, subtrees, top_schedule
+from msa_gpu.pipeline.subtrees import cut_at_most, subset, subtrees, top_schedule
 from msa_gpu.tree import sequence_weights
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from msa_gpu.choices import Distance, Weights
+from msa_gpu.settings.choices import Distance, Weights
 from msa_gpu.consistency import library_distance, stack_libraries
 from msa_gpu.distances import alignment_distance
 from msa_gpu.pipeline import builders

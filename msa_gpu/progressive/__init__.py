@@ -1,7 +1,7 @@
 """Stage 3: progressive alignment (``GuideTree -> MergeSchedule -> Alignment``).
 
 ``schedule`` (the tree as per-level merge lists), ``profile`` (profiles and
-the per-level metadata the kernels take), ``scoring`` (a family's scoring in
+the per-level metadata the kernels take), ``costs`` (a family's scoring in
 fixed point), ``driver`` (every family's merges of one level in one batch,
 through the backend's kernels), ``add`` (new sequences added to a fixed
 alignment) and ``dedupe`` (identical sequences aligned once).
@@ -29,7 +29,7 @@ from msa_gpu.progressive.driver import (
 )
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta, level_meta_arrays
 from msa_gpu.progressive.schedule import merge_schedule
-from msa_gpu.progressive.scoring import Scoring, family_scoring
+from msa_gpu.progressive.costs import Scoring, family_scoring
 
 __all__ = ["BYTES_PER_CELL", "BYTES_PER_LIBRARY_CELL", "BatchContext", "FamilyJob", "LevelMeta", "Profile",
            "ProfileBlock", "Scoring", "SideInfo", "add_sequences", "align_paths", "alignment_codes", "batch_chunks", "batch_size",

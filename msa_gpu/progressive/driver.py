@@ -15,7 +15,7 @@ from msa_gpu.arrays import offsets
 from msa_gpu.errors import ResourceError
 from msa_gpu.progressive.anchors import ANCHOR_CELLS, anchored_level
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays
-from msa_gpu.progressive.scoring import GAP_MODELS, Scoring
+from msa_gpu.progressive.costs import GAP_MODELS, Scoring
 from msa_gpu.scoring import FRAC_ONE
 from msa_gpu.types import LIBRARY_ONE, Alignment, GuideTree, MergeSchedule, Sequences
 

@@ -29,7 +29,7 @@ import sys
 import time
 import warnings
 
-from msa_gpu.children import die_with_parent
+from msa_gpu.runtime.children import die_with_parent
 from msa_gpu.serving import requests
 from msa_gpu.serving.protocol import (PROGRAMS, ServerGone, connect, encode, identity, peer, peer_uid, receive, send,
                                       socket_path)
@@ -90,7 +90,7 @@ def warm_up() -> None:
     """Load the stack and the kernels: one small alignment through the
     library, so that the first request pays none of it."""
     from msa_gpu.aligner import Aligner
-    from msa_gpu.config import AlignerConfig, Mode
+    from msa_gpu.settings.config import AlignerConfig, Mode
     from msa_gpu.io import make_sequences
 
     seqs = make_sequences(["a", "b", "c"], [b"MKVLAAGIVGLLLA", b"MKVLSAGIVALLLA", b"MRVLAAGLVGLLAS"], "protein")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msa_gpu.config import SPANNING_MIN_SEQS
+from msa_gpu.settings.config import SPANNING_MIN_SEQS
 from msa_gpu.types import DistanceMatrix, GuideTree, Sequences
 
 #: From this many sequences UPGMA runs in numba (`linkage_numba.upgma_rowmin`:

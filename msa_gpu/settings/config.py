@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from msa_gpu.choices import (AccurateTree, BackendChoice, DistanceMethod, FragmentPlace, GapModel, Library, Mode,
+from msa_gpu.settings.choices import (AccurateTree, BackendChoice, DistanceMethod, FragmentPlace, GapModel, Library, Mode,
                              Objective, RefineSplits, SeqType, TreeMethod, Weights)
 
 
@@ -18,7 +18,7 @@ MAX_COST = 1000.0
 class AlignerConfig:
     """Settings of one alignment run. The rules that resolve each ``auto``
     for one family (its mode, distances, tree, library, gaps, rounds) live in
-    `msa_gpu.recipe`, which turns these settings into the family's `Recipe`.
+    `msa_gpu.settings.recipe`, which turns these settings into the family's `Recipe`.
 
     ``gap_open``/``gap_extend``/``matrix`` left as ``None`` take the defaults
     of the detected sequence type (`DEFAULTS`). ``terminal_open`` and
@@ -41,7 +41,7 @@ class AlignerConfig:
     refinement rounds (accurate mode, ``maxiterate``), which keeps flat: there
     counts measured no better, and refinement under counts need not reach a
     fixed point (a cut's gap states change with each realignment); see
-    `msa_gpu.recipe`. ``retree`` rebuilds
+    `msa_gpu.settings.recipe`. ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
     ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
     are not rebuilt (identities over all pairs and columns cost O(n^2 L):
@@ -123,7 +123,7 @@ class AlignerConfig:
     # global, both
     library_mode: Library = Library.auto
     # sp: matrix, gaps and library; mea: the library alone, no gap costs (ProbCons); auto: mea for nucleotides'
-    # pair-HMM libraries (ProbConsRNA's model), sp otherwise (msa_gpu.recipe)
+    # pair-HMM libraries (ProbConsRNA's model), sp otherwise (msa_gpu.settings.recipe)
     objective: Objective = Objective.auto
     library_weight: str = "identity"
     library_gap_open: float = 11.0
@@ -133,7 +133,7 @@ class AlignerConfig:
     realign: int = 0  # rounds of every sequence realigned to its family's profile (msa_gpu.refine.realign)
     refine_cuts: int = 0  # cuts tried per family and round, drawn at random (seeded); 0: every cut
     weights: Weights = Weights.tree  # tree: ClustalW-style sequence weights; equal: every sequence 1
-    fragments: FragmentPlace = FragmentPlace.tree  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.recipe)
+    fragments: FragmentPlace = FragmentPlace.tree  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.settings.recipe)
     accurate_tree: AccurateTree = AccurateTree.library  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000
@@ -151,7 +151,7 @@ class AlignerConfig:
     library_memory: int = 1 << 30  # CPU: bytes of pair-HMM libraries a batch holds at once; over it, waves (above)
 
     def __post_init__(self) -> None:
-        for name in _CHOICES:  # each choice as its enum (`msa_gpu.choices`), from its value
+        for name in _CHOICES:  # each choice as its enum (`msa_gpu.settings.choices`), from its value
             enum_type = type(getattr(AlignerConfig, name))
             try:
                 object.__setattr__(self, name, enum_type(getattr(self, name)))
@@ -208,7 +208,7 @@ class AlignerConfig:
                           self.threads or os.cpu_count() or 1, 8))
 
 
-#: The settings that are choices (`msa_gpu.choices`): each held as its enum.
+#: The settings that are choices (`msa_gpu.settings.choices`): each held as its enum.
 _CHOICES = ("seqtype", "backend", "tree", "distance", "mode", "gap_model", "library_mode", "objective",
             "refine_splits", "weights", "fragments", "accurate_tree")
 

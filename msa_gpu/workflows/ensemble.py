@@ -50,8 +50,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from msa_gpu.aligner import Aligner
-from msa_gpu.choices import Library
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.choices import Library
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.errors import InputError
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Alignment, DistanceMatrix, Sequences

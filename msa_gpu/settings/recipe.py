@@ -68,7 +68,7 @@ weights, matrix       equal weights and ``large_matrix_offset`` on the large
 >>> r = recipe_for(AlignerConfig(), seqs)
 >>> [str(c) for c in (r.mode, r.distance, r.tree, r.library, r.gap_model)], r.profile_scale
 (['accurate', 'library', 'mixed', 'posterior', 'counts'], 100)
->>> r.tree is Tree.mixed  # each choice is its enum (`msa_gpu.choices`), compared as one
+>>> r.tree is Tree.mixed  # each choice is its enum (`msa_gpu.settings.choices`), compared as one
 True
 >>> recipe_for(AlignerConfig(mode="fast"), seqs).retree
 1
@@ -83,9 +83,9 @@ from dataclasses import replace
 import numpy as np
 
 from msa_gpu.alphabet import SeqType, alphabet_for
-from msa_gpu.choices import (AccurateTree, Distance, DistanceMethod, FragmentPlace, GapModel, Library, Mode, Objective,
+from msa_gpu.settings.choices import (AccurateTree, Distance, DistanceMethod, FragmentPlace, GapModel, Library, Mode, Objective,
                              RefineSplits, Tree, TreeMethod, Weights)
-from msa_gpu.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, AlignerConfig
+from msa_gpu.settings.config import ACCURATE_ITERATIONS, DEFAULTS, SPANNING_MIN_SEQS, AlignerConfig
 from msa_gpu.types import Recipe, Sequences
 
 #: Over this fraction of a family's pairs sharing no k-mer, its k-mer distances

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from msa_gpu.alphabet import Alphabet
-from msa_gpu.choices import Objective
-from msa_gpu.config import AlignerConfig
+from msa_gpu.settings.choices import Objective
+from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.scoring import GapScheme, matrix_fixed
 from msa_gpu.types import Recipe, Sequences
 
