@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import datasets
-from msa_gpu.arrays import budget_chunks, offsets
+from msa_gpu.backend import budget_chunks, offsets
 
 BASELINE = Path(__file__).resolve().parent / "baselines" / "posterior_0935b3f.cu"
 

@@ -19,11 +19,11 @@ class AlignResult:
     backend: str
     timings: dict = field(default_factory=dict)
     library: object = None  # the ConsistencyLibrary of accurate mode, else None
-    recipe: Recipe | None = None  # every choice made for the family (msa_gpu.settings.recipe), None only where built by hand
+    recipe: Recipe | None = None  # every choice made for the family (msa_gpu.recipe), None only where built by hand
 
     def explain(self) -> str:
-        """The family's recipe in one line, with the backend it ran on (`msa_gpu.settings.recipe.describe`)."""
-        from msa_gpu.settings.recipe import describe
+        """The family's recipe in one line, with the backend it ran on (`msa_gpu.recipe.describe`)."""
+        from msa_gpu.recipe import describe
 
         if self.recipe is None:
             return "no recipe recorded"
@@ -76,7 +76,7 @@ class AlignResult:
     def write(self, path, fmt=None) -> None:
         """Write the alignment to ``path`` (format from ``fmt`` or the extension)."""
         from msa_gpu.io import format_for, render_alignment, write_text
-        from msa_gpu.settings.recipe import describe
+        from msa_gpu.recipe import describe
 
         text = render_alignment(list(self.sequences.names), self.rows(), format_for(path, fmt),
                                 self.sequences.seqtype,

@@ -74,7 +74,7 @@ class Sequences:
     @property
     def mean_length(self) -> float:
         """The mean sequence length (0 for no sequences): what the guide-tree
-        rules take (`msa_gpu.settings.recipe`)."""
+        rules take (`msa_gpu.recipe`)."""
         return float(self.lengths.mean()) if len(self) else 0.0
 
 
@@ -333,7 +333,7 @@ RECIPE_CHOICES = {"seqtype": SeqType, "mode": Mode, "distance": Distance, "tree"
 @dataclass(frozen=True)
 class Recipe:
     """Every choice made for one family, decided once before any stage runs
-    (`msa_gpu.settings.recipe.recipe_for`): each stage reads its part and asks nothing
+    (`msa_gpu.recipe.recipe_for`): each stage reads its part and asks nothing
     again. It depends on the family (its distinct sequences: repeats are
     aligned once) and the run's options, never on the backend, so a command
     gives the same bytes everywhere.

@@ -16,7 +16,7 @@ from msa_gpu.backend import cpu_backend
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.consistency.memory import library_plan
 from msa_gpu.io import make_sequences, read_sequences
-from msa_gpu.settings.recipe import describe, recipe_from
+from msa_gpu.recipe import describe, recipe_from
 from msa_gpu.pipeline.subtrees import cut, cut_at_most, plan_pieces, subset, subtrees
 from msa_gpu.tree import leaf_order
 from msa_gpu.types import GuideTree, Recipe

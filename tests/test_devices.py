@@ -158,7 +158,7 @@ def test_auto_runs_a_small_input_on_the_cpu_without_starting_the_gpu(monkeypatch
     import msa_gpu.aligner as aligner_mod
     from msa_gpu.backend.cost import cpu_seconds
     from msa_gpu.io import read_sequences
-    from msa_gpu.settings.recipe import describe
+    from msa_gpu.recipe import describe
 
     seqs = read_sequences(refs / "BB11001.tfa")
     on_cpu = Aligner(AlignerConfig(backend="cpu")).align(seqs).rows()
@@ -200,7 +200,7 @@ def test_expected_cpu_time_orders_the_libraries_and_sizes():
 
     from msa_gpu.backend.cost import cpu_seconds
     from msa_gpu.settings.config import AlignerConfig
-    from msa_gpu.settings.recipe import recipe_from
+    from msa_gpu.recipe import recipe_from
 
     r = recipe_from(AlignerConfig(), 50, 250.0, 300)
     assert r.library == "posterior" and r.dp_cells > 0

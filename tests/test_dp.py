@@ -5,7 +5,7 @@ from dp_reference import best_score, rescore
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msa_gpu.arrays import offsets as _offsets
+from msa_gpu.backend import offsets as _offsets
 from msa_gpu.backend.cpu import align_batch
 from msa_gpu.progressive.driver import PairBatch
 

@@ -13,7 +13,7 @@ from msa_gpu.backend import cpu_backend
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import read_sequences
 from msa_gpu.progressive import FamilyJob
-from msa_gpu.settings.recipe import describe
+from msa_gpu.recipe import describe
 from msa_gpu.refine import refine
 from msa_gpu.tree import sequence_weights
 

@@ -202,7 +202,7 @@ def test_fragments_last_at_its_length_threshold(full, shorts, fragment):
     sequences beside the half, only the one under it joins last, in the
     recipe and in the guide tree the aligner builds (its rest the tree it
     builds without fragments last)."""
-    from msa_gpu.settings.recipe import recipe_for
+    from msa_gpu.recipe import recipe_for
     from msa_gpu.tree import fragments_last
 
     lengths = [full] * 18 + shorts
@@ -229,7 +229,7 @@ def test_fragments_last_at_its_length_threshold(full, shorts, fragment):
 ])
 def test_fragments_last_needs_two_full_length_sequences_to_remain(lengths, fragments):
     """(README: not "where fewer than two sequences would remain".)"""
-    from msa_gpu.settings.recipe import recipe_for
+    from msa_gpu.recipe import recipe_for
 
     p95 = float(np.percentile(lengths, 95))
     assert sum(2 * n < p95 for n in lengths) == (len(lengths) - 1 if fragments == 0 else fragments)

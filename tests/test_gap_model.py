@@ -11,7 +11,7 @@ from msa_gpu.backend import cpu
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.progressive import level_meta_arrays
 from msa_gpu.progressive.costs import Scoring
-from msa_gpu.settings.recipe import gap_factor, recipe_for
+from msa_gpu.recipe import gap_factor, recipe_for
 from msa_gpu.scoring import FRAC_ONE as FRAC
 
 GO, GE, TGO, TGE, GP = 1300, 80, 0, 512, 60  # fixed point: 13, 0.8, factors 0 and 0.5, gap_pair 0.6

@@ -119,7 +119,7 @@ def test_no_python_file_over_the_limit():
 
 
 # The package top holds the public faces and the base every layer stands on
-# (API, aligner, result, types, errors, alphabet, matrices, array helpers,
+# (API, aligner, recipe, result, types, errors, alphabet, matrices,
 # accuracy); everything else lives in the subpackage of what it does.
 MAX_TOP_MODULES = 12
 

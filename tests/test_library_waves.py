@@ -98,7 +98,7 @@ def test_device_plans_count_the_dense_batch():
     """On the device a phase writes its pairs' dense matrices in a batch (8
     bytes a cell of every pair s < t, at most `DENSE_BATCH_BYTES`): the plan
     counts it, and a wave counts it once."""
-    from msa_gpu.arrays import DENSE_BATCH_BYTES
+    from msa_gpu.backend import DENSE_BATCH_BYTES
 
     small, large = [100] * 10, [400] * 200
     cells = (1000 ** 2 - 10 * 100 ** 2) // 2

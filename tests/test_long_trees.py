@@ -12,7 +12,7 @@ from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.distances.kmer import kmer_length
 from msa_gpu.io import make_sequences
-from msa_gpu.settings.recipe import recipe_for
+from msa_gpu.recipe import recipe_for
 from msa_gpu.tree.linkage import mixed_linkage
 from msa_gpu.tree.neighbour_joining import midpoint_root, nj
 from msa_gpu.types import DistanceMatrix, GuideTree

@@ -314,7 +314,7 @@ def test_the_pair_options_help_says_the_library_and_rounds_each_type_gets(option
     import re
 
     from msa_gpu.alphabet import SeqType
-    from msa_gpu.settings.recipe import recipe_from
+    from msa_gpu.recipe import recipe_from
 
     text = MAPPING[option]
     if text.startswith("the same as --localpair"):

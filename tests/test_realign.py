@@ -11,7 +11,7 @@ from msa_gpu.backend import cpu_backend
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences
 from msa_gpu.progressive import FamilyJob, alignment_codes
-from msa_gpu.settings.recipe import COLUMN_CUTS, recipe_for
+from msa_gpu.recipe import COLUMN_CUTS, recipe_for
 from msa_gpu.refine import column_splits, realign, realign_rounds, refine
 from msa_gpu.refine.realign import objective
 from msa_gpu.tree import sequence_weights

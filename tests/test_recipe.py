@@ -19,7 +19,7 @@ from msa_gpu.frontends.msagpu import app
 from msa_gpu.settings.config import SPANNING_MIN_SEQS, AlignerConfig
 from msa_gpu.distances import kmer_distance
 from msa_gpu.io import make_sequences, read_sequences
-from msa_gpu.settings.recipe import describe, recipe_for, recipe_from
+from msa_gpu.recipe import describe, recipe_for, recipe_from
 from msa_gpu.tree import mixed_linkage, upgma
 from msa_gpu.types import Recipe
 

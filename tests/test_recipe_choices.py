@@ -2,7 +2,7 @@
 recipe is one enum (`msa_gpu.settings.choices`), its vocabulary, descriptions and
 builders in one place, and every rule that picks a family's way of being
 aligned (``--add``'s, realignment's, the library's weight included) is in
-`msa_gpu.settings.recipe.recipe_for`."""
+`msa_gpu.recipe.recipe_for`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from msa_gpu.aligner import DISTANCES, TREES, Aligner
 from msa_gpu.settings.choices import Choice, Distance, DistanceMethod, GapModel, Library, Mode, Objective, Tree, TreeMethod
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import make_sequences
-from msa_gpu.settings.recipe import REALIGN_MAX_SEQS, describe, recipe_for, recipe_from
+from msa_gpu.recipe import REALIGN_MAX_SEQS, describe, recipe_for, recipe_from
 from msa_gpu.types import RECIPE_CHOICES, Recipe
 
 PACKAGE = Path(__file__).resolve().parent.parent / "msa_gpu"

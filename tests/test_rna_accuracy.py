@@ -12,7 +12,7 @@ from msa_gpu.aligner import Aligner
 from msa_gpu.backend import cpu_backend
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.io import read_aligned, read_core, read_sequences
-from msa_gpu.settings.recipe import describe
+from msa_gpu.recipe import describe
 from msa_gpu.accuracy import sp_tc
 
 CASES = ("U5_k010_1", "rRNA_k010_0", "tRNA_k010_0")

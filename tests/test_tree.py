@@ -197,7 +197,7 @@ def test_trees_built_on_threads_are_the_sequential_ones():
 
     rng = np.random.default_rng(3)
     dms = [DistanceMatrix(squareform(pdist(rng.random((n, 5)))), "x") for n in (300, 520, 40, 700)]
-    from msa_gpu.settings.recipe import recipe_from
+    from msa_gpu.recipe import recipe_from
 
     config = AlignerConfig()
     aligner = Aligner(config, backend=cpu_backend())

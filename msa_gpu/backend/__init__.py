@@ -13,13 +13,15 @@ has one interface (`msa_gpu.backend.interfaces`) that both sides meet; a
 `Backend.ops` is ``cpu`` or ``gpu``, the profile, consistency and refinement
 kernels in one namespace), and `backend_of` the backend of an array module:
 stages call the interfaces and never ask which backend they run on.
-The engines import no stage: the stages hand them arrays.
+The engines import no stage: the stages hand them arrays, batched with the
+helpers of ``arrays`` (prefix offsets, chunks within a memory budget).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from msa_gpu.backend.arrays import DENSE_BATCH_BYTES, budget_chunks, offsets
 from msa_gpu.backend.cost import cpu_seconds, usable_cores
 from msa_gpu.backend.interfaces import (ConsistencyKernels, LcsKernels, PairwiseKernels, PosteriorKernels,
                                         ProfileKernels, RefineKernels, StageKernels)
@@ -36,10 +38,10 @@ if TYPE_CHECKING:
 _PAIRWISE = ("PairAlignments", "PairMode", "PairScoring", "align_pairs", "all_pair_indices", "all_pairs",
              "default_scoring")
 
-__all__ = ["Backend", "ConsistencyKernels", "LcsKernels", "PairwiseKernels", "PosteriorKernels", "ProfileKernels",
-           "RefineKernels", "StageKernels", "backend_named", "backend_of", "cpu_backend", "cpu_seconds", "gpu_backend",
-           "host_posteriors", "probe_gpu", "select_backend", "set_threads", "to_host", "upload", "usable_cores",
-           "visible_devices", *_PAIRWISE]
+__all__ = ["DENSE_BATCH_BYTES", "Backend", "ConsistencyKernels", "LcsKernels", "PairwiseKernels",
+           "PosteriorKernels", "ProfileKernels", "RefineKernels", "StageKernels", "backend_named", "backend_of",
+           "budget_chunks", "cpu_backend", "cpu_seconds", "gpu_backend", "host_posteriors", "offsets", "probe_gpu",
+           "select_backend", "set_threads", "to_host", "upload", "usable_cores", "visible_devices", *_PAIRWISE]
 
 
 def __getattr__(name: str):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from msa_gpu.arrays import DENSE_BATCH_BYTES, budget_chunks, offsets
+from msa_gpu.backend.arrays import DENSE_BATCH_BYTES, budget_chunks, offsets
 from msa_gpu.backend.streams_gpu import fanned_out
 from msa_gpu.backend.transfer import upload
 from msa_gpu.kernels import get_function, opt_in_shared

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cupy as cp
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.backend.arrays import offsets
 from msa_gpu.backend.transfer import upload
 from msa_gpu.kernels import get_function
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.arrays import budget_chunks, offsets
+from msa_gpu.backend import budget_chunks, offsets
 from msa_gpu.backend import PairScoring, align_pairs, all_pair_indices
 from msa_gpu.settings.choices import Library
 from msa_gpu.types import LIBRARY_ONE, ConsistencyLibrary, DistanceMatrix, Sequences

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.arrays import DENSE_BATCH_BYTES, budget_chunks
+from msa_gpu.backend import DENSE_BATCH_BYTES, budget_chunks
 
 #: Entries a residue row of a pair keeps in one phase of the posterior library
 #: (posteriors, then each transformation), as planned: the most seen in any

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from msa_gpu.arrays import budget_chunks, offsets
+from msa_gpu.backend import budget_chunks, offsets
 from msa_gpu.backend import backend_of, to_host
 from msa_gpu.consistency.pairhmm import PairHMM, model_for
 from msa_gpu.consistency.memory import LibraryPlan, library_plan, planned_entries

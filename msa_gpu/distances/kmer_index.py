@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from msa_gpu.alphabet import kmer_groups
-from msa_gpu.arrays import offsets
+from msa_gpu.backend import offsets
 from msa_gpu.backend import backend_of, to_host
 from msa_gpu.types import KmerSets, Sequences
 

@@ -26,7 +26,7 @@ import numpy as np
 from msa_gpu.settings.choices import Mode
 from msa_gpu.settings.config import AlignerConfig
 from msa_gpu.errors import BackendError
-from msa_gpu.settings.recipe import part_recipe
+from msa_gpu.recipe import part_recipe
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Recipe, Sequences
 

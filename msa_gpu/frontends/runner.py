@@ -242,7 +242,7 @@ def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, nee
     a cold kernel cache, the large path's and a batch's memory plans, and
     an accurate run's library plan (kept in ``need`` whatever the voice, for
     an out-of-memory exit)."""
-    from msa_gpu.settings.recipe import describe
+    from msa_gpu.recipe import describe
 
     req = job.requests
     if req.voice in ("strategy", "recipe"):  # as MAFFT names its strategy; FAMSA's and Clustal Omega's -v
@@ -290,7 +290,7 @@ def recipe_lines(config, paths: list, recipes: list, where: str, each: bool, bat
     """What the run says of its recipes: one family's recipe in one line
     (with the auto mode's rule where it chose), or a batch's count of each
     mode, and with ``each`` every family's recipe under its input's name."""
-    from msa_gpu.settings.recipe import describe, mode_rule, summary
+    from msa_gpu.recipe import describe, mode_rule, summary
 
     rule = mode_rule(config, recipes)
     if not batch:
@@ -336,7 +336,7 @@ def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     dispersion and the replicate written."""
     from msa_gpu.workflows.ensemble import align_ensemble, parse_perturb, trim
     from msa_gpu.frontends.writer import write_ensemble
-    from msa_gpu.settings.recipe import describe, mode_rule
+    from msa_gpu.recipe import describe, mode_rule
 
     options, quiet = job.requests.ensemble, job.requests.voice == "quiet"
 

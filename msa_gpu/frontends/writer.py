@@ -12,7 +12,7 @@ from msa_gpu.errors import InputError
 from msa_gpu.frontends.job import Caller, Job, Outputs
 from msa_gpu.io import (OutFormat, phylip_text, render_alignment, stream_efa, stream_fasta, to_mafft_tree, to_newick,
                         write_names_map, write_output, write_phylip_distances)
-from msa_gpu.settings.recipe import describe
+from msa_gpu.recipe import describe
 
 
 def _where(caller: Caller) -> dict:

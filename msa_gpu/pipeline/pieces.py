@@ -14,7 +14,7 @@ from msa_gpu.pipeline import builders, steps
 from msa_gpu.pipeline.batch import in_waves
 from msa_gpu.pipeline.family import Context, Family, add_timings
 from msa_gpu.progressive import FamilyJob, Profile, alignment_codes
-from msa_gpu.settings.recipe import recipe_for
+from msa_gpu.recipe import recipe_for
 from msa_gpu.result import AlignResult
 from msa_gpu.pipeline.subtrees import cut_at_most, subset, subtrees, top_schedule
 from msa_gpu.tree import sequence_weights

@@ -14,7 +14,7 @@ from msa_gpu.distances import kmer_unshared
 from msa_gpu.pipeline.family import Context, Family
 from msa_gpu.pipeline.pieces import in_pieces
 from msa_gpu.progressive import distinct, distinct_tree, expand_alignment, expand_distances, expand_tree, merge_schedule
-from msa_gpu.settings.recipe import recipe_for
+from msa_gpu.recipe import recipe_for
 from msa_gpu.result import AlignResult
 from msa_gpu.types import Recipe, Sequences
 

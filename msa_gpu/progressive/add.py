@@ -31,7 +31,7 @@ from msa_gpu.errors import InputError
 from msa_gpu.progressive.driver import BatchContext, FamilyJob, SideInfo, merge_batch, stack_matrices
 from msa_gpu.progressive.profile import Profile
 from msa_gpu.progressive.costs import family_scoring
-from msa_gpu.settings.recipe import recipe_for
+from msa_gpu.recipe import recipe_for
 from msa_gpu.types import Sequences
 
 

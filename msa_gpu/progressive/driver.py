@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from msa_gpu.alphabet import SeqType
-from msa_gpu.arrays import offsets
+from msa_gpu.backend import offsets
 from msa_gpu.errors import ResourceError
 from msa_gpu.progressive.anchors import ANCHOR_CELLS, anchored_level
 from msa_gpu.progressive.profile import LevelMeta, Profile, level_meta_arrays

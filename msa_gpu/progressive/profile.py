@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.backend import offsets
 from msa_gpu.backend import upload
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.backend import offsets
 from msa_gpu.backend import to_host
 from msa_gpu.progressive import (
     BYTES_PER_CELL,

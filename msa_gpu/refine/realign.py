@@ -32,7 +32,7 @@ from msa_gpu.progressive import (
     score_batch,
     stack_matrices,
 )
-from msa_gpu.settings.recipe import REALIGN_MAX_SEQS  # (the rule is the recipe's: each pair holds a copy of the profile)
+from msa_gpu.recipe import REALIGN_MAX_SEQS  # (the rule is the recipe's: each pair holds a copy of the profile)
 from msa_gpu.types import Alignment
 
 

@@ -1,11 +1,11 @@
 """The choices the options name and a recipe holds, as light enums (no
 numpy): the command line builds its help from them without importing the
-engines, and `msa_gpu.settings.config`, `msa_gpu.settings.recipe`, `msa_gpu.types`,
+engines, and `msa_gpu.settings.config`, `msa_gpu.recipe`, `msa_gpu.types`,
 `msa_gpu.alphabet` and `msa_gpu.backend.pairwise` take them from here.
 
 Each choice of a family's recipe is one enum (`Choice`), whose members are
 its whole vocabulary: a member's value is what the recipe holds, its
-``description`` what the recipe line says (`msa_gpu.settings.recipe.describe`), and
+``description`` what the recipe line says (`msa_gpu.recipe.describe`), and
 ``asked`` whether an option may name it (the rest are outcomes only: a
 partition tree, given distances). The builder of each built member is in
 one table beside the step that builds it (`msa_gpu.pipeline.builders`: the
@@ -57,7 +57,7 @@ class SeqType(str, enum.Enum):
 
 
 class Mode(Choice):
-    """The family's mode (``auto``: by size, `msa_gpu.settings.recipe`; a recipe holds one of the others)."""
+    """The family's mode (``auto``: by size, `msa_gpu.recipe`; a recipe holds one of the others)."""
 
     auto = "auto", "accurate for small families, fast otherwise (as MAFFT's --auto)"
     fast = "fast", "progressive alignment on profile scores (MAFFT FFT-NS-2 class)"
@@ -117,7 +117,7 @@ class Objective(Choice):
 
 
 class GapModel(Choice):
-    """The profile DP's gap model (auto: `msa_gpu.settings.recipe`'s rule; the kernels' codes:
+    """The profile DP's gap model (auto: `msa_gpu.recipe`'s rule; the kernels' codes:
     `msa_gpu.progressive.costs.GAP_MODELS`)."""
 
     auto = "auto", "counts, exact with FAMSA's tree outside accurate mode, flat for long sequences or refinement"
@@ -148,7 +148,7 @@ class AccurateTree(Choice):
 
 
 class FragmentPlace(str, enum.Enum):
-    """Where fragments join (`msa_gpu.settings.recipe`): where the guide tree puts them, or last."""
+    """Where fragments join (`msa_gpu.recipe`): where the guide tree puts them, or last."""
 
     tree = "tree"
     last = "last"

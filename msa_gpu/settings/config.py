@@ -18,7 +18,7 @@ MAX_COST = 1000.0
 class AlignerConfig:
     """Settings of one alignment run. The rules that resolve each ``auto``
     for one family (its mode, distances, tree, library, gaps, rounds) live in
-    `msa_gpu.settings.recipe`, which turns these settings into the family's `Recipe`.
+    `msa_gpu.recipe`, which turns these settings into the family's `Recipe`.
 
     ``gap_open``/``gap_extend``/``matrix`` left as ``None`` take the defaults
     of the detected sequence type (`DEFAULTS`). ``terminal_open`` and
@@ -41,7 +41,7 @@ class AlignerConfig:
     refinement rounds (accurate mode, ``maxiterate``), which keeps flat: there
     counts measured no better, and refinement under counts need not reach a
     fixed point (a cut's gap states change with each realignment); see
-    `msa_gpu.settings.recipe`. ``retree`` rebuilds
+    `msa_gpu.recipe`. ``retree`` rebuilds
     the guide tree from the alignment that many times (MAFFT's FFT-NS-2 is
     ``retree=1`` here); families of more than ``retree_max_seqs`` sequences
     are not rebuilt (identities over all pairs and columns cost O(n^2 L):
@@ -123,7 +123,7 @@ class AlignerConfig:
     # global, both
     library_mode: Library = Library.auto
     # sp: matrix, gaps and library; mea: the library alone, no gap costs (ProbCons); auto: mea for nucleotides'
-    # pair-HMM libraries (ProbConsRNA's model), sp otherwise (msa_gpu.settings.recipe)
+    # pair-HMM libraries (ProbConsRNA's model), sp otherwise (msa_gpu.recipe)
     objective: Objective = Objective.auto
     library_weight: str = "identity"
     library_gap_open: float = 11.0
@@ -133,7 +133,7 @@ class AlignerConfig:
     realign: int = 0  # rounds of every sequence realigned to its family's profile (msa_gpu.refine.realign)
     refine_cuts: int = 0  # cuts tried per family and round, drawn at random (seeded); 0: every cut
     weights: Weights = Weights.tree  # tree: ClustalW-style sequence weights; equal: every sequence 1
-    fragments: FragmentPlace = FragmentPlace.tree  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.settings.recipe)
+    fragments: FragmentPlace = FragmentPlace.tree  # tree: fragments merged where the guide tree puts them; last: after the rest (msa_gpu.recipe)
     accurate_tree: AccurateTree = AccurateTree.library  # library: from the library's alignments; kmer: as fast mode, with retree
     accurate_max_seqs: int = 200
     accurate_max_length: int = 2000

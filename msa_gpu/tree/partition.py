@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from msa_gpu.arrays import offsets
+from msa_gpu.backend import offsets
 from msa_gpu.distances import pivot_distances
 from msa_gpu.types import GuideTree, KmerSets
 

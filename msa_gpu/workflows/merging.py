@@ -37,7 +37,7 @@ from msa_gpu.consistency import on_backend, posterior_libraries, stack_libraries
 from msa_gpu.distances import kmer_distance
 from msa_gpu.errors import InputError
 from msa_gpu.progressive import FamilyJob, Profile, alignment_codes, family_scoring, progressive_align
-from msa_gpu.settings.recipe import recipe_for
+from msa_gpu.recipe import recipe_for
 from msa_gpu.pipeline.subtrees import subset, top_schedule
 from msa_gpu.tree import sequence_weights, upgma
 from msa_gpu.types import Alignment, DistanceMatrix, GuideTree, Sequences

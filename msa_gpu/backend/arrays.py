@@ -1,4 +1,6 @@
-"""Small array helpers shared by every layer."""
+"""Small array helpers: prefix offsets of ragged batches, and batches cut to a
+memory budget. The engines batch with them; the stages reach them through
+`msa_gpu.backend`'s exports."""
 
 from __future__ import annotations
 
