@@ -42,11 +42,11 @@ import numba
 import numpy as np
 
 from msa_gpu.alphabet import PROTEIN, SeqType
-from msa_gpu.backend import mrle, to_host
+from msa_gpu.backend import to_host
 from msa_gpu.io import read_sequences
 from msa_gpu.scoring import SCALE, matrix_fixed
 
-from . import datasets, report
+from . import datasets, mrle_codec as mrle, report
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 REFERENCES = Path(__file__).resolve().parent.parent / "references"

@@ -1,4 +1,4 @@
-"""MRLE (msa_gpu/backend/mrle.py): the paper's worked example, exact round trips,
+"""MRLE (benchmarks/mrle_codec): the paper's worked example, exact round trips,
 the numba twin against a plain-Python encoder, range errors, and the CUDA
 kernels against the twin (GPU only)."""
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msa_gpu.backend import probe_gpu
-from msa_gpu.backend.mrle import INT32_MAX, INT32_MIN, MRLEMatrix, compare, decode, encode, packed4_bytes
+from benchmarks.mrle_codec import INT32_MAX, INT32_MIN, MRLEMatrix, compare, decode, encode, packed4_bytes
 
 # Zhu et al., matrix (6) and its vectors (7) and (8); localstop = 21
 PAPER_M = [
@@ -39,7 +39,7 @@ PAPER_AV = [
 
 
 def reference_encode(M, ls):
-    """The rules of msa_gpu/backend/mrle.py, one cell at a time in plain Python."""
+    """The rules of benchmarks/mrle_codec, one cell at a time in plain Python."""
     ar, av = [0], []
     for row in np.asarray(M, dtype=np.int64).tolist():
         j = 0
@@ -153,7 +153,7 @@ def test_falling_run_below_int32_rejected():
 
 
 def test_parallel_loops_match_serial():
-    from msa_gpu.backend import mrle_cpu as twin
+    from benchmarks.mrle_codec import cpu as twin
 
     rng = np.random.default_rng(5)
     M = random_rows(lambda k: rng.integers(-300, 43, k), rng, 50, 300, 21).astype(np.int32)

@@ -4,8 +4,7 @@ a warning), ``cpu`` or ``gpu`` (an error with the reason when no GPU is usable).
 Each kernel family of `msa_gpu.kernels` has its numba CPU twin and its GPU
 runtime side by side here: ``profile_cpu``/``profile_gpu`` (stage 3's DP and
 merges), ``consistency_cpu``/``consistency_gpu``, ``refine_cpu``/``refine_gpu``,
-``mrle_cpu``/``mrle_gpu`` (behind ``mrle``) and ``pairwise_cpu``/``pairwise_gpu``
-(behind ``pairwise``, the pairwise engine; the GPU side split into
+``pairwise_cpu``/``pairwise_gpu`` (behind ``pairwise``, the pairwise engine; the GPU side split into
 ``pairwise_launch``, ``pairwise_device`` and ``pairwise_host``),
 ``posterior_cpu``/``posterior_gpu`` and ``lcs_cpu``/``lcs_gpu``. Each family
 has one interface (`msa_gpu.backend.interfaces`) that both sides meet; a

@@ -54,7 +54,6 @@ DEFINES: dict[str, dict[str, int]] = {
     "kept": {"KEPT_THREADS": KEPT_THREADS, "KEPT_PER_THREAD": KEPT_PER_THREAD},
     "consistency": {"CONS_STEPS": CONS_STEPS},
     "lcs": {},
-    "mrle": {},
 }
 
 

@@ -1,6 +1,6 @@
-"""CPU twin of ``msa_gpu/kernels/mrle.cu`` (numba): the test oracle of MRLE.
+"""CPU twin of ``mrle.cu`` (numba): the test oracle of MRLE.
 
-The rules are those of `msa_gpu.backend.mrle` (read its module docstring first); both
+The rules are those of `benchmarks.mrle_codec` (read its module docstring first); both
 backends give the same ``Ar`` and ``Av`` integers. Each row is parsed greedily
 from the left: a run that starts on ``0`` or ``localstop`` is a run of that
 value, any other run is a run of values falling by one. A run of ``k`` cells

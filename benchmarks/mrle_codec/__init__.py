@@ -1,4 +1,7 @@
-"""MRLE: the modified run-length encoding of CUDA-LINSi (Zhu et al., section 3.6).
+"""MRLE: the modified run-length encoding of CUDA-LINSi (Zhu et al., section 3.6),
+kept here beside its benchmark (``python -m benchmarks mrle``), out of the
+package: measured against msagpu's packed 4-bit tracebacks it is 4.7-7.3x
+larger (``benchmarks/results/2026-11-25-*-mrle-*.md``), so no run uses it.
 
 A 2-D integer matrix is compressed row by row into two vectors, as in
 compressed row storage: ``Av`` holds the entries and ``Ar`` the row pointers
@@ -30,8 +33,8 @@ Supported range (`encode` raises ValueError outside it): ``L >= 0``,
 ("those whose values are greater than 2 localstop are the times"). In
 MAFFT's traceback matrices ``L = m + n + 1`` exceeds every gap count.
 
-Encoding is two passes, on the host (numba, ``backend/mrle_cpu.py``) or on
-the device (``kernels/mrle.cu``, one warp per row): the entries each row
+Encoding is two passes, on the host (numba, ``cpu.py``) or on
+the device (``mrle.cu``, one warp per row; ``gpu.py``): the entries each row
 needs, an exclusive scan (``xp.cumsum``) giving ``Ar``, then the entries.
 """
 
@@ -43,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from msa_gpu.backend.transfer import to_host
+from msa_gpu.backend import to_host
 
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
@@ -236,12 +239,12 @@ def decode_arrays(Ar, Av, shape: tuple[int, int], ls: int, xp=np):
 def _ops(xp):
     """The two encoding passes and the decoder for ``xp``."""
     if xp is np:
-        from msa_gpu.backend import mrle_cpu
+        from benchmarks.mrle_codec import cpu
 
-        return mrle_cpu
-    from msa_gpu.backend import mrle_gpu
+        return cpu
+    from benchmarks.mrle_codec import gpu
 
-    return mrle_gpu
+    return gpu
 
 
 def packed4_bytes(shape: tuple[int, int]) -> int:

@@ -1,16 +1,28 @@
-"""GPU runtime of MRLE: the launches of kernels/mrle.cu, with the same three
-functions as its twin `mrle_cpu` (the rules: `msa_gpu.backend.mrle`)."""
+"""GPU runtime of MRLE: the launches of ``mrle.cu`` (beside this file), with
+the same three functions as its twin `cpu` (the rules: `benchmarks.mrle_codec`)."""
 
 from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
 
 THREADS = 256  # 8 warps: 8 rows per block
 
 
+@lru_cache(maxsize=None)
+def _module(device_id: int):
+    import cupy
+
+    with cupy.cuda.Device(device_id):
+        return cupy.RawModule(code=(Path(__file__).parent / "mrle.cu").read_text(), options=("-std=c++17",))
+
+
 def _launch(kernel: str, m: int, args) -> None:
-    from msa_gpu.kernels import get_function
+    import cupy
 
     if m:
-        get_function("mrle", kernel)(((32 * m + THREADS - 1) // THREADS,), (THREADS,), args)
+        function = _module(cupy.cuda.Device().id).get_function(kernel)
+        function(((32 * m + THREADS - 1) // THREADS,), (THREADS,), args)
 
 
 def row_lengths(M, ls, out):

@@ -1,5 +1,5 @@
 // MRLE: modified run-length encoding of an int32 matrix, row by row
-// (msa_gpu/backend/mrle.py states the rules; msa_gpu/backend/mrle_cpu.py is the
+// (__init__.py beside it states the rules; cpu.py beside it is the
 // sequential twin, and both give the same Ar / Av integers).
 //
 // One warp per row, 32 columns (or 32 entries of Av) at a time.
