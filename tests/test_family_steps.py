@@ -84,3 +84,33 @@ def test_batching_is_a_hook_passed_in():
     assert calls == [2] and Aligner(AlignerConfig(backend="cpu")).batch is None
     source = (PACKAGE / "aligner.py").read_text() if (PACKAGE / "aligner.py").exists() else ""
     assert "threading.local" not in source and "gathering" not in source
+
+
+def test_a_call_moves_through_dedupe_recipe_and_expand():
+    """`align_batch`'s steps on each family's record: `dedupe` keeps a
+    family's distinct sequences and the inverse map (not where distances came
+    with it) and cuts its given tree down to them; `recipe` makes
+    `Aligner.plan`'s recipes and refuses one not made for the distinct
+    sequences; `expand` copies the repeats' rows back, as `align_many` gives."""
+    import pytest
+
+    from msa_gpu.pipeline import Given, as_given, dedupe, expand, in_pieces, recipe
+
+    rows = [b"MKTAYIAKQRQISFVKSHFSRQ", b"MKTAYIAKQISFVKSHFSRQ", b"MKTAYIAKQRQISFVKSHFSRQ", b"MKAYIAKQRQISFVHFSRQ"]
+    seqs = make_sequences([f"s{i}" for i in range(4)], rows)
+    aligner = Aligner(AlignerConfig(backend="cpu", mode="fast"))
+    whole = aligner.align(seqs)
+    given = as_given([seqs, seqs, seqs], [None, whole.distances, None], [None, None, whole.guide_tree])
+    assert [g.dedupe for g in given] == [True, False, True] and isinstance(given[0], Given)
+    work = dedupe(aligner.config, given)
+    assert [len(w.seqs) for w in work] == [3, 4, 3] and work[1].inverse is None
+    assert work[0].inverse.tolist() == [0, 1, 0, 2] and work[2].tree.n_leaves == 3 and work[0].tree is None
+    plan = recipe(aligner.config, work)
+    assert plan == aligner.plan([seqs] * 3, [None, None, whole.guide_tree], [None, whole.distances, None])
+    with pytest.raises(ValueError):
+        recipe(aligner.config, work, [whole.recipe] * 3)  # made for all four sequences, not the distinct three
+    results = expand(work, in_pieces(aligner, [w.family(r) for w, r in zip(work, plan)]))
+    calls = aligner.align_many([seqs] * 3, [None, whole.distances, None], [None, None, whole.guide_tree])
+    assert [r.rows() for r in results] == [r.rows() for r in calls]
+    assert [r.guide_tree.n_leaves for r in results] == [4] * 3 and all(r.sequences is seqs for r in results)
+    assert results[0].rows()[2] == results[0].rows()[0] and results[0].rows()[0] != results[0].rows()[1]

@@ -1,5 +1,6 @@
-"""A family's state as it moves through the pipeline's steps, what the steps
-read of the aligner that runs them, and the stages' clock."""
+"""A family as a call gives it (`Given`), as it is aligned (`Work`), its state
+as it moves through the pipeline's steps (`Family`), what the steps read of
+the aligner that runs them, and the stages' clock."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import numpy as np
 
 from msa_gpu.backend import Backend
 from msa_gpu.settings.config import AlignerConfig
@@ -74,6 +77,42 @@ class Family:
         """The family's `AlignResult`, with the run's ``timings``."""
         return AlignResult(self.seqs, self.alignment, self.distances, self.tree, self.schedule, backend, timings,
                            self.library, self.recipe)
+
+
+@dataclass(frozen=True, eq=False)
+class Given:
+    """One family as a call gives it: its sequences, every one, and what came
+    with them (distances, a guide tree over every sequence, a consistency
+    library; None where not). ``dedupe``: whether its repeats may be dropped."""
+
+    seqs: Sequences
+    distances: DistanceMatrix | None = None
+    tree: GuideTree | None = None
+    library: Any = None
+    dedupe: bool = True
+
+    @classmethod
+    def of(cls, seqs: Sequences, distances: DistanceMatrix | None = None, tree: GuideTree | None = None,
+           library: Any = None) -> Given:
+        """The family with these inputs; its repeats may be dropped only where
+        no distances or library came with it (they cover every sequence)."""
+        return cls(seqs, distances, tree, library, distances is None and library is None)
+
+
+@dataclass(frozen=True, eq=False)
+class Work:
+    """One family as it is aligned (`msa_gpu.pipeline.run.dedupe`'s): its
+    distinct sequences and the inverse map (the given sequences and None where
+    no repeats were dropped), and the given tree cut down to those sequences."""
+
+    given: Given
+    seqs: Sequences
+    inverse: np.ndarray | None = None
+    tree: GuideTree | None = None
+
+    def family(self, recipe: Recipe) -> Family:
+        """Its state for the steps, with its ``recipe``."""
+        return Family(self.seqs, recipe, self.given.distances, self.tree, self.given.library)
 
 
 def progress(context: Context, unit: str, cap: bool = False):
