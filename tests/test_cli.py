@@ -305,7 +305,7 @@ def test_help_fits_a_terminal_with_every_name_whole():
 def test_a_cold_kernel_cache_is_said_once(refs, tmp_path, monkeypatch):
     """With numba's cache empty the CLI says it compiles kernels; with index
     files there it says nothing (--quiet: never)."""
-    import msa_gpu.frontends.runner as cli
+    import msa_gpu.frontends.plans as cli
 
     assert cli.kernels_cold(tmp_path)
     (tmp_path / "sub").mkdir()
@@ -322,7 +322,7 @@ def test_a_cold_kernel_cache_is_said_once(refs, tmp_path, monkeypatch):
 
 def test_a_cold_cuda_kernel_cache_is_said_where_the_gpu_may_run(refs, tmp_path, monkeypatch):
     """CuPy's kernel cache empty: said unless the CPU backend is asked for."""
-    import msa_gpu.frontends.runner as cli
+    import msa_gpu.frontends.plans as cli
 
     assert cli.cuda_kernels_cold(tmp_path)
     (tmp_path / "0123abcd.cubin").write_bytes(b"")
@@ -339,7 +339,7 @@ def test_a_cold_cuda_kernel_cache_is_said_where_the_gpu_may_run(refs, tmp_path, 
 def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
     """Batch mode says what the distance stage, the alignments and the output
     will hold, once the plan is large enough to matter (threshold lowered here)."""
-    from msa_gpu.frontends import runner as cli
+    from msa_gpu.frontends import plans as cli
     from msa_gpu.aligner import Aligner
     from msa_gpu.settings.config import AlignerConfig
     from msa_gpu.io import OutFormat, make_sequences, read_sequences
@@ -373,7 +373,7 @@ def test_memory_plan_of_a_batch_says_each_stage(tmp_path, refs, monkeypatch):
 def test_the_compiling_line_says_it_happens_once_and_where_the_cache_is(refs, tmp_path, monkeypatch):
     """A cold cache is said with what a new user needs to know: the wait
     comes once per installation, and the kernels are kept (numba's folder, CuPy's)."""
-    import msa_gpu.frontends.runner as cli
+    import msa_gpu.frontends.plans as cli
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "cupy"))

@@ -214,6 +214,11 @@ _PATHS = {"Inputs": ("guide_tree", "existing"), "MergeInputs": ("table", "sequen
           "EnsembleOptions": ("ensemble_out", "kept_columns", "residue_scores")}
 
 
+def say(caller: Caller, job: Job, line: str) -> None:
+    """One line on the caller's stderr, after the program's name (``msagpu: ...``)."""
+    print(f"{job.program}: {line}", file=caller.stderr)
+
+
 def placed(job: Job, folder: str | None) -> Job:
     """``job`` with each relative path it names found in ``folder`` (`Placed`);
     ``job`` itself where ``folder`` is None (the process's own folder)."""

@@ -1,6 +1,7 @@
-"""The one job runner behind every front door: a `Job` is read, planned,
-aligned (here, on several GPUs, or on Dask workers), ordered, rendered and
-written (`msa_gpu.frontends.writer`, the one writer), and its end mapped to
+"""The one job runner behind every front door: a `Job` is read
+(`msa_gpu.frontends.reading`), planned and its plans said
+(`msa_gpu.frontends.plans`), aligned (here, on several GPUs, or on Dask
+workers), ordered, rendered and written (`msa_gpu.frontends.writer`, the one writer), and its end mapped to
 an exit code by `msa_gpu.errors.exits` (the one map: 2 bad input, 3 backend
 unavailable, 4 out of memory or an output that cannot be written, 1
 internal error, 130 SIGINT, 143 SIGTERM, 141 a closed output pipe)."""
@@ -10,16 +11,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from pathlib import Path
 
-from msa_gpu.settings.choices import BackendChoice, Library, Mode, SeqType, Tree
 from msa_gpu.errors import EXIT_INPUT, InputError, exits
-from msa_gpu.frontends.job import Caller, Job, placed
-from msa_gpu.runtime.kernel_cache import compiling_line, cuda_kernels_cold, kernels_cold
-from msa_gpu.runtime.memory_plan import StagePlan, memory_plan, stage_plan
-
-#: A batch whose stage plan (or an accurate run whose library plan) holds at least this many GB gets it said.
-PLAN_MIN_GB = 0.25
+from msa_gpu.frontends.job import Caller, Job, placed, say
+from msa_gpu.frontends.plans import say_plans
+from msa_gpu.frontends.reading import read_job
+from msa_gpu.runtime.memory_plan import memory_plan
+from msa_gpu.settings.choices import BackendChoice, SeqType
 
 
 def say_warnings(program: str, quiet: bool, stderr=None) -> None:
@@ -73,7 +71,7 @@ def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int
             from msa_gpu.distributed import DevicePool
 
             pool = stack.enter_context(DevicePool(devices))
-        read = _read(job, caller)
+        read = read_job(job, caller)
         if read is None:
             return 0
         paths, families, failed = read
@@ -104,7 +102,7 @@ def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int
                                      caller.stdin)]
         aligner = Aligner(config, reporter=reporter, batch=caller.batch)
         recipes = aligner.plan(families, given)  # each family's choices, decided once, here
-        _say_plans(job, aligner, config, paths, families, recipes, devices, need, caller)
+        say_plans(job, aligner, config, paths, families, recipes, devices, need, caller)
         if req.dask:
             from msa_gpu.distributed import align_many_dask
 
@@ -122,15 +120,11 @@ def run(job: Job, need: dict | None = None, caller: Caller | None = None) -> int
         if batch and not quiet:
             split = ", ".join(f"{k.replace('_', ' ')} {v:g}" if k.startswith("refine_") else f"{k} {v:.2f} s"
                               for k, v in timings.items())  # refine_rounds/_accepted are counts
-            _say(caller, job, f"aligned {len(paths)} families on {backend} ({split})")
+            say(caller, job, f"aligned {len(paths)} families on {backend} ({split})")
         if failed:
-            _say(caller, job, f"error: {len(failed)} of {len(job.inputs.paths)} families failed; the others were written")
+            say(caller, job, f"error: {len(failed)} of {len(job.inputs.paths)} families failed; the others were written")
             return EXIT_INPUT
     return 0
-
-
-def _say(caller: Caller, job: Job, line: str) -> None:
-    print(f"{job.program}: {line}", file=caller.stderr)
 
 
 def _devices(gpus: str | None, backend, dask: str | None) -> list[int]:
@@ -146,190 +140,6 @@ def _devices(gpus: str | None, backend, dask: str | None) -> list[int]:
     return parse_gpus(gpus, visible_gpus())
 
 
-def _read(job: Job, caller: Caller):
-    """The job's families: ``(paths, families, failed)``, the paths read and
-    those that failed (batch mode: said, the others aligned); None where
-    MAFFT's reading found an empty input (said; nothing to write)."""
-    from msa_gpu.io import read_sequences
-
-    inputs, quiet = job.inputs, job.requests.voice == "quiet"
-    if inputs.mafft_names:
-        seqs = _read_mafft(job, caller)
-        return None if seqs is None else ([inputs.paths[0]], [seqs], [])
-    families, failed = [], []
-    for p in inputs.paths:
-        try:
-            with warnings.catch_warnings():
-                if quiet:
-                    warnings.simplefilter("ignore")
-                families.append(read_sequences(p, inputs.seqtype, stdin=caller.stdin))
-        except InputError as exc:  # batch mode: report it, align the others
-            if not inputs.batch:
-                raise
-            _say(caller, job, f"error: {exc}")
-            failed.append(p)
-    if not families:
-        raise InputError("no input could be read")
-    return [p for p in inputs.paths if p not in failed], families, failed
-
-
-def _read_mafft(job: Job, caller: Caller):
-    """One input read as MAFFT reads it: repeated names kept, ``*`` deleted
-    (unless ``any_symbol``), nucleotides turned where asked; None for an
-    empty input (said: MAFFT writes nothing and exits 0)."""
-    from msa_gpu.io import make_sequences, parse_fasta, read_text
-
-    inputs, quiet = job.inputs, job.requests.voice == "quiet"
-    path = inputs.paths[0]
-    text = read_text(path, caller.stdin)
-    if not text.strip():  # as MAFFT: an empty input gives an empty output and exit 0
-        if not quiet:
-            _say(caller, job, f"{path}: no sequences; nothing written")
-        return None
-    names, raw = parse_fasta(text, str(path), unique_names=False)  # MAFFT keeps repeated names
-    if len(set(names)) < len(names) and not quiet:
-        _say(caller, job, "some sequence names are used more than once; kept as they are, as MAFFT does")
-    raw = without_stops(names, raw, inputs.any_symbol, None if quiet else lambda line: _say(caller, job, line))
-    seqs = make_sequences(names, raw, inputs.seqtype, inputs.any_symbol)
-    return _adjust_direction(seqs, inputs.any_symbol) if inputs.adjust_direction else seqs
-
-
-def without_stops(names: list[str], raw: list[bytes], any_symbol: bool = False, say=None) -> list[bytes]:
-    """The sequences with every ``*`` deleted, as MAFFT 7.505 deletes them
-    (protein and nucleotides alike, silently; ``any_symbol`` keeps them as
-    residues), said by ``say(line)`` where given. A sequence of ``*`` alone,
-    which MAFFT writes as a row of gaps, is an `InputError` naming it.
-
-    >>> without_stops(["a", "b"], [b"MKV*LAW*", b"MKVLAW"])
-    [b'MKVLAW', b'MKVLAW']
-    >>> without_stops(["a"], [b"MKV*"], any_symbol=True)
-    [b'MKV*']
-    """
-    if any_symbol or not any(b"*" in r for r in raw):
-        return raw
-    kept = [r.replace(b"*", b"") for r in raw]
-    for name, r in zip(names, kept):
-        if not r.strip():
-            raise InputError(f"sequence {name!r} has no residues besides '*' (MAFFT deletes '*' and would write it "
-                             "as a row of gaps)")
-    if say is not None:
-        count = sum(b"*" in r for r in raw)
-        say(f"'*' deleted from {count} sequence{'s' if count > 1 else ''}, as MAFFT deletes it (--anysymbol keeps it)")
-    return kept
-
-
-def _adjust_direction(seqs, any_symbol: bool):
-    """The sequences with those that read better reverse-complemented turned
-    and renamed ``_R_<name>`` (MAFFT's --adjustdirection); protein input as is."""
-    from msa_gpu.alphabet import encode
-    from msa_gpu.distances import orientations, reverse_complement
-    from msa_gpu.types import Sequences
-
-    if seqs.seqtype is SeqType.protein:
-        return seqs
-    turn = orientations(seqs)
-    if not turn.any():
-        return seqs
-    names = tuple(f"_R_{n}" if t else n for n, t in zip(seqs.names, turn))
-    raw = tuple(reverse_complement(r) if t else r for r, t in zip(seqs.raw, turn))
-    # (encoded again, not re-read: the input's warnings were said once already)
-    return Sequences(names, raw, tuple(encode(names, raw, seqs.alphabet, any_symbol)), seqs.seqtype, seqs.alphabet)
-
-
-def _say_plans(job: Job, aligner, config, paths, families, recipes, devices, need: dict, caller: Caller) -> None:
-    """What the run says before the work, in its voice: ``strategy`` and
-    ``recipe`` the recipe line; ``plans`` the recipe lines (`recipe_lines`),
-    a cold kernel cache, the large path's and a batch's memory plans, and
-    an accurate run's library plan (kept in ``need`` whatever the voice, for
-    an out-of-memory exit)."""
-    from msa_gpu.recipe import describe
-
-    req = job.requests
-    if req.voice in ("strategy", "recipe"):  # as MAFFT names its strategy; FAMSA's and Clustal Omega's -v
-        where = aligner.backend_said(recipes)
-        _say(caller, job, f"{'recipe: ' if req.voice == 'recipe' else ''}{describe(recipes[0], where)}")
-    gpus = len(devices) > 1
-    plans = req.voice == "plans"
-    if plans:
-        where = "Dask workers" if req.dask else f"{len(devices)} GPUs" if gpus else aligner.backend_said(recipes)
-        for line in recipe_lines(config, paths, recipes, where, req.explain, job.inputs.batch):
-            _say(caller, job, line)
-        cpu_cold, cuda_cold = kernels_cold(), config.backend is not BackendChoice.cpu and cuda_kernels_cold()
-        if cpu_cold or cuda_cold:
-            _say(caller, job, compiling_line(cpu_cold, cuda_cold))
-        for s, r in zip(families, recipes):
-            if r.mode == Mode.large:
-                plan = memory_plan(len(s), int(s.lengths.sum()), int(s.lengths.max()))
-                _say(caller, job, f"{len(s):,} sequences: {plan.line()}")
-        staged = stage_plan_of(config, [(s, r) for s, r in zip(families, recipes) if r.mode != Mode.large],
-                               job.outputs.fmt)
-        if staged is not None:
-            _say(caller, job, staged.line())
-    posterior = [(s, r) for s, r in zip(families, recipes) if r.library == Library.posterior]
-    if posterior:  # accurate mode's library: said where it may hold much (issue 43), and by an out-of-memory exit
-        from msa_gpu.consistency import library_memory
-        from msa_gpu.pipeline.subtrees import plan_pieces
-
-        gpu = not req.dask and (gpus or aligner.choose_backend(recipes).name != "cpu")
-        if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
-            host_threads = 1
-        else:
-            import numba  # (the CPU library's host threads are numba's count)
-
-            host_threads = config.threads or numba.get_num_threads()
-        # (accurate mode in subtrees: pieces of its longest sequences stand in for the subtrees, whose
-        # libraries are built in groups as the families' are)
-        lib = library_memory([p for s, r in posterior for p in (plan_pieces(s, r.subtrees) if r.subtrees else [s])],
-                             gpu, host_threads)
-        need["plan"] = lib.line(gpu)  # (not the large path's plan of the largest family: issue 58 saw 0.0 GB)
-        if plans and (lib.device_gb if gpu else lib.host_gb) >= PLAN_MIN_GB:
-            _say(caller, job, need["plan"])
-
-
-def recipe_lines(config, paths: list, recipes: list, where: str, each: bool, batch: bool) -> list[str]:
-    """What the run says of its recipes: one family's recipe in one line
-    (with the auto mode's rule where it chose), or a batch's count of each
-    mode, and with ``each`` every family's recipe under its input's name."""
-    from msa_gpu.recipe import describe, mode_rule, summary
-
-    rule = mode_rule(config, recipes)
-    if not batch:
-        return [f"recipe: {describe(recipes[0], where)}{rule}"]
-    lines = [f"recipes: {summary(recipes, where)}{rule}" + ("" if each else "; --explain says each family's")]
-    if each:
-        lines += [f"{Path(str(p)).name}: {describe(r)}" for p, r in zip(paths, recipes)]
-    return lines
-
-
-def stage_plan_of(config, planned: list, fmt) -> StagePlan | None:
-    """The memory plan of the families (``(sequences, recipe)`` pairs) that
-    build N x N matrices (not those whose tree needs none: `Recipe.spanning`),
-    where it is large enough to say (`PLAN_MIN_GB`). The matrices held at
-    once follow `Aligner._stream_trees`' rule (all of them where they are
-    kept; one for single linkage; else ``2 * tree_builders + 1``): a copy of
-    it, until the aligner offers that count itself."""
-    from msa_gpu.io import OutFormat
-
-    if not planned:
-        return None
-    families = [s for s, _ in planned]
-    with_matrix = [(s, r) for s, r in planned if config.keep_distances or not r.spanning]
-    largest, recipe = max(with_matrix, key=lambda p: len(p[0]), default=(None, None))
-    n_max = len(largest) if largest is not None else 0
-    matrix = 8 * n_max * n_max
-    if not with_matrix:
-        at_once = 0
-    elif config.keep_distances:
-        at_once = len(families)
-    elif recipe.tree == Tree.single:
-        at_once = 1  # built as soon as its matrix is made, without a copy
-    else:
-        at_once = min(len(families), 2 * config.tree_builders(matrix) + 1)
-    plan = stage_plan([(len(s), int(s.lengths.max())) for s in families], at_once, fmt is OutFormat.fasta, n_max)
-    total = plan.distance_gb + plan.alignments_gb + plan.output_gb
-    return plan if total >= PLAN_MIN_GB else None
-
-
 def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     """``--ensemble N``: align the replicates, write the chosen one and
     every output asked for, and say the recipe (before the work), then the
@@ -341,7 +151,7 @@ def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     options, quiet = job.requests.ensemble, job.requests.voice == "quiet"
 
     def said(recipes, where):  # the recipe line a run without --ensemble says, before the work
-        _say(caller, job, f"recipe: {describe(recipes[0], where)}{mode_rule(config, recipes)}")
+        say(caller, job, f"recipe: {describe(recipes[0], where)}{mode_rule(config, recipes)}")
 
     ens = align_ensemble(seqs, config, options.replicates, parse_perturb(options.perturb), options.seed,
                          reporter, None if quiet else said).pick(options.replicate)
@@ -353,7 +163,7 @@ def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     if not quiet:
         trimmed = (f"; {len(kept)} of {ens.result.alignment.n_cols} columns kept at confidence >= "
                    f"{options.min_confidence:g}" if kept is not None else "")
-        _say(caller, job, f"ensemble of {len(ens.replicates)} (perturbed: {options.perturb}, seed {options.seed}): "
+        say(caller, job, f"ensemble of {len(ens.replicates)} (perturbed: {options.perturb}, seed {options.seed}): "
                   f"dispersion {ens.dispersion:.4f}; wrote replicate {ens.chosen} ({ens.labels[ens.chosen]}), mean "
                   f"column confidence {ens.support.mean[ens.chosen]:.4f}{trimmed}")
 
@@ -372,7 +182,7 @@ def _add(job: Job, caller: Caller) -> int:
     out_names, out_rows = add_sequences(names, rows, new, job.requests.config_of(new.seqtype),
                                         keeplength=job.requests.keeplength, any_symbol=inputs.any_symbol)
     if job.requests.voice == "plans":
-        _say(caller, job, f"added {len(new)} sequences to an alignment of {len(names)}")
+        say(caller, job, f"added {len(new)} sequences to an alignment of {len(names)}")
     write_rows(out, out.alignment, out_names, out_rows, new.seqtype, caller=caller)
     return 0
 
@@ -412,6 +222,6 @@ def _merge(job: Job, caller: Caller) -> int:
         seeds = sum(len(g[0]) for g in groups[:len(spec.alignments)])
         names = [f"_seed_{n}" for n in names[:seeds]] + names[seeds:]
     if job.requests.voice == "plans":
-        _say(caller, job, f"merged {len(groups)} alignments of {len(names)} sequences ({merged.scoring})")
+        say(caller, job, f"merged {len(groups)} alignments of {len(names)} sequences ({merged.scoring})")
     write_rows(out, out.alignment, names, rows, merged.seqtype, caller=caller)
     return 0
