@@ -125,13 +125,16 @@ def test_the_cpu_backend_gives_each_family_its_twin():
     assert backend.pairwise is pairwise_cpu and backend.posterior is posterior_cpu
     assert backend.ops.free_cached() is None  # (nothing cached on the host; the GPU empties CuPy's pool)
     assert backend_of(np).name == "cpu" and backend_named("cpu").xp is np
+    assert not backend.on_device
     with pytest.raises(ValueError):
         backend_named("tpu")
 
 
 #: Where the backend is told apart outside msa_gpu/backend: an array
-#: module compared with NumPy, or asked for CUDA.
-BRANCH = re.compile(r"\bxp\s+is\s+(not\s+)?np\b|\bnp\s+is\s+(not\s+)?xp\b|hasattr\(\s*xp\s*,|xp\s*[!=]=\s*np\b")
+#: module compared with NumPy, or asked for CUDA, or a backend's name
+#: compared with a string (`Backend.on_device` says where its arrays live).
+BRANCH = re.compile(r"\bxp\s+is\s+(not\s+)?np\b|\bnp\s+is\s+(not\s+)?xp\b|hasattr\(\s*xp\s*,|xp\s*[!=]=\s*np\b"
+                    r"|\.name\s*[!=]=\s*[\"'](cpu|gpu)[\"']")
 #: A kernel module (a family's side, or a backend's namespace) imported outside msa_gpu/backend.
 _KERNELS = sorted({p.stem for p in BACKEND.glob("*_[cg]pu.py")} | {"cpu", "gpu"})
 _NAMES = "|".join(_KERNELS)
@@ -169,6 +172,7 @@ def test_cupy_is_imported_only_by_the_backend_the_loader_and_the_device_pool():
 def test_the_layout_checks_see_a_branch_and_a_kernel_import(tmp_path):
     stage = tmp_path / "stage.py"
     stage.write_text("if xp is not np:\n    from msa_gpu.backend.lcs_gpu import lcs_row_blocks\n"
-                     "ok = hasattr(xp, 'cuda')\nfrom msa_gpu.backend import posterior_cpu\n")
-    assert len(offenders(BRANCH, [stage])) == 2
+                     "ok = hasattr(xp, 'cuda')\nfrom msa_gpu.backend import posterior_cpu\n"
+                     "gpu = context.backend.name != \"cpu\"\n")
+    assert len(offenders(BRANCH, [stage])) == 3
     assert len(offenders(KERNEL_MODULE, [stage])) == 2

@@ -31,6 +31,12 @@ class Backend:
     ops: StageKernels | ModuleType
     reason: str = ""
 
+    @property
+    def on_device(self) -> bool:
+        """Whether its arrays live on a GPU (memory plans count the device's
+        memory then, the host's otherwise)."""
+        return self.name != "cpu"
+
     def to_host(self, a) -> np.ndarray:
         return to_host(a)
 

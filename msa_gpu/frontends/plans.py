@@ -49,7 +49,7 @@ def say_plans(job: Job, aligner, config, paths, families, recipes, devices, need
         from msa_gpu.consistency import library_memory
         from msa_gpu.pipeline.subtrees import plan_pieces
 
-        gpu = not req.dask and (gpus or aligner.choose_backend(recipes).name != "cpu")
+        gpu = not req.dask and (gpus or aligner.choose_backend(recipes).on_device)
         if gpu:  # the device's plan takes no host threads: numba (0.3-0.9 s to import) stays unloaded
             host_threads = 1
         else:

@@ -69,7 +69,7 @@ def _waves(context: Context, families: list[Family]) -> list[list[int]]:
                for fam in families]
     if all(L is None for L in lengths):
         return [list(range(len(families)))]
-    cpu = context.backend.name == "cpu"
+    cpu = not context.backend.on_device
     budget = context.config.library_memory if cpu else 2 * context.backend.ops.memory_budget()  # half the free
     return library_waves(lengths, budget, usable_cores(context.config.threads) if cpu else 1, gpu=not cpu,
                          nucleotide=[fam.seqs.alphabet.name != "protein" for fam in families])

@@ -103,6 +103,6 @@ def _note_subtrees(context: Context, clades: list, clade_recipes: list) -> None:
     note = getattr(context.reporter, "note", None)
     posterior = [c for c, r in zip(clades, clade_recipes) if r.library is Library.posterior and len(c) > 1]
     if note is not None and posterior:
-        gpu = context.backend.name != "cpu"
+        gpu = context.backend.on_device
         plan = library_memory(posterior, gpu, 1 if gpu else usable_cores(context.config.threads))
         note(f"{len(clades):,} subtrees of at most {max(len(c) for c in clades):,} sequences: {plan.line(gpu)}")
