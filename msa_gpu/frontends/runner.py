@@ -23,8 +23,9 @@ from msa_gpu.settings.choices import BackendChoice, SeqType
 def say_warnings(program: str, quiet: bool, stderr=None) -> None:
     """Warnings said as one line ``PROGRAM: message`` on ``stderr`` (default:
     this process's, as it is when the warning comes; none where ``quiet``)."""
-    warnings.showwarning = (lambda *a, **k: None) if quiet else \
-        (lambda message, *a, **k: print(f"{program}: {message}", file=sys.stderr if stderr is None else stderr))
+    warnings.showwarning = ((lambda *a, **k: None) if quiet else
+                            (lambda message, *a, **k: print(f"{program}: {message}",
+                                                            file=sys.stderr if stderr is None else stderr)))
 
 
 def main(program: str, job_of, argv: list[str], caller: Caller | None = None, plan: bool = False,
