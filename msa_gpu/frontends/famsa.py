@@ -118,8 +118,8 @@ def run(argv: list[str]) -> int:
     return run_job(job_of(argv))
 
 
-HELP = "usage: msagpu-famsa [options] input output   (FAMSA's command line; output STDOUT for stdout)\n\n" + \
-    "\n".join(f"  {k:<18} {v}" for k, v in MAPPING.items()) + "\n"
+HELP = ("usage: msagpu-famsa [options] input output   (FAMSA's command line; output STDOUT for stdout)\n\n"
+        + "\n".join(f"  {k:<18} {v}" for k, v in MAPPING.items()) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -220,9 +220,9 @@ def run(argv: list[str]) -> int:
     return run_job(job_of(argv))
 
 
-HELP = "msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [options] input > output\n\n" + \
-    "\n".join(f"  {k:<18} {v}" for k, v in MAPPING.items()) + "\n\nNot supported (an error names them):\n" + \
-    "\n".join(f"  {k:<18} {v}" for k, v in UNSUPPORTED.items()) + "\n"
+HELP = ("msagpu-mafft: MAFFT's command line on msagpu.\n\nUsage: msagpu-mafft [options] input > output\n\n"
+        + "\n".join(f"  {k:<18} {v}" for k, v in MAPPING.items()) + "\n\nNot supported (an error names them):\n"
+        + "\n".join(f"  {k:<18} {v}" for k, v in UNSUPPORTED.items()) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
