@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from msa_gpu.backend import Backend, cpu_backend, cpu_seconds, select_backend, set_threads, usable_cores
 from msa_gpu.settings.config import AlignerConfig, BackendChoice
-from msa_gpu.pipeline import DISTANCES, TREES, align_batch, builders, distinct_work, plan_recipes, with_dedupe
+from msa_gpu.pipeline import (DISTANCES, TREES, align_batch, as_given, builders, distinct_work, plan_recipe,
+                              with_dedupe)
 from msa_gpu.progressive import Scoring
 from msa_gpu.result import AlignResult
 from msa_gpu.types import DistanceMatrix, GuideTree, Recipe, Sequences
@@ -93,10 +94,8 @@ class Aligner:
         come with a tree, distances or a library (a family given its library
         is aligned whole, not in subtrees). A caller that shows the recipes
         passes them back to `align_many` (``recipes``)."""
-        n = len(families)
-        trees, dms, libs = (list(x or [None] * n) for x in (guide_trees, distances, libraries))
-        work = [distinct_work(self.config, s, d is None and lib is None)[0] for s, d, lib in zip(families, dms, libs)]
-        return plan_recipes(self.config, work, families, trees, dms, libs)
+        return [plan_recipe(self.config, given, distinct_work(self.config, given.seqs, given.dedupe)[0])
+                for given in as_given(families, distances, guide_trees, libraries)]
 
     def large_tree(self, seqs: Sequences, rows_map=None) -> GuideTree:
         """Stages 1-2 of the large-family path: k-mer sets, partition tree

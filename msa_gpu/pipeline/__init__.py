@@ -4,7 +4,7 @@ every family of a batch together at each step.
 A call's families (`run.align_batch`, behind `msa_gpu.aligner.Aligner.align_many`)
 are each held as given (`Given`: sequences, distances, tree, library) and go
 through named steps: `dedupe` (repeats dropped: `Work`, the family as it is
-aligned), `recipe` (each family's decided once: `plan_recipes`, or given and
+aligned), `recipe` (each family's decided once: `plan_recipe`, or given and
 checked: `check_recipes`), `in_pieces` (accurate mode in subtrees, the rest in
 waves whose libraries fit the memory: `batch.in_waves`), and `expand` (the
 results copied back to every sequence; `with_dedupe` runs a caller's work
@@ -20,8 +20,8 @@ from msa_gpu.pipeline.builders import DISTANCES, TREES
 from msa_gpu.pipeline.family import Context, Family, Given, Work, add_timings, progress, timed
 from msa_gpu.pipeline.pieces import in_pieces, subtree_align
 from msa_gpu.pipeline.run import (align_batch, as_given, check_recipes, dedupe, distinct_work, expand, plan_recipe,
-                                  plan_recipes, recipe, with_dedupe)
+                                  recipe, with_dedupe)
 
 __all__ = ["DISTANCES", "TREES", "Context", "Family", "Given", "Work", "add_timings", "align_batch", "align_families",
            "as_given", "check_recipes", "dedupe", "distinct_work", "expand", "in_pieces", "in_waves", "plan_recipe",
-           "plan_recipes", "progress", "recipe", "subtree_align", "timed", "with_dedupe"]
+           "progress", "recipe", "subtree_align", "timed", "with_dedupe"]

@@ -91,15 +91,6 @@ def plan_recipe(config: AlignerConfig, given: Given, seqs: Sequences) -> Recipe:
                       kmer_unshared)
 
 
-def plan_recipes(config: AlignerConfig, work: list[Sequences], families: list[Sequences], trees: list, dms: list,
-                 libs: list) -> list[Recipe]:
-    """The recipes of ``families`` (`plan_recipe`), aligned as ``work``
-    (their distinct sequences), with these given trees, distances and
-    libraries (None where not)."""
-    return [plan_recipe(config, Given.of(s, d, t, lib), w)
-            for w, s, t, d, lib in zip(work, families, trees, dms, libs)]
-
-
 def check_recipes(plan: list[Recipe], work: list[Work]) -> None:
     """Refuse recipes not made for these families as given (`Aligner.plan`'s are)."""
     if len(plan) != len(work) or any(r.n_seqs != len(w.seqs) for r, w in zip(plan, work)):
