@@ -84,9 +84,9 @@ def stage_plan_of(config, planned: list, fmt) -> StagePlan | None:
     """The memory plan of the families (``(sequences, recipe)`` pairs) that
     build N x N matrices (not those whose tree needs none: `Recipe.spanning`),
     where it is large enough to say (`PLAN_MIN_GB`). The matrices held at
-    once follow `Aligner._stream_trees`' rule (all of them where they are
-    kept; one for single linkage; else ``2 * tree_builders + 1``): a copy of
-    it, until the aligner offers that count itself."""
+    once follow `msa_gpu.pipeline.builders.stream_trees`' rule (all of them
+    where they are kept; one for single linkage; else ``2 * tree_builders +
+    1``): a copy of it, until the pipeline offers that count itself."""
     from msa_gpu.io import OutFormat
 
     if not planned:

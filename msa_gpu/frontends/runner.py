@@ -14,7 +14,7 @@ import warnings
 
 from msa_gpu.errors import EXIT_INPUT, InputError, exits
 from msa_gpu.frontends.job import Caller, Job, placed, say
-from msa_gpu.frontends.plans import say_plans
+from msa_gpu.frontends.plans import recipe_lines, say_plans
 from msa_gpu.frontends.reading import read_job
 from msa_gpu.runtime.memory_plan import memory_plan
 from msa_gpu.settings.choices import BackendChoice, SeqType
@@ -147,12 +147,11 @@ def _ensemble(job: Job, seqs, config, reporter, caller: Caller) -> None:
     dispersion and the replicate written."""
     from msa_gpu.workflows.ensemble import align_ensemble, parse_perturb, trim
     from msa_gpu.frontends.writer import write_ensemble
-    from msa_gpu.recipe import describe, mode_rule
 
     options, quiet = job.requests.ensemble, job.requests.voice == "quiet"
 
     def said(recipes, where):  # the recipe line a run without --ensemble says, before the work
-        say(caller, job, f"recipe: {describe(recipes[0], where)}{mode_rule(config, recipes)}")
+        say(caller, job, recipe_lines(config, [], recipes, where, each=False, batch=False)[0])
 
     ens = align_ensemble(seqs, config, options.replicates, parse_perturb(options.perturb), options.seed,
                          reporter, None if quiet else said).pick(options.replicate)

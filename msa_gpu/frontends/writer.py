@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from msa_gpu.settings.choices import SeqType
 from msa_gpu.errors import InputError
-from msa_gpu.frontends.job import Caller, Job, Outputs
+from msa_gpu.frontends.job import Caller, Job, Outputs, say
 from msa_gpu.io import (OutFormat, phylip_text, render_alignment, stream_efa, stream_fasta, to_mafft_tree, to_newick,
                         write_names_map, write_output, write_phylip_distances)
 from msa_gpu.recipe import describe
@@ -94,7 +94,7 @@ def write_results(job: Job, paths: list, families: list, results: list, targets:
         except InputError as exc:
             if not batch:
                 raise
-            print(f"{job.program}: error: {path}: {exc}", file=caller.stderr)
+            say(caller, job, f"error: {path}: {exc}")
             failed.append(path)
             continue
         del rows, result
